@@ -1,0 +1,33 @@
+// Deferred: runs callbacks on a later turn of a libev loop. Every asynchronous completion in
+// dshpty goes through one, so no callback ever runs inside the call that started its
+// operation. Backends use it for the same guarantee.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+struct ev_loop;
+
+namespace dshpty {
+
+class Deferred {
+ public:
+  // Uses `loop` (any libev loop, default or not); the loop must outlive this object.
+  explicit Deferred(struct ev_loop* loop);
+  ~Deferred();  // drops pending callbacks without running them
+  Deferred(const Deferred&) = delete;
+  Deferred& operator=(const Deferred&) = delete;
+
+  // Queues fn to run from the loop, in FIFO order. Callbacks posted while the queue runs
+  // wait for the next loop iteration, so a callback that re-posts itself cannot starve I/O.
+  void post(std::function<void()> fn);
+  std::size_t pending() const noexcept;
+  struct ev_loop* loop() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dshpty

@@ -1,0 +1,172 @@
+// The session service: an owner-scoped, persistent PTY seam embedded in the host's libev
+// loop. It keeps one table of session records, each in one explicit state, creates
+// sessions through named backends, fences every operation to the exact live owner, and
+// completes teardown only when the backend proved the session's process tree is gone.
+//
+// Threading: every call on the loop's thread. Completions run from the loop, exactly once,
+// never inside the call that started them, and may call back into the service.
+// Synchronous failures (returned values) never also run their callback.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dshpty/abort.hpp"
+#include "dshpty/backend.hpp"
+#include "dshpty/owner.hpp"
+#include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
+
+struct ev_loop;
+
+namespace dshpty {
+
+namespace detail {
+struct ServiceCore;
+}
+
+// A session record's state (contract.md, "Per-session state machine").
+enum class RecordState { setup, published, sending, closing, closed, cleanup_failed };
+// "setup", "published", ... Never fails.
+std::string_view record_state_name(RecordState state) noexcept;
+
+// A read-only row of the service's table, for diagnostics, tests and tools.
+struct RecordView {
+  std::string id;
+  Owner owner;
+  std::optional<std::string> name;
+  std::string type;
+  RecordState state = RecordState::setup;
+  bool published = false;  // the owner was handed the id
+  Error cleanup_error;     // the retained failure, when state is cleanup_failed
+};
+
+struct SpawnOptions {
+  std::string type;                            // the backend type, e.g. "shell"
+  std::optional<std::string> name;             // must not be empty when set
+  std::optional<std::string> cwd;
+  std::map<std::string, std::string> options;  // passed to the backend as is
+  AbortSignal signal;                          // the caller's; never aborts by default
+};
+
+struct SpawnResult {
+  SessionSnapshot session;
+  std::string motd;
+};
+
+// A send, shared by its caller and the service. Stays usable after the send settled and
+// after the session closed (then it has no more output).
+class Send {
+ public:
+  ~Send();
+  Send(const Send&) = delete;
+  Send& operator=(const Send&) = delete;
+
+  // Output since the previous call (consuming). Empty once the session is gone.
+  OutputDelta read_output();
+  // Asks the backend to interrupt the send; false once it has settled.
+  bool cancel();
+  bool settled() const noexcept { return settled_; }
+
+ private:
+  friend struct detail::ServiceCore;
+  Send() = default;
+  std::unique_ptr<BackendSendOperation> op_;
+  bool settled_ = false;
+};
+
+class Service;
+
+// The handle register_backend() returns. unregister() removes the backend only if the
+// service still holds that exact backend (a stale handle never removes a replacement).
+// Dropping the handle does not unregister. Safe to use after the service is gone.
+class BackendRegistration {
+ public:
+  BackendRegistration() = default;
+  // True when this call removed the backend.
+  bool unregister();
+
+ private:
+  friend struct detail::ServiceCore;
+  std::weak_ptr<detail::ServiceCore> core_;
+  std::weak_ptr<Backend> backend_;
+};
+
+class Service {
+ public:
+  // Embeds in `loop` (default or not); the loop must outlive the service.
+  explicit Service(struct ev_loop* loop);
+  // Precondition: nothing in flight (no setup, send, close, disposal or undelivered
+  // completion); dispose() and let it complete first. A violation aborts the process with
+  // a message; it is never undefined behaviour. Idle published sessions are destroyed
+  // (their backends release them without waiting).
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  struct ev_loop* loop() const noexcept;
+
+  // INVALID_ARGUMENT for a null backend or an empty type; DUPLICATE_BACKEND when the type
+  // is taken; SERVICE_DISPOSING once dispose() started. The service shares ownership.
+  Result<BackendRegistration> register_backend(std::shared_ptr<Backend> backend);
+  // Registered types, in registration order.
+  std::vector<std::string> backend_types() const;
+
+  // A new live owner. Never fails (once disposing, the owner is minted not live).
+  Owner mint_owner(std::string label);
+  bool is_owner_live(const Owner& owner) const noexcept;
+
+  // Creates and publishes a session. Every failure comes through `done`, checked in this
+  // order: SERVICE_DISPOSING; the caller's exact abort reason; OWNER_NOT_LIVE; NO_BACKEND;
+  // INVALID_ARGUMENT (empty name); DUPLICATE_NAME. Then the backend's outcome.
+  void spawn(const Owner& owner, SpawnOptions options, Callback<SpawnResult> done);
+
+  // Starts the session's one live send. Synchronous failures: OWNER_NOT_LIVE, NO_SESSION,
+  // FOREIGN_SESSION, SESSION_CLOSING, SEND_ACTIVE, or the backend's own (SESSION_EXITED).
+  Result<std::shared_ptr<Send>> start_send(const Owner& owner, std::string_view session_id,
+                                           SendRequest request, Callback<SendResult> done);
+  // A page of retained output. Fails with OWNER_NOT_LIVE, NO_SESSION, FOREIGN_SESSION or
+  // the backend's INVALID_ARGUMENT.
+  Result<ReadPage> read(const Owner& owner, std::string_view session_id,
+                        const ReadRequest& request = {});
+  // Signals the foreground process group. Synchronous failures as read(), plus
+  // SESSION_CLOSING and the backend's own.
+  Status signal(const Owner& owner, std::string_view session_id, Signal signal,
+                Callback<SignalResult> done);
+  // Closes the session: `done` gets true when this call closed it, false when it joined a
+  // close already in flight, or the close error (then the session stays listed as
+  // cleanup_failed and a later kill retries). Synchronous failures: OWNER_NOT_LIVE,
+  // NO_SESSION, FOREIGN_SESSION.
+  Status kill(const Owner& owner, std::string_view session_id, Callback<bool> done,
+              std::string reason = "model request");
+
+  // Fresh snapshots of the owner's published sessions, in publication order. Empty for an
+  // owner that is not live.
+  std::vector<SessionSnapshot> list(const Owner& owner) const;
+  // True while any record of the owner is in any state but closed.
+  bool has_owner_activity(const Owner& owner) const noexcept;
+
+  // Marks the owner not live, aborts its setups (OWNER_NOT_LIVE), closes its sessions
+  // ("PTY owner disposed"), waits for all of it, and completes with CLEANUP_FAILED
+  // ("failed to clean up PTY lifecycle", children per failure group) if anything failed,
+  // consuming those failures. A second call while one is in flight joins it; a call for an
+  // owner already disposed succeeds; OWNER_NOT_LIVE for an owner this service never minted.
+  void dispose_owner(const Owner& owner, Callback<void> done);
+  // The same for every owner (SERVICE_DISPOSING, "PTY service disposed"); always clears
+  // backends and owners. Afterwards every spawn fails SERVICE_DISPOSING. A second call joins
+  // the first, or succeeds at once after it completed.
+  void dispose(Callback<void> done);
+  bool disposing() const noexcept;
+
+  // The whole table, in id order (oldest first).
+  std::vector<RecordView> records() const;
+
+ private:
+  std::shared_ptr<detail::ServiceCore> core_;
+};
+
+}  // namespace dshpty

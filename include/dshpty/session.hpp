@@ -1,0 +1,90 @@
+// The value types a session speaks in: its status, sends and their results, read pages,
+// signals and snapshots. Shared by the service and every backend.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dshpty {
+
+// The top-level PTY process's state; never "the foreground command finished".
+struct SessionStatus {
+  enum class Kind { running, exited };
+  Kind kind = Kind::running;
+  std::optional<int> exit_code;  // exited normally: its code
+  std::optional<int> signal;     // killed by a signal: its number
+
+  bool running() const noexcept { return kind == Kind::running; }
+  static SessionStatus exited_with_code(int code) { return {Kind::exited, code, std::nullopt}; }
+  static SessionStatus exited_by_signal(int signo) { return {Kind::exited, std::nullopt, signo}; }
+  friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
+};
+
+// Why a send completed.
+enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit };
+// "stdin_read", "inferred_idle", "timeout", "session_exit".
+std::string_view wait_reason_name(WaitReason reason) noexcept;
+
+struct SendRequest {
+  std::string text;
+  bool submit = true;                                // append "\r"
+  std::optional<std::chrono::milliseconds> timeout;  // backend default when unset
+  std::optional<std::chrono::milliseconds> idle;     // silence that completes as inferred_idle
+};
+
+struct SendResult {
+  std::string viewport;  // this send's output, sanitized, tail-bounded
+  WaitReason wait_reason = WaitReason::inferred_idle;
+  SessionStatus session_status;
+  bool truncated = false;  // the viewport lost its head to the bound
+};
+
+// Output of a live send since the previous read_output().
+struct OutputDelta {
+  std::string text;
+  bool truncated = false;  // output was dropped between the two reads
+};
+
+// A page of retained output, counted in lines back from the newest.
+struct ReadRequest {
+  std::int64_t offset = 0;   // lines back from the newest; must be >= 0
+  std::int64_t count = 500;  // must be >= 1
+};
+
+struct ReadPage {
+  std::string text;
+  std::int64_t total_lines = 0;
+  std::int64_t line_begin = 0;  // first line of the page, counted from the oldest retained
+  std::int64_t line_end = 0;    // one past its last line
+  bool truncated = false;       // the page was cut to its byte bound
+};
+
+// The signals a caller may send to a session's foreground process group.
+enum class Signal { sigint, sigterm, sigkill, sigtstp, sighup };
+// "SIGINT", ... Never fails.
+std::string_view signal_name(Signal signal) noexcept;
+// The POSIX number (SIGINT, ...).
+int signal_number(Signal signal) noexcept;
+// "SIGINT" or "INT" (any case) to a Signal; nullopt for anything outside the set.
+std::optional<Signal> parse_signal(std::string_view name) noexcept;
+// "SIGKILL" for 9 and so on for any signal number; "SIG<n>" when it has no name.
+std::string signal_number_name(int signo);
+
+struct SignalResult {
+  Signal signal = Signal::sigint;
+  int target_pgid = 0;  // the process group it was delivered to
+};
+
+// What a caller sees of one published session, fresh at the time it was taken.
+struct SessionSnapshot {
+  std::string id;
+  std::optional<std::string> name;
+  std::string type;
+  std::optional<int> pid;  // only where the backend has one
+  SessionStatus status;
+};
+
+}  // namespace dshpty

@@ -1,0 +1,2 @@
+// placeholder until the service lands
+#include "dshpty/service.hpp"
