@@ -1,0 +1,55 @@
+// The local shell backend (type "shell"): an interactive bash on a PTY, its whole process
+// tree captured by a per-session supervisor helper (a subreaper), watched only through
+// fds on the host's loop. See docs in shared design shell-backend.md.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dshpty/backend.hpp"
+
+struct ev_loop;
+
+namespace dshpty {
+
+struct ShellConfig {
+  // The shell and its arguments; argv[0] is the path executed.
+  std::vector<std::string> argv{"/bin/bash", "--noprofile", "--norc", "-i"};
+  // Working directory when the spawn request has none; unset: the host's cwd.
+  std::optional<std::string> cwd;
+  unsigned rows = 40;
+  unsigned cols = 160;
+  // Applied after the inherited environment is scrubbed of secrets and the controlled
+  // variables are set: a value sets, nullopt unsets.
+  std::map<std::string, std::optional<std::string>> env;
+  std::chrono::milliseconds startup_timeout{10'000};  // until the first prompt
+  std::chrono::milliseconds close_grace{500};         // HUP/TERM, then SIGKILL
+  std::chrono::milliseconds drain_timeout{1'000};     // master drained to EIO at close
+  // The helper's path. Empty: $DSHPTY_SUPERVISOR, else the installed libexec path.
+  std::string supervisor_path;
+
+  // Terminal layer.
+  std::size_t scrollback_lines = 10'000;
+  std::size_t scrollback_bytes = 4u << 20;
+  std::size_t page_bytes = 256u << 10;      // a read page's bound
+  std::size_t viewport_bytes = 256u << 10;  // a send result's tail bound
+  std::chrono::milliseconds idle_silence{3'000};
+  std::chrono::milliseconds send_timeout{30'000};
+
+  // Raw PTY bytes as they arrive, before the terminal layer; for tests and tools. Optional.
+  std::function<void(std::string_view session_id, std::string_view bytes)> on_raw_output;
+};
+
+// A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
+// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096). Never fails; configuration
+// errors (a missing shell, cwd or helper) fail each spawn with a message naming the path.
+std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
+
+}  // namespace dshpty
