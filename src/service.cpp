@@ -1,2 +1,282 @@
-// placeholder until the service lands
+// The Service's public face: registry, owners, fencing, reads, signals, the table view.
+// Spawn, sends, close and disposal live in their own files.
 #include "dshpty/service.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "service_core.hpp"
+
+namespace dshpty {
+
+namespace detail {
+
+namespace {
+std::uint64_t next_instance() {
+  static std::atomic<std::uint64_t> counter{1};
+  return counter.fetch_add(1);
+}
+}  // namespace
+
+ServiceCore::ServiceCore(struct ev_loop* l)
+    : loop(l), instance(next_instance()), completions(l), reaper(l) {}
+
+Record* ServiceCore::find(std::uint64_t serial) {
+  auto it = records.find(serial);
+  return it == records.end() ? nullptr : it->second.get();
+}
+
+Record* ServiceCore::find_published(std::string_view id) {
+  auto it = by_id.find(std::string(id));
+  if (it == by_id.end()) return nullptr;
+  Record* rec = find(it->second);
+  return rec && rec->published ? rec : nullptr;
+}
+
+bool ServiceCore::minted_here(const Owner& owner) const noexcept {
+  const OwnerIdentity* id = OwnerAccess::identity(owner);
+  return id && id->service == instance;
+}
+
+bool ServiceCore::owner_live(const Owner& owner) const noexcept {
+  return minted_here(owner) && live_owners.count(OwnerAccess::identity(owner)) != 0;
+}
+
+Result<Record*> ServiceCore::fence(const Owner& owner, std::string_view id) {
+  if (!owner_live(owner)) return make_error(Code::OWNER_NOT_LIVE);
+  Record* rec = find_published(id);
+  if (!rec) return make_error(Code::NO_SESSION);
+  if (!(rec->owner == owner)) return make_error(Code::FOREIGN_SESSION);
+  return rec;
+}
+
+Backend* ServiceCore::backend_of(std::string_view type) const {
+  for (const auto& b : backends)
+    if (b->type() == type) return b.get();
+  return nullptr;
+}
+
+bool ServiceCore::name_taken(const Owner& owner, const std::string& name) const {
+  for (const auto& [serial, rec] : records)
+    if (rec->owner == owner && rec->holds_name() && *rec->name == name) return true;
+  return false;
+}
+
+SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
+  SessionSnapshot snap;
+  snap.id = rec.id;
+  snap.name = rec.name;
+  snap.type = rec.type;
+  if (rec.session) {
+    snap.pid = rec.session->pid();
+    snap.status = rec.session->status();
+  }
+  return snap;
+}
+
+void ServiceCore::settle_send_as_closed(Record& rec) {
+  if (!rec.live_send) return;
+  LiveSend live = std::move(*rec.live_send);
+  rec.live_send.reset();
+  live.send->settled_ = true;
+  complete(std::move(live.done),
+           Result<SendResult>(make_error(Code::SESSION_CLOSING,
+                                         "PTY session closed before the send completed")));
+}
+
+void ServiceCore::bury(Record& rec) {
+  settle_send_as_closed(rec);
+  // Send handles outlive the record; their operations must not outlive the session.
+  Grave grave;
+  for (auto& weak : rec.sends)
+    if (auto send = weak.lock()) grave.ops.push_back(std::move(send->op_));
+  rec.sends.clear();
+  grave.session = std::move(rec.session);
+  grave.backend = std::move(rec.backend);
+  graveyard.push_back(std::move(grave));
+  reaper.post([weak = weak_from_this()] {
+    if (auto core = weak.lock()) core->flush_graveyard();
+  });
+}
+
+void ServiceCore::erase(Record& rec) {
+  std::uint64_t serial = rec.serial;
+  bury(rec);
+  by_id.erase(rec.id);
+  records.erase(serial);  // rec is gone from here on
+}
+
+void ServiceCore::flush_graveyard() {
+  std::vector<Grave> dead;
+  dead.swap(graveyard);
+  for (auto& grave : dead) grave.ops.clear();
+  for (auto& grave : dead) grave.session.reset();
+  dead.clear();  // backends last
+}
+
+}  // namespace detail
+
+using detail::Record;
+using detail::ServiceCore;
+
+Send::~Send() = default;
+
+OutputDelta Send::read_output() { return op_ ? op_->read_output() : OutputDelta{}; }
+
+bool Send::cancel() {
+  if (settled_ || !op_) return false;
+  return op_->cancel();
+}
+
+bool BackendRegistration::unregister() {
+  auto core = core_.lock();
+  auto backend = backend_.lock();
+  if (!core || !backend) return false;
+  auto it = std::find(core->backends.begin(), core->backends.end(), backend);
+  if (it == core->backends.end()) return false;
+  core->backends.erase(it);
+  backend_.reset();
+  return true;
+}
+
+Service::Service(struct ev_loop* loop) : core_(std::make_shared<ServiceCore>(loop)) {}
+
+Service::~Service() {
+  ServiceCore& c = *core_;
+  const char* violation = nullptr;
+  if (c.completions.pending() != 0) violation = "completions are still undelivered";
+  if (!c.owner_disposals.empty() || (c.service_disposal && !c.disposed))
+    violation = "a disposal is in flight";
+  if (c.signals_in_flight != 0) violation = "a signal is in flight";
+  for (const auto& [serial, rec] : c.records) {
+    if (rec->state == RecordState::setup || rec->state == RecordState::closing ||
+        rec->state == RecordState::sending)
+      violation = "a session is in setup, sending or closing";
+  }
+  if (violation) {
+    // A documented precondition failure: dropping work in flight would break the promise
+    // that every operation completes exactly once.
+    std::fprintf(stderr, "dshpty: Service destroyed while %s; dispose() it first\n", violation);
+    std::abort();
+  }
+  for (auto& [serial, rec] : c.records) c.bury(*rec);
+  c.records.clear();
+  c.flush_graveyard();
+}
+
+struct ev_loop* Service::loop() const noexcept { return core_->loop; }
+
+Result<BackendRegistration> Service::register_backend(std::shared_ptr<Backend> backend) {
+  ServiceCore& c = *core_;
+  if (!backend) return make_error(Code::INVALID_ARGUMENT, "PTY backend must not be null");
+  if (backend->type().empty())
+    return make_error(Code::INVALID_ARGUMENT, "PTY backend type must not be empty");
+  if (c.disposing) return make_error(Code::SERVICE_DISPOSING);
+  if (c.backend_of(backend->type()))
+    return make_error(Code::DUPLICATE_BACKEND,
+                      "PTY backend type \"" + backend->type() + "\" is already registered");
+  c.backends.push_back(backend);
+  BackendRegistration reg;
+  reg.core_ = core_;
+  reg.backend_ = backend;
+  return reg;
+}
+
+std::vector<std::string> Service::backend_types() const {
+  std::vector<std::string> types;
+  for (const auto& b : core_->backends) types.push_back(b->type());
+  return types;
+}
+
+Owner Service::mint_owner(std::string label) {
+  ServiceCore& c = *core_;
+  auto id = std::make_shared<const detail::OwnerIdentity>(
+      detail::OwnerIdentity{std::move(label), c.next_owner++, c.instance});
+  Owner owner = OwnerAccess::make(id);
+  if (!c.disposing) c.live_owners.emplace(id.get(), owner);
+  return owner;
+}
+
+bool Service::is_owner_live(const Owner& owner) const noexcept { return core_->owner_live(owner); }
+
+void Service::spawn(const Owner& owner, SpawnOptions options, Callback<SpawnResult> done) {
+  core_->spawn(owner, std::move(options), std::move(done));
+}
+
+Result<std::shared_ptr<Send>> Service::start_send(const Owner& owner, std::string_view id,
+                                                  SendRequest request, Callback<SendResult> done) {
+  return core_->start_send(owner, id, std::move(request), std::move(done));
+}
+
+Result<ReadPage> Service::read(const Owner& owner, std::string_view id,
+                               const ReadRequest& request) {
+  auto rec = core_->fence(owner, id);
+  if (!rec) return rec.error();
+  return (*rec)->session->read(request);
+}
+
+Status Service::signal(const Owner& owner, std::string_view id, Signal signal,
+                       Callback<SignalResult> done) {
+  ServiceCore& c = *core_;
+  auto fenced = c.fence(owner, id);
+  if (!fenced) return fenced.error();
+  Record& rec = **fenced;
+  if (rec.state == RecordState::closing || rec.state == RecordState::cleanup_failed)
+    return make_error(Code::SESSION_CLOSING);
+  ++c.signals_in_flight;
+  Status started = rec.session->signal(
+      signal, [weak = std::weak_ptr<ServiceCore>(core_), done](Result<SignalResult> result) {
+        auto core = weak.lock();
+        if (!core) return;
+        --core->signals_in_flight;
+        core->complete(done, std::move(result));
+      });
+  if (!started) --c.signals_in_flight;
+  return started;
+}
+
+Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> done,
+                     std::string reason) {
+  return core_->kill(owner, id, std::move(done), std::move(reason));
+}
+
+std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
+  std::vector<const Record*> mine;
+  if (!core_->owner_live(owner)) return {};
+  for (const auto& [serial, rec] : core_->records)
+    if (rec->published && rec->owner == owner) mine.push_back(rec.get());
+  std::sort(mine.begin(), mine.end(),
+            [](const Record* a, const Record* b) { return a->publish_order < b->publish_order; });
+  std::vector<SessionSnapshot> out;
+  out.reserve(mine.size());
+  for (const Record* rec : mine) out.push_back(core_->snapshot(*rec));
+  return out;
+}
+
+bool Service::has_owner_activity(const Owner& owner) const noexcept {
+  // Closed records are erased, so "any record of the owner" is "any state but closed".
+  for (const auto& [serial, rec] : core_->records)
+    if (rec->owner == owner) return true;
+  return false;
+}
+
+void Service::dispose_owner(const Owner& owner, Callback<void> done) {
+  core_->dispose_owner(owner, std::move(done));
+}
+
+void Service::dispose(Callback<void> done) { core_->dispose(std::move(done)); }
+
+bool Service::disposing() const noexcept { return core_->disposing; }
+
+std::vector<RecordView> Service::records() const {
+  std::vector<RecordView> out;
+  out.reserve(core_->records.size());
+  for (const auto& [serial, rec] : core_->records)
+    out.push_back({rec->id, rec->owner, rec->name, rec->type, rec->state, rec->published,
+                   rec->cleanup_error});
+  return out;
+}
+
+}  // namespace dshpty

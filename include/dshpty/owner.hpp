@@ -12,7 +12,7 @@ namespace detail {
 struct OwnerIdentity {
   std::string label;
   std::uint64_t serial;      // unique within the minting service
-  const void* service;       // the minting service's core, for "never minted by this service"
+  std::uint64_t service;     // the minting service's instance serial (never reused)
 };
 }  // namespace detail
 

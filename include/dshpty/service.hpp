@@ -91,7 +91,7 @@ class BackendRegistration {
   bool unregister();
 
  private:
-  friend struct detail::ServiceCore;
+  friend class Service;
   std::weak_ptr<detail::ServiceCore> core_;
   std::weak_ptr<Backend> backend_;
 };

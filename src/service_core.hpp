@@ -1,0 +1,180 @@
+// The service's internals: one table of session records, each in one explicit state.
+//
+// Shape of the machine (contract.md draws it):
+//   setup ──► published ◄──► sending          (send settles: back to published)
+//     │           │              │
+//     │           └──► closing ◄─┘             (kill, disposal, or a spawn's rollback)
+//     │                 │    │
+//     └────────────► cleanup_failed ──► closing (retry kill, or disposal's retry)
+//                       closed = the record is erased; the id is dead from then on.
+//
+// How the code keeps the contract's promises:
+// - Every user completion is posted to `completions` (a Deferred), never called from inside
+//   a backend's callback or the initiating call. State changes happen synchronously when the
+//   backend reports, so has_owner_activity() is always the table's truth.
+// - Backend callbacks capture a weak core plus the record's serial (and the attempt's
+//   serial): a late or repeated callback finds nothing, or a newer attempt, and is ignored.
+// - A backend session is never destroyed inside its own callback: it goes to the
+//   graveyard, emptied on a later loop turn (its send operation first, its backend last).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dshpty/loop.hpp"
+#include "dshpty/service.hpp"
+
+namespace dshpty {
+
+// The service's access to Owner's identity (Owner names it a friend).
+struct OwnerAccess {
+  static Owner make(std::shared_ptr<const detail::OwnerIdentity> id) noexcept {
+    return Owner(std::move(id));
+  }
+  static const detail::OwnerIdentity* identity(const Owner& owner) noexcept {
+    return owner.id_.get();
+  }
+};
+
+}  // namespace dshpty
+
+namespace dshpty::detail {
+
+struct Disposal;
+
+// One close of one record; everyone who asks while it is in flight waits on it.
+struct CloseAttempt {
+  std::uint64_t serial = 0;
+  std::vector<std::function<void(const Status&)>> waiters;
+};
+
+// The one live send of a record.
+struct LiveSend {
+  std::uint64_t serial = 0;
+  std::shared_ptr<Send> send;
+  Callback<SendResult> done;
+};
+
+struct Record {
+  std::uint64_t serial = 0;  // creation order; keys the table
+  std::string id;
+  Owner owner;
+  std::optional<std::string> name;
+  std::string type;
+  RecordState state = RecordState::setup;
+  bool published = false;
+  std::uint64_t publish_order = 0;
+
+  std::shared_ptr<Backend> backend;  // kept for the record's life: sessions may need it
+  std::unique_ptr<BackendSession> session;
+
+  // Setup only.
+  AbortSignal caller_signal;
+  AbortController service_abort;
+  Callback<SpawnResult> spawn_done;
+
+  std::shared_ptr<CloseAttempt> close;  // the fence of the close in flight
+  std::optional<LiveSend> live_send;
+  std::vector<std::weak_ptr<Send>> sends;  // every handle issued; their ops die with the session
+  Error cleanup_error;                  // why it is cleanup_failed
+  Disposal* claimed_by = nullptr;       // the disposal that will consume it
+
+  // The name is held by everything still alive, but an unpublished record whose setup
+  // cleanup failed holds only its failure: the owner may retry with the same name.
+  bool holds_name() const noexcept {
+    return name && !(state == RecordState::cleanup_failed && !published);
+  }
+};
+
+// An owner disposal or the service's disposal; completes when none of its claimed records
+// is still settling (each is erased or cleanup_failed), consuming the failures.
+struct Disposal {
+  bool service = false;
+  std::vector<Callback<void>> waiters;
+};
+
+struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
+  explicit ServiceCore(struct ev_loop* loop);
+
+  struct ev_loop* loop;
+  std::uint64_t instance;  // identifies owners minted here
+  Deferred completions;
+  Deferred reaper;
+
+  std::vector<std::shared_ptr<Backend>> backends;  // registration order
+  std::map<const OwnerIdentity*, Owner> live_owners;
+  std::uint64_t next_owner = 1;
+
+  std::map<std::uint64_t, std::unique_ptr<Record>> records;  // by serial
+  std::unordered_map<std::string, std::uint64_t> by_id;
+  std::uint64_t next_record = 1;
+  std::uint64_t next_publish = 1;
+  std::uint64_t next_attempt = 1;
+
+  std::map<const OwnerIdentity*, std::unique_ptr<Disposal>> owner_disposals;
+  std::unique_ptr<Disposal> service_disposal;
+  bool disposing = false;
+  bool disposed = false;  // the service disposal completed
+
+  std::size_t signals_in_flight = 0;
+
+  struct Grave {
+    std::vector<std::unique_ptr<BackendSendOperation>> ops;
+    std::unique_ptr<BackendSession> session;
+    std::shared_ptr<Backend> backend;
+  };
+  std::vector<Grave> graveyard;
+
+  bool checking_disposals = false;
+  bool recheck_disposals = false;
+
+  // Helpers (service.cpp).
+  template <class T>
+  void complete(Callback<T> done, Result<T> result) {
+    completions.post([done = std::move(done), result = std::move(result)]() mutable {
+      done(std::move(result));
+    });
+  }
+  Record* find(std::uint64_t serial);
+  Record* find_published(std::string_view id);
+  bool owner_live(const Owner& owner) const noexcept;
+  bool minted_here(const Owner& owner) const noexcept;
+  Result<Record*> fence(const Owner& owner, std::string_view id);
+  Backend* backend_of(std::string_view type) const;
+  bool name_taken(const Owner& owner, const std::string& name) const;
+  SessionSnapshot snapshot(const Record& rec) const;
+  // Erases the record; its session, send and backend go to the graveyard.
+  void erase(Record& rec);
+  void bury(Record& rec);
+  void flush_graveyard();
+
+  // Spawn (service_spawn.cpp).
+  void spawn(const Owner& owner, SpawnOptions options, Callback<SpawnResult> done);
+  void on_spawned(std::uint64_t serial, Result<std::unique_ptr<BackendSession>> result);
+  void roll_back(Record& rec, Error why);
+
+  // Sends (service_send.cpp).
+  Result<std::shared_ptr<Send>> start_send(const Owner& owner, std::string_view id,
+                                           SendRequest request, Callback<SendResult> done);
+  void on_send_done(std::uint64_t serial, std::uint64_t send_serial, Result<SendResult> result);
+  void settle_send_as_closed(Record& rec);
+
+  // Close and disposal (service_close.cpp).
+  void begin_close(Record& rec, std::string reason);
+  void on_closed(std::uint64_t serial, std::uint64_t attempt, Status status);
+  Status kill(const Owner& owner, std::string_view id, Callback<bool> done, std::string reason);
+  void dispose_owner(const Owner& owner, Callback<void> done);
+  void dispose(Callback<void> done);
+  void tear_down(Disposal& by, const Owner* owner, const Error& abort_reason,
+                 const std::string& close_reason);
+  void check_disposals();
+  bool settled(const Disposal& d) const;
+  void finish(Disposal& d);
+};
+
+}  // namespace dshpty::detail

@@ -1,0 +1,131 @@
+// Spawn: the checks in the contract's order, the setup record, the backend call under a
+// signal that is the caller's OR the service's, and publication or rollback.
+#include <algorithm>
+
+#include "service_core.hpp"
+
+namespace dshpty::detail {
+
+void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<SpawnResult> done) {
+  auto reject = [&](Error error) { complete(std::move(done), Result<SpawnResult>(std::move(error))); };
+  if (disposing) return reject(make_error(Code::SERVICE_DISPOSING));
+  if (options.signal.aborted()) return reject(options.signal.reason());
+  // A dead owner wins over a missing backend: the caller's identity is the first question.
+  if (!owner_live(owner)) return reject(make_error(Code::OWNER_NOT_LIVE));
+  auto found = std::find_if(backends.begin(), backends.end(),
+                            [&](const auto& b) { return b->type() == options.type; });
+  if (found == backends.end())
+    return reject(make_error(Code::NO_BACKEND,
+                             "no PTY backend is registered for type \"" + options.type + "\""));
+  if (options.name && options.name->empty())
+    return reject(make_error(Code::INVALID_ARGUMENT, "PTY session name must not be empty"));
+  if (options.name && name_taken(owner, *options.name))
+    return reject(make_error(Code::DUPLICATE_NAME,
+                             "PTY session name \"" + *options.name + "\" already exists for this owner"));
+
+  auto owned = std::make_unique<Record>();
+  Record& rec = *owned;
+  rec.serial = next_record++;
+  rec.id = "pty-" + std::to_string(rec.serial);
+  rec.owner = owner;
+  rec.name = options.name;
+  rec.type = options.type;
+  rec.state = RecordState::setup;
+  rec.backend = *found;
+  rec.caller_signal = options.signal;
+  rec.spawn_done = std::move(done);
+  records.emplace(rec.serial, std::move(owned));
+  by_id.emplace(rec.id, rec.serial);
+
+  SpawnSpec spec;
+  spec.session_id = rec.id;
+  spec.owner = owner;
+  spec.request.name = std::move(options.name);
+  spec.request.cwd = std::move(options.cwd);
+  spec.request.options = std::move(options.options);
+  spec.signal = AbortSignal::any({rec.caller_signal, rec.service_abort.signal()});
+
+  std::shared_ptr<Backend> backend = rec.backend;  // the call may outlive `rec`'s entry
+  backend->spawn(std::move(spec), [weak = weak_from_this(), serial = rec.serial](
+                                      Result<std::unique_ptr<BackendSession>> result) {
+    if (auto core = weak.lock()) core->on_spawned(serial, std::move(result));
+  });
+}
+
+void ServiceCore::on_spawned(std::uint64_t serial, Result<std::unique_ptr<BackendSession>> result) {
+  Record* found = find(serial);
+  if (!found || found->state != RecordState::setup) {
+    // A backend that completed twice: whatever it handed over now has nobody to own it.
+    if (result.ok()) {
+      Grave grave;
+      grave.session = std::move(result.value());
+      graveyard.push_back(std::move(grave));
+      reaper.post([weak = weak_from_this()] {
+        if (auto core = weak.lock()) core->flush_graveyard();
+      });
+    }
+    return;
+  }
+  Record& rec = *found;
+  const bool caller_aborted = rec.caller_signal.aborted();
+  const bool service_aborted = rec.service_abort.aborted();
+
+  if (result.ok()) {
+    rec.session = std::move(result.value());
+    Error why;
+    if (caller_aborted) {
+      why = rec.caller_signal.reason();
+    } else if (disposing) {
+      why = service_aborted ? rec.service_abort.signal().reason()
+                            : make_error(Code::SERVICE_DISPOSING);
+    } else if (!owner_live(rec.owner)) {
+      why = service_aborted ? rec.service_abort.signal().reason()
+                            : make_error(Code::OWNER_NOT_LIVE);
+    }
+    if (why) return roll_back(rec, std::move(why));
+
+    rec.state = RecordState::published;
+    rec.published = true;
+    rec.publish_order = next_publish++;
+    rec.caller_signal = AbortSignal();
+    SpawnResult out{snapshot(rec), rec.session->motd()};
+    complete(std::move(rec.spawn_done), Result<SpawnResult>(std::move(out)));
+    return;
+  }
+
+  Error backend_error = result.error();
+  Error rejection = caller_aborted    ? rec.caller_signal.reason()
+                    : service_aborted ? rec.service_abort.signal().reason()
+                                      : backend_error;
+  Callback<SpawnResult> done = std::move(rec.spawn_done);
+  if (is_backend_cleanup_error(backend_error)) {
+    // Partial resources may still exist: the failure stays owner activity until a
+    // disposal reports it.
+    rec.state = RecordState::cleanup_failed;
+    rec.cleanup_error = backend_error;
+    rec.caller_signal = AbortSignal();
+  } else {
+    erase(rec);
+  }
+  complete(std::move(done), Result<SpawnResult>(std::move(rejection)));
+  check_disposals();
+}
+
+void ServiceCore::roll_back(Record& rec, Error why) {
+  Callback<SpawnResult> done = std::move(rec.spawn_done);
+  AbortSignal caller = rec.caller_signal;
+  rec.caller_signal = AbortSignal();
+  begin_close(rec, "PTY spawn rolled back");
+  rec.close->waiters.push_back([this, done = std::move(done), caller, why](const Status& closed) {
+    if (closed.ok()) return complete(done, Result<SpawnResult>(why));
+    // The caller's own cancellation keeps its exact reason; a lifecycle-triggered rollback
+    // that failed says both things went wrong.
+    Error rejection = caller.aborted()
+                          ? caller.reason()
+                          : make_error(Code::CLEANUP_FAILED, "PTY spawn and rollback both failed",
+                                       {why, closed.error()});
+    complete(done, Result<SpawnResult>(std::move(rejection)));
+  });
+}
+
+}  // namespace dshpty::detail
