@@ -56,7 +56,15 @@ void ServiceCore::dispose_owner(const Owner& owner, Callback<void> done) {
     pending->second->waiters.push_back(std::move(done));
     return;
   }
-  if (!live_owners.erase(id)) return complete(std::move(done), Status());  // already disposed
+  if (!live_owners.erase(id)) {
+    // Already disposed, or swept up by a service disposal still in flight: wait for that
+    // one, which reports any failure itself.
+    if (service_disposal && !disposed) {
+      service_disposal->quiet_waiters.push_back(std::move(done));
+      return;
+    }
+    return complete(std::move(done), Status());
+  }
 
   auto disposal = std::make_unique<Disposal>();
   Disposal& d = *disposal;
@@ -144,7 +152,9 @@ void ServiceCore::finish(Disposal& d) {
     status = make_error(Code::CLEANUP_FAILED, "failed to clean up PTY lifecycle", std::move(groups));
   }
   for (auto& waiter : d.waiters) complete(std::move(waiter), status);
+  for (auto& waiter : d.quiet_waiters) complete(std::move(waiter), Status());
   d.waiters.clear();
+  d.quiet_waiters.clear();
 }
 
 void ServiceCore::check_disposals() {

@@ -96,6 +96,7 @@ struct Record {
 struct Disposal {
   bool service = false;
   std::vector<Callback<void>> waiters;
+  std::vector<Callback<void>> quiet_waiters;  // owner disposals that joined a service disposal
 };
 
 struct ServiceCore : std::enable_shared_from_this<ServiceCore> {

@@ -154,7 +154,8 @@ class Service {
   // ("PTY owner disposed"), waits for all of it, and completes with CLEANUP_FAILED
   // ("failed to clean up PTY lifecycle", children per failure group) if anything failed,
   // consuming those failures. A second call while one is in flight joins it; a call for an
-  // owner already disposed succeeds; OWNER_NOT_LIVE for an owner this service never minted.
+  // owner already disposed succeeds (while a service disposal is in flight: once it
+  // completed; it reports the failures); OWNER_NOT_LIVE for an owner this service never minted.
   void dispose_owner(const Owner& owner, Callback<void> done);
   // The same for every owner (SERVICE_DISPOSING, "PTY service disposed"); always clears
   // backends and owners. Afterwards every spawn fails SERVICE_DISPOSING. A second call joins
