@@ -1,0 +1,44 @@
+// The control protocol between the host side (shell_session.cpp) and dshpty-supervisor.
+// This comment is its one definition.
+//
+// Transport: an AF_UNIX SOCK_SEQPACKET socketpair made CLOEXEC by the host. Every message
+// is one fixed-size ControlMessage datagram (no framing, no partial reads). The helper gets
+// its end as fd 3; the PTY slave is its fds 0, 1 and 2; it has no other fd.
+//
+// Helper command line:  dshpty-supervisor [--cwd DIR] -- SHELL_PATH [SHELL_ARGS...]
+// The helper's own environment is the shell's environment (built by the host).
+//
+// helper -> host
+//   started      a = shell pid           the shell was forked and execve() succeeded
+//   start_failed a = StartStage, b = errno  chdir or execve failed in the shell's child;
+//                                        the helper then waits for kill like any session
+//   exited       a = raw wait status     the shell (not any other descendant) was reaped
+//   quiescent                            after kill: every descendant is reaped (waitpid
+//                                        said ECHILD); the helper exits right after
+// host -> helper
+//   kill         a = grace in ms         SIGHUP, SIGTERM and SIGCONT to every descendant,
+//                                        then after the grace SIGKILL to every descendant,
+//                                        repeated until none is left; then `quiescent`.
+//                                        A second kill may only shorten the grace.
+//   EOF on the socket (the host closed it or died) = kill with no grace.
+//
+// The helper ignores HUP, INT, TERM and QUIT so that a signal meant for the session cannot
+// orphan the tree; the shell gets every signal reset to default before execve().
+#pragma once
+
+#include <cstdint>
+
+namespace dshpty::shell_protocol {
+
+enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill };
+enum class StartStage : std::int32_t { chdir = 1, exec, fork };
+
+struct ControlMessage {
+  Type type;
+  std::int32_t a = 0;
+  std::int32_t b = 0;
+};
+
+inline constexpr int kSocketFd = 3;
+
+}  // namespace dshpty::shell_protocol

@@ -1,0 +1,122 @@
+// make_shell_backend: checks a spawn's inputs (so a bad one fails naming the path before
+// anything is created), builds the environment and hands over to ShellSession::start.
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+
+#include "dshpty/loop.hpp"
+#include "dshpty/shell.hpp"
+#include "environment.hpp"
+#include "shell_session.hpp"
+#include "supervisor_launch.hpp"
+
+extern char** environ;
+
+namespace dshpty {
+
+namespace {
+
+constexpr unsigned kMaxDimension = 4096;
+
+Result<unsigned> parse_dimension(const std::map<std::string, std::string>& options,
+                                 const char* name, unsigned fallback) {
+  auto it = options.find(name);
+  unsigned value = fallback;
+  if (it != options.end()) {
+    const std::string& text = it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        std::string("shell option \"") + name + "\" is not a number: " + text);
+    }
+  }
+  if (value < 1 || value > kMaxDimension) {
+    return make_error(Code::INVALID_ARGUMENT, std::string("shell ") + name + " must be 1.." +
+                                                  std::to_string(kMaxDimension) + ", got " +
+                                                  std::to_string(value));
+  }
+  return value;
+}
+
+Status check_executable(const std::string& what, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) < 0) {
+    return make_system_error(Code::BACKEND_FAILED, what + " " + path, errno);
+  }
+  if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) < 0) {
+    return make_error(Code::BACKEND_FAILED, what + " " + path + " is not an executable file",
+                      {}, EACCES);
+  }
+  return {};
+}
+
+class ShellBackend final : public Backend {
+ public:
+  ShellBackend(struct ev_loop* loop, ShellConfig config)
+      : loop_(loop), config_(std::move(config)), deferred_(loop) {}
+
+  const std::string& type() const override { return type_; }
+
+  void spawn(SpawnSpec spec, SpawnCallback done) override {
+    auto params = prepare(spec);
+    if (!params) {
+      deferred_.post([done = std::move(done), error = params.error()] { done(error); });
+      return;
+    }
+    shell::ShellSession::start(loop_, config_, std::move(*params), std::move(done));
+  }
+
+ private:
+  Result<shell::StartParams> prepare(SpawnSpec& spec) {
+    if (spec.signal.aborted()) return spec.signal.reason();
+    shell::StartParams p;
+    p.session_id = spec.session_id;
+    p.signal = spec.signal;
+    auto rows = parse_dimension(spec.request.options, "rows", config_.rows);
+    if (!rows) return rows.error();
+    auto cols = parse_dimension(spec.request.options, "cols", config_.cols);
+    if (!cols) return cols.error();
+    p.rows = *rows;
+    p.cols = *cols;
+    if (config_.argv.empty() || config_.argv.front().empty()) {
+      return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
+    }
+    p.argv = config_.argv;
+    p.cwd = spec.request.cwd ? spec.request.cwd : config_.cwd;
+    if (p.cwd) {
+      struct stat st {};
+      if (::stat(p.cwd->c_str(), &st) < 0) {
+        return make_system_error(Code::BACKEND_FAILED, "working directory " + *p.cwd, errno);
+      }
+      if (!S_ISDIR(st.st_mode)) {
+        return make_error(Code::BACKEND_FAILED,
+                          "working directory " + *p.cwd + " is not a directory", {}, ENOTDIR);
+      }
+    }
+    // A relative shell path is resolved by execve in the shell's cwd; the helper reports it.
+    if (p.argv.front().front() == '/') {
+      if (Status st = check_executable("shell", p.argv.front()); !st) return st.error();
+    }
+    p.supervisor_path = shell::resolve_supervisor_path(config_.supervisor_path);
+    if (Status st = check_executable("PTY supervisor", p.supervisor_path); !st) {
+      return st.error();
+    }
+    p.env = shell::build_environment(environ, spec.session_id, config_.env);
+    return p;
+  }
+
+  std::string type_ = "shell";
+  struct ev_loop* loop_;
+  ShellConfig config_;
+  Deferred deferred_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config) {
+  return std::make_shared<ShellBackend>(loop, std::move(config));
+}
+
+}  // namespace dshpty

@@ -1,0 +1,132 @@
+#include "supervisor_launch.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include "pidfd.hpp"
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "protocol.hpp"
+
+#ifndef DSHPTY_SUPERVISOR_DEFAULT
+#error "DSHPTY_SUPERVISOR_DEFAULT (the installed helper path) must be defined by the build"
+#endif
+
+namespace dshpty::shell {
+
+namespace {
+
+// The ppid field of /proc/<pid>/stat, or -1.
+pid_t parent_of(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');
+  if (!paren) return -1;
+  char state = 0;
+  int ppid = -1;
+  if (std::sscanf(paren + 1, " %c %d", &state, &ppid) != 2) return -1;
+  return ppid;
+}
+
+struct SpawnAttrs {
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  SpawnAttrs() {
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_init(&actions);
+  }
+  ~SpawnAttrs() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+}  // namespace
+
+std::string resolve_supervisor_path(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* env = std::getenv("DSHPTY_SUPERVISOR"); env && *env) return env;
+  return DSHPTY_SUPERVISOR_DEFAULT;
+}
+
+Result<LaunchedSupervisor> launch_supervisor(const std::string& path,
+                                             const std::vector<std::string>& shell_argv,
+                                             const std::optional<std::string>& cwd,
+                                             const std::vector<std::string>& shell_env,
+                                             int slave_fd, int socket_fd) {
+  std::vector<std::string> args{"dshpty-supervisor"};
+  if (cwd) {
+    args.push_back("--cwd");
+    args.push_back(*cwd);
+  }
+  args.push_back("--");
+  args.insert(args.end(), shell_argv.begin(), shell_argv.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : shell_env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  SpawnAttrs s;
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&s.attr, &all);
+  posix_spawnattr_setsigmask(&s.attr, &none);
+  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSID);
+  // The socket first: if it sits at 0..2 the slave's dup2 would overwrite it.
+  int sock = socket_fd;
+  if (sock <= 2) {
+    sock = ::fcntl(socket_fd, F_DUPFD_CLOEXEC, 3);
+    if (sock < 0) return make_system_error(Code::BACKEND_FAILED, "dup control socket", errno);
+  }
+  UniqueFd sock_copy(sock != socket_fd ? sock : -1);
+  int slave = slave_fd;
+  UniqueFd slave_copy;
+  if (slave == shell_protocol::kSocketFd) {
+    slave = ::fcntl(slave_fd, F_DUPFD_CLOEXEC, 4);
+    if (slave < 0) return make_system_error(Code::BACKEND_FAILED, "dup PTY slave", errno);
+    slave_copy.reset(slave);
+  }
+  posix_spawn_file_actions_adddup2(&s.actions, sock, shell_protocol::kSocketFd);
+  for (int fd = 0; fd <= 2; ++fd) posix_spawn_file_actions_adddup2(&s.actions, slave, fd);
+  // Inheritable fds the host left open must not reach the helper either.
+  posix_spawn_file_actions_addclosefrom_np(&s.actions, shell_protocol::kSocketFd + 1);
+
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, path.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  if (rc != 0) {
+    return make_system_error(Code::BACKEND_FAILED, "cannot start PTY supervisor " + path, rc);
+  }
+  LaunchedSupervisor out;
+  out.pid = pid;
+  out.pidfd.reset(sys::pidfd_open(pid, 0));
+  // A host that reaps every child (SIGCHLD handler, SIG_IGN) may have taken the helper
+  // already; a pidfd is only ours if the process behind it is still our child.
+  if (!out.pidfd.valid() || parent_of(pid) != ::getpid()) {
+    int err = out.pidfd.valid() ? ESRCH : errno;
+    if (out.pidfd.valid()) {
+      out.pidfd.reset();
+    }
+    return make_system_error(Code::BACKEND_FAILED,
+                             "PTY supervisor " + path + " exited at once", err);
+  }
+  return out;
+}
+
+}  // namespace dshpty::shell
