@@ -1,0 +1,48 @@
+#include "bash_profile.hpp"
+
+#include <cstdlib>
+
+namespace bench {
+
+std::vector<std::string> bash_argv() { return {"/bin/bash", "--noprofile", "--norc", "-i"}; }
+
+std::string prompt_command(std::string_view extra) {
+  std::string pc = "printf '\\033]133;D;%s\\007' \"$?\"";
+  if (!extra.empty()) {
+    pc += "; ";
+    pc += extra;
+  }
+  return pc;
+}
+
+static std::string from_env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return std::string(name) + "=" + (v ? v : fallback);
+}
+
+std::vector<std::string> bash_env(std::string_view prompt_extra) {
+  return {from_env("PATH", "/usr/local/bin:/usr/bin:/bin"),
+          from_env("HOME", "/"),
+          "TERM=dumb",
+          "HISTFILE=",
+          "PS1=" + std::string(kPs1),
+          "PROMPT_COMMAND=" + prompt_command(prompt_extra)};
+}
+
+bool ends_at_prompt(std::string_view tail) {
+  if (tail.size() < kPs1.size() + 1 || !tail.ends_with(kPs1)) return false;
+  std::string_view head = tail.substr(0, tail.size() - kPs1.size());
+  if (!head.ends_with('\x07')) return false;
+  head.remove_suffix(1);
+  // The exit status between the marker and BEL is digits only.
+  while (!head.empty() && head.back() >= '0' && head.back() <= '9') head.remove_suffix(1);
+  return head.ends_with(kMarker);
+}
+
+std::string flood_command(unsigned long long bytes) {
+  // 70 characters a line, plain ASCII: what a build log or `cat` of a big file looks like.
+  return "yes 'the quick brown fox jumps over the lazy dog 0123456789 abcdefghijkl' | head -c " +
+         std::to_string(bytes);
+}
+
+}  // namespace bench

@@ -1,0 +1,100 @@
+#include "dshpty_subject.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "bash_profile.hpp"
+#include "figures.hpp"
+#include "harness.hpp"
+#include "proc_stats.hpp"
+
+namespace bench {
+
+namespace {
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s.precision(precision);
+  s << std::fixed << v;
+  return s.str();
+}
+
+void throughput(const Plan& plan, Report& report) {
+  Harness h(plan);
+  auto s = h.spawn();
+  const std::string& id = s.session.id;
+  Samples mbs;
+  long rss0 = rss_kib();
+  std::string reasons;
+  for (int i = 0; i < plan.throughput_runs; ++i) {
+    h.raw_bytes = h.raw_chunks = 0;
+    auto t0 = Clock::now();
+    auto r = h.send(id, flood_command(plan.flood_bytes), std::chrono::minutes(10));
+    double secs = micros_since(t0) / 1e6;
+    if (r.wait_reason != dshpty::WaitReason::stdin_read) {
+      reasons += ' ';
+      reasons += dshpty::wait_reason_name(r.wait_reason);
+    }
+    if (h.raw_bytes < plan.flood_bytes)
+      throw std::runtime_error("only " + std::to_string(h.raw_bytes) + " bytes arrived");
+    mbs.add(static_cast<double>(h.raw_bytes) / secs / 1e6);
+  }
+  long growth = rss_kib() - rss0;
+  auto page = h.service().read(h.owner(), id, {0, 1});
+  std::string note = fixed(static_cast<double>(h.raw_bytes) / static_cast<double>(h.raw_chunks) /
+                               1024.0, 2) +
+                     " KiB per read; host RSS +" + fixed(growth / 1024.0, 1) + " MiB";
+  if (page) note += "; scrollback " + std::to_string(page->total_lines) + " lines kept";
+  if (!reasons.empty()) note += "; completed as" + reasons;
+  report.measured(kFig1, kDshpty, kMBps, mbs, note);
+}
+
+void round_trips(const Plan& plan, Report& report) {
+  Harness h(plan);
+  auto s = h.spawn();
+  Samples us;
+  int other = 0;
+  for (int i = 0; i < plan.round_trips; ++i) {
+    auto t0 = Clock::now();
+    auto r = h.send(s.session.id, "true");
+    us.add(micros_since(t0));
+    if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
+  }
+  report.measured(kFig2, kDshpty, kUs, us,
+                  other ? std::to_string(other) + " sends did not complete as stdin_read"
+                        : "all completed as stdin_read");
+}
+
+void spawns(const Plan& plan, Report& report) {
+  Harness h(plan);
+  Samples ms, close_ms;
+  for (int i = 0; i < plan.spawns; ++i) {
+    auto t0 = Clock::now();
+    auto s = h.spawn();
+    ms.add(micros_since(t0) / 1000.0);
+    auto t1 = Clock::now();
+    h.close(s.session.id);
+    close_ms.add(micros_since(t1) / 1000.0);
+  }
+  report.measured(kFig3, kDshpty, kMs, ms,
+                  "helper + shell; close after it: median " + fixed(close_ms.median(), 2) + " ms");
+}
+
+template <class Fn>
+void guarded(Report& report, const char* fig, const char* metric, Fn fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    report.skipped(fig, kDshpty, metric, std::string("error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+void measure_dshpty(const Plan& plan, Report& report) {
+  if (plan.wants(1)) guarded(report, kFig1, kMBps, [&] { throughput(plan, report); });
+  if (plan.wants(2)) guarded(report, kFig2, kUs, [&] { round_trips(plan, report); });
+  if (plan.wants(3)) guarded(report, kFig3, kMs, [&] { spawns(plan, report); });
+}
+
+}  // namespace bench

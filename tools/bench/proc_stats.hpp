@@ -1,0 +1,26 @@
+// What /proc says about a process: memory, CPU time, wakeups, parentage.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <set>
+#include <vector>
+
+namespace bench {
+
+// VmRSS in KiB; 0 when the process is gone. pid 0: this process.
+long rss_kib(pid_t pid = 0);
+// utime + stime in seconds; 0 when gone.
+double cpu_seconds(pid_t pid);
+// voluntary + involuntary context switches (each is a wake-up after a block or preemption).
+long context_switches(pid_t pid);
+// The parent pid; 0 when gone.
+pid_t parent_of(pid_t pid);
+// Every live process and its parent, from one scan of /proc.
+std::map<pid_t, pid_t> process_table();
+// The live descendants of `root` (not root itself) in a table from process_table().
+std::set<pid_t> descendants(const std::map<pid_t, pid_t>& table, pid_t root);
+bool alive(pid_t pid);
+
+}  // namespace bench
