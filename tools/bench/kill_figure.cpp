@@ -29,7 +29,9 @@ struct TreeRc {
     std::ofstream rc(file);
     rc << "for ((i=1; i<" << processes << "; i++)); do\n"
        << "  if ((i % 3 == 0)); then setsid sleep 1000 & else sleep 1000 & fi\n"
-       << "done\n";
+       << "done\n"
+       // --rcfile does not skip Debian's /etc/bash.bashrc (only --norc does): its PS1 goes.
+       << "PS1='dsh> '\n";
   }
   ~TreeRc() {
     std::error_code ec;

@@ -43,6 +43,19 @@ std::vector<std::string> stat_fields(pid_t pid) {
 
 long rss_kib(pid_t pid) { return status_field(pid, "VmRSS"); }
 
+static long rollup_field(pid_t pid, const std::string& name) {
+  std::ifstream in(proc_path(pid, "smaps_rollup"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(name + ":", 0) == 0) return std::strtol(line.c_str() + name.size() + 1, nullptr, 10);
+  return 0;
+}
+
+long pss_kib(pid_t pid) { return rollup_field(pid, "Pss"); }
+
+long private_kib(pid_t pid) {
+  return rollup_field(pid, "Private_Clean") + rollup_field(pid, "Private_Dirty");
+}
+
 double cpu_seconds(pid_t pid) {
   auto f = stat_fields(pid);
   if (f.size() < 13) return 0;

@@ -11,6 +11,9 @@ namespace bench {
 
 // VmRSS in KiB; 0 when the process is gone. pid 0: this process.
 long rss_kib(pid_t pid = 0);
+// From /proc/PID/smaps_rollup: proportional set size and private (clean + dirty) KiB.
+long pss_kib(pid_t pid);
+long private_kib(pid_t pid);
 // utime + stime in seconds; 0 when gone.
 double cpu_seconds(pid_t pid);
 // voluntary + involuntary context switches (each is a wake-up after a block or preemption).

@@ -92,9 +92,18 @@ void measure_scale(const Plan& plan, Report& report) {
     report.measured(fig, kDshpty, "host growth KiB/session",
                     one(static_cast<double>(rss1 - rss0) / n),
                     "VmRSS " + std::to_string(rss0) + " -> " + std::to_string(rss1) + " KiB");
-    Samples sup_rss;
-    for (const Session& s : sessions) sup_rss.add(static_cast<double>(rss_kib(s.supervisor)));
-    report.measured(fig, kDshpty, "supervisor RSS KiB", sup_rss, "VmRSS of each helper");
+    Samples sup_rss, sup_pss, sup_private;
+    for (const Session& s : sessions) {
+      sup_rss.add(static_cast<double>(rss_kib(s.supervisor)));
+      sup_pss.add(static_cast<double>(pss_kib(s.supervisor)));
+      sup_private.add(static_cast<double>(private_kib(s.supervisor)));
+    }
+    // VmRSS counts the shared libraries' pages in every helper; PSS and private say what
+    // one more helper really costs.
+    report.measured(fig, kDshpty, "supervisor RSS KiB", sup_rss,
+                    "VmRSS; PSS median " + std::to_string(static_cast<long>(sup_pss.median())) +
+                        ", private " + std::to_string(static_cast<long>(sup_private.median())) +
+                        " KiB");
 
     // --- idle ---
     auto helpers_cpu = [&] {
@@ -107,8 +116,12 @@ void measure_scale(const Plan& plan, Report& report) {
       for (const Session& s : sessions) c += context_switches(s.supervisor);
       return c;
     };
-    double cpu0 = self_cpu_seconds(), hcpu0 = helpers_cpu();
-    long sw0 = self_switches(), hsw0 = helpers_switches();
+    // The helpers are read through /proc before and after the host's own counters, so the
+    // host's idle figures hold none of the bench's reading.
+    double hcpu0 = helpers_cpu();
+    long hsw0 = helpers_switches();
+    double cpu0 = self_cpu_seconds();
+    long sw0 = self_switches();
     unsigned it0 = ev_iteration(loop);
     ev_timer idle;
     ev_timer_init(&idle, [](struct ev_loop* l, ev_timer*, int) { ev_break(l, EVBREAK_ONE); },
@@ -117,9 +130,9 @@ void measure_scale(const Plan& plan, Report& report) {
     ev_run(loop, 0);
     ev_timer_stop(loop, &idle);
     // The idle timer's own expiry is one iteration and one switch: not the library's.
-    double idle_cpu_ms = (self_cpu_seconds() - cpu0) * 1000.0;
     long wakeups = static_cast<long>(ev_iteration(loop) - it0) - 1;
     long switches = self_switches() - sw0 - 1;
+    double idle_cpu_ms = (self_cpu_seconds() - cpu0) * 1000.0;
     double hcpu_ms = (helpers_cpu() - hcpu0) * 1000.0;
     long hsw = helpers_switches() - hsw0;
     std::string idle_note = std::to_string(static_cast<int>(plan.idle_seconds)) + " s idle";
