@@ -53,7 +53,12 @@ Harness::Harness(const Plan& plan, const std::function<void(dshpty::ShellConfig&
 Harness::~Harness() {
   bool done = false;
   service_->dispose([&](dshpty::Status) { done = true; });
-  run_until([&] { return done; }, std::chrono::seconds(60));
+  if (!run_until([&] { return done; }, std::chrono::minutes(5))) {
+    // Destroying a service mid-disposal aborts the process; leaking it at exit is safe: each
+    // helper sees EOF on its socket when this process ends and kills its tree.
+    (void)service_.release();
+    return;
+  }
   service_.reset();
   ev_loop_destroy(loop_);
 }
