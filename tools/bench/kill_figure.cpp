@@ -1,6 +1,9 @@
 // Figure 4: a session whose shell started a tree of N processes (a third of them escaped
 // into their own sessions with setsid, as daemons do), closed to quiescence.
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,7 +13,9 @@
 
 #include "dshpty_subject.hpp"
 #include "figures.hpp"
+#include "bash_profile.hpp"
 #include "harness.hpp"
+#include "process.hpp"
 #include "proc_stats.hpp"
 
 namespace bench {
@@ -28,11 +33,19 @@ struct TreeRc {
     file = dir / "tree.rc";
     std::ofstream rc(file);
     rc << "for ((i=1; i<" << processes << "; i++)); do\n"
-       << "  if ((i % 3 == 0)); then setsid sleep 1000 & else sleep 1000 & fi\n"
+       << "  if ((i % 3 == 0)); then setsid sleep " << kSleep << " & else sleep " << kSleep
+       << " & fi\n"
        << "done\n"
        // --rcfile does not skip Debian's /etc/bash.bashrc (only --norc does): its PS1 goes.
        << "PS1='dsh> '\n";
   }
+  // True for a `sleep` of this bench's trees (by its unusual duration).
+  bool owns(pid_t pid) const {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return cmd == std::string("sleep") + '\0' + kSleep + '\0';
+  }
+  static constexpr const char* kSleep = "1000.424242";
   ~TreeRc() {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
@@ -51,6 +64,59 @@ std::set<pid_t> wait_for_tree(pid_t supervisor, std::size_t want) {
     // The bench's own wait (not library code): the tree forks at its own pace.
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// The limit: the same tree under a bare bash on a PTY, every pid already known (found
+// untimed), SIGKILLed through pidfds and waited for until each pidfd is readable.
+Samples bare_kill(int size, const TreeRc& rc, int runs) {
+  Samples ms;
+  for (int i = 0; i < runs; ++i) {
+    std::vector<std::string> env = bash_env();
+    PtyChild bash({"/bin/bash", "--noprofile", "--rcfile", rc.file.string(), "-i"}, env, kRows,
+                  kCols);
+    std::string tail;
+    if (!bash.read_until_prompt(tail, std::chrono::seconds(60)))
+      throw std::runtime_error("bare bash: no prompt");
+    // setsid children leave bash's tree for init: find them by their session's leader.
+    std::set<pid_t> tree;
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    auto find_escapees = [&] {
+      std::set<pid_t> out;
+      for (auto [pid, ppid] : process_table())
+        if (ppid == 1 && rc.owns(pid)) out.insert(pid);
+      return out;
+    };
+    while (tree.size() + 1 < static_cast<std::size_t>(size)) {
+      tree = descendants(process_table(), bash.pid());
+      tree.merge(find_escapees());
+      if (Clock::now() > deadline) {
+        // bash's own session dies with `bash`; the escapees would outlive the bench.
+        for (pid_t p : find_escapees()) kill(p, SIGKILL);
+        throw std::runtime_error("bare tree incomplete");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    tree.insert(bash.pid());
+    std::vector<pollfd> fds;
+    for (pid_t p : tree) {
+      int fd = static_cast<int>(syscall(SYS_pidfd_open, p, 0));
+      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+    }
+    auto t0 = Clock::now();
+    for (const pollfd& p : fds) syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, nullptr, 0);
+    std::size_t open = fds.size();
+    while (open) {
+      if (poll(fds.data(), fds.size(), 10000) <= 0) throw std::runtime_error("bare kill stuck");
+      for (pollfd& p : fds)
+        if (p.fd >= 0 && p.revents) {
+          close(p.fd);
+          p.fd = -1;  // poll ignores negative fds
+          --open;
+        }
+    }
+    ms.add(micros_since(t0) / 1000.0);
+  }
+  return ms;
 }
 
 }  // namespace
@@ -83,6 +149,8 @@ void measure_kill(const Plan& plan, Report& report) {
       report.measured(kFig4, kDshpty, metric, ms,
                       left_behind ? std::to_string(left_behind) + " processes LEFT BEHIND"
                                   : "verified: no process of the tree left");
+      report.measured(kFig4, kBare, metric, bare_kill(size, rc, runs),
+                      "known pids, SIGKILL via pidfd, no discovery");
     } catch (const std::exception& e) {
       report.skipped(kFig4, kDshpty, metric, std::string("error: ") + e.what());
     }

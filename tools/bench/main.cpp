@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     bench::measure_pexpect(one, report);
     bench::measure_tmux(one, report);
   }
-  for (const char* fig : {bench::kFig1, bench::kFig2, bench::kFig3})
+  for (const char* fig : {bench::kFig1, bench::kFig2, bench::kFig3, bench::kFig4})
     report.ratios_against(fig, bench::kBare);
   bench::judge_targets(report);
   if (json)
