@@ -1,0 +1,284 @@
+#include "terminal/sanitizer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "terminal/utf8.hpp"
+
+namespace dshpty::terminal {
+namespace {
+
+using Byte = unsigned char;
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+constexpr Byte kBel = 0x07, kEsc = 0x1B, kCan = 0x18, kSub = 0x1A;
+
+// Bytes that pass through ground state unchanged, one at a time: the bulk run.
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 0x7F; ++c) t[c] = true;
+  t['\n'] = t['\t'] = true;
+  return t;
+}();
+
+// A UTF-8 lead byte: the character's length and the range of its second byte (Unicode
+// table 3-7; this is what rules out overlongs, surrogates and code points past U+10FFFF).
+struct Lead {
+  Byte length, lo, hi;
+};
+constexpr std::array<Lead, 256> kLead = [] {
+  std::array<Lead, 256> t{};
+  for (int b = 0xC2; b <= 0xDF; ++b) t[b] = {2, 0x80, 0xBF};
+  t[0xE0] = {3, 0xA0, 0xBF};
+  for (int b = 0xE1; b <= 0xEC; ++b) t[b] = {3, 0x80, 0xBF};
+  t[0xED] = {3, 0x80, 0x9F};
+  t[0xEE] = t[0xEF] = {3, 0x80, 0xBF};
+  t[0xF0] = {4, 0x90, 0xBF};
+  t[0xF1] = t[0xF2] = t[0xF3] = {4, 0x80, 0xBF};
+  t[0xF4] = {4, 0x80, 0x8F};
+  return t;
+}();
+
+// The length of a valid character wholly inside [p, end), or 0: the fast path. Anything
+// else (invalid, or cut by the chunk's end) goes to the incremental decoder.
+inline std::size_t whole_character(const Byte* p, const Byte* end) noexcept {
+  const Lead lead = kLead[*p];
+  if (lead.length == 0 || end - p < lead.length) return 0;
+  if (p[1] < lead.lo || p[1] > lead.hi) return 0;
+  for (int i = 2; i < lead.length; ++i)
+    if (!utf8::is_continuation(p[i])) return 0;
+  return lead.length;
+}
+
+inline void append(std::string& text, const Byte* from, const Byte* to) {
+  if (from != to) text.append(reinterpret_cast<const char*>(from), static_cast<std::size_t>(to - from));
+}
+
+// ESC ] 133 ; D [; <status> [; ...]] is the prompt marker.
+bool parse_marker(std::string_view payload, std::optional<int>& status) {
+  constexpr std::string_view kHead = "133;D";
+  if (payload.substr(0, kHead.size()) != kHead) return false;
+  payload.remove_prefix(kHead.size());
+  status.reset();
+  if (payload.empty()) return true;
+  if (payload.front() != ';') return false;
+  payload.remove_prefix(1);
+  std::string_view digits = payload.substr(0, payload.find(';'));
+  if (digits.empty() || digits.size() > 9) return true;
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return true;
+    value = value * 10 + (c - '0');
+  }
+  status = value;
+  return true;
+}
+
+}  // namespace
+
+void Sanitizer::feed(std::string_view bytes, SanitizedText& out) {
+  const Byte* p = reinterpret_cast<const Byte*>(bytes.data());
+  const Byte* const end = p + bytes.size();
+  while (p < end) {
+    switch (state_) {
+      case State::ground: p = ground(p, end, out); break;
+      case State::escape: p = escape(p); break;
+      case State::intermediate: p = intermediate(p); break;
+      case State::csi: p = csi(p, end); break;
+      case State::string: p = string(p, end, out); break;
+      case State::string_escape: p = string_escape(p, out); break;
+    }
+  }
+}
+
+void Sanitizer::finish(SanitizedText& out) {
+  if (cr_pending_) out.text.push_back('\n');
+  if (utf8_need_ != 0) out.text.append(kReplacement);
+  cr_pending_ = false;
+  utf8_have_ = utf8_need_ = 0;
+  state_ = State::ground;
+  string_length_ = 0;
+}
+
+// Precondition: p < end.
+const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, SanitizedText& out) {
+  std::string& text = out.text;
+  if (cr_pending_) {
+    cr_pending_ = false;
+    text.push_back('\n');
+    if (*p == '\n') return p + 1;
+  }
+  if (utf8_need_ != 0) {
+    p = utf8_continue(p, end, text);
+    if (utf8_need_ != 0) return p;  // still incomplete: the chunk ran out
+  }
+  const Byte* run = p;
+  while (p < end) {
+    const Byte c = *p;
+    if (kPlain[c]) {
+      ++p;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (std::size_t n = whole_character(p, end)) {
+        p += n;
+        continue;
+      }
+      append(text, run, p);
+      p = utf8_start(p, end, text);
+      run = p;
+      continue;
+    }
+    append(text, run, p);
+    if (c == '\r') {
+      if (p + 1 == end) {
+        cr_pending_ = true;  // is it CR LF? The next chunk says.
+        return end;
+      }
+      text.push_back('\n');
+      p += p[1] == '\n' ? 2 : 1;
+    } else if (c == kEsc) {
+      state_ = State::escape;
+      return p + 1;
+    } else {
+      ++p;  // BEL, BS, other C0 controls, DEL: dropped
+    }
+    run = p;
+  }
+  append(text, run, p);
+  return p;
+}
+
+const Sanitizer::Byte* Sanitizer::utf8_start(const Byte* p, const Byte* end, std::string& text) {
+  const Lead lead = kLead[*p];
+  if (lead.length == 0) {  // a stray continuation byte, C0/C1 leads, F5..FF
+    text.append(kReplacement);
+    return p + 1;
+  }
+  utf8_bytes_[0] = *p;
+  utf8_have_ = 1;
+  utf8_need_ = lead.length;
+  return utf8_continue(p + 1, end, text);
+}
+
+const Sanitizer::Byte* Sanitizer::utf8_continue(const Byte* p, const Byte* end, std::string& text) {
+  while (utf8_have_ < utf8_need_) {
+    if (p == end) return p;
+    const Lead lead = kLead[utf8_bytes_[0]];
+    const Byte lo = utf8_have_ == 1 ? lead.lo : 0x80;
+    const Byte hi = utf8_have_ == 1 ? lead.hi : 0xBF;
+    if (*p < lo || *p > hi) {
+      // The bytes so far are a maximal ill-formed subpart: one U+FFFD, and the byte that
+      // broke it is read afresh (it may start a character, or be ESC).
+      text.append(kReplacement);
+      utf8_have_ = utf8_need_ = 0;
+      return p;
+    }
+    utf8_bytes_[utf8_have_++] = *p++;
+  }
+  text.append(reinterpret_cast<const char*>(utf8_bytes_), utf8_need_);
+  utf8_have_ = utf8_need_ = 0;
+  return p;
+}
+
+const Sanitizer::Byte* Sanitizer::escape(const Byte* p) {
+  const Byte c = *p;
+  switch (c) {
+    case '[': state_ = State::csi; return p + 1;
+    case ']': start_string(true); return p + 1;
+    case 'P': case 'X': case '^': case '_': start_string(false); return p + 1;
+    case kEsc: return p + 1;  // the first ESC led nowhere; this one starts afresh
+    case kCan: case kSub: state_ = State::ground; return p + 1;
+    default: break;
+  }
+  if (c >= 0x20 && c <= 0x2F) {
+    state_ = State::intermediate;
+    return p + 1;
+  }
+  state_ = State::ground;
+  if (c >= 0x30 && c <= 0x7E) return p + 1;  // a two-byte escape: dropped
+  return p;  // not an escape after all: the byte is text (or a control) again
+}
+
+const Sanitizer::Byte* Sanitizer::intermediate(const Byte* p) {
+  const Byte c = *p;
+  if (c >= 0x20 && c <= 0x2F) return p + 1;
+  if (c == kEsc) {
+    state_ = State::escape;
+    return p + 1;
+  }
+  state_ = State::ground;
+  if ((c >= 0x30 && c <= 0x7E) || c == kCan || c == kSub) return p + 1;
+  return p;
+}
+
+const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end) {
+  while (p < end && *p >= 0x20 && *p <= 0x3F) ++p;  // parameters and intermediates
+  if (p == end) return p;
+  const Byte c = *p;
+  if (c == kEsc) {
+    state_ = State::escape;
+    return p + 1;
+  }
+  state_ = State::ground;
+  if ((c >= 0x40 && c <= 0x7E) || c == kCan || c == kSub) return p + 1;
+  return p;
+}
+
+void Sanitizer::start_string(bool osc) noexcept {
+  state_ = State::string;
+  string_is_osc_ = osc;
+  string_length_ = 0;
+}
+
+const Sanitizer::Byte* Sanitizer::string(const Byte* p, const Byte* end, SanitizedText& out) {
+  while (p < end) {
+    const Byte c = *p;
+    if (c == kBel) {
+      end_string(out);
+      return p + 1;
+    }
+    if (c == kEsc) {
+      state_ = State::string_escape;
+      return p + 1;
+    }
+    if (c == kCan || c == kSub) {
+      state_ = State::ground;
+      return p + 1;
+    }
+    if (string_length_ < kOscKept) osc_kept_[string_length_] = static_cast<char>(c);
+    ++string_length_;
+    ++p;
+  }
+  return p;
+}
+
+const Sanitizer::Byte* Sanitizer::string_escape(const Byte* p, SanitizedText& out) {
+  const Byte c = *p;
+  if (c == '\\') {
+    end_string(out);
+    return p + 1;
+  }
+  if (c == ']') {
+    start_string(true);
+    return p + 1;
+  }
+  // A false terminator: the ESC is payload, and the byte after it is read as payload
+  // (or as BEL/CAN/SUB/ESC) again.
+  if (string_length_ < kOscKept) osc_kept_[string_length_] = static_cast<char>(kEsc);
+  ++string_length_;
+  if (c == kEsc) return p + 1;
+  state_ = State::string;
+  return p;
+}
+
+void Sanitizer::end_string(SanitizedText& out) {
+  state_ = State::ground;
+  if (!string_is_osc_ || string_length_ > std::min(config_.escape_cap, kOscKept)) return;
+  std::optional<int> status;
+  if (parse_marker(std::string_view(osc_kept_, string_length_), status))
+    out.markers.push_back({out.text.size(), status});
+}
+
+}  // namespace dshpty::terminal

@@ -1,0 +1,137 @@
+// The sanitizer: turns the PTY's byte stream into plain UTF-8 text and prompt evidence.
+// Pure (no I/O, no clock), incremental, and chunk-boundary blind: feeding a stream in any
+// split gives exactly the output of feeding it whole. The shell backend runs it on every
+// byte read from the master, so the common case (a run of printable bytes) is appended in
+// bulk, and feeding into a reused SanitizedText allocates nothing once it has grown.
+//
+// The rules, in the order the byte stream meets them:
+//   - Printable ASCII, '\n' and '\t' pass through; valid UTF-8 passes through, and a
+//     character split across chunks comes out whole.
+//   - Invalid UTF-8 becomes U+FFFD, one per maximal ill-formed subpart (the Unicode
+//     "best practice": F0 90 41 gives U+FFFD 'A'). Bytes 0x80-0x9F are never read as C1
+//     controls: in a UTF-8 stream they are continuation bytes.
+//   - CR LF and a lone CR become '\n'. A CR at the end of a chunk waits for the next byte
+//     (finish() turns it into '\n').
+//   - Other C0 controls (BEL, BS, ...) and DEL are dropped.
+//   - ESC starts an escape sequence, which is removed whole:
+//       CSI      ESC [ <0x20-0x3F>* <final 0x40-0x7E>
+//       nF       ESC <0x20-0x2F>+ <final 0x30-0x7E>       (e.g. ESC ( B)
+//       two-byte ESC <0x30-0x7E>                           (e.g. ESC =, ESC 7)
+//       strings  ESC ] (OSC), ESC P (DCS), ESC X, ESC ^, ESC _  ... up to BEL or ESC \.
+//     Inside a sequence, ESC restarts a sequence, CAN/SUB abort it (both dropped), and any
+//     other byte that cannot belong to it (a C0 control, DEL, a byte >= 0x80) ends it and
+//     is then read as ordinary text, so a broken sequence cannot swallow what follows.
+//     Inside a string, every byte but BEL, CAN, SUB and ESC is payload; ESC \ ends it,
+//     ESC ] starts a new OSC (so a prompt marker is never eaten by an earlier unterminated
+//     string), and ESC followed by anything else is a false terminator: both stay payload.
+//     A string therefore runs, however long, until its terminator: an unterminated escape
+//     longer than the cap is discarded through its terminator, never leaked as text.
+//   - ESC ] 133 ; D [; <status>] terminated by BEL or ESC \ is the prompt marker (the shell
+//     prints it from PROMPT_COMMAND): removed, and reported with its position in the text
+//     and its status. Only an OSC of at most min(escape_cap, 64) payload bytes can be one.
+//
+// finish() ends the stream: a carried CR becomes '\n', a partial character U+FFFD, an
+// unfinished escape is dropped, and the sanitizer is back in its initial state.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dshpty::terminal {
+
+// One ESC ] 133 ; D ; <status> marker: the shell has printed its prompt (or is about to).
+struct PromptMarker {
+  std::size_t position = 0;   // byte offset in SanitizedText::text where the marker stood
+  std::optional<int> status;  // <status> when it is a decimal number of at most 9 digits
+  friend bool operator==(const PromptMarker&, const PromptMarker&) = default;
+};
+
+// What feed() appends to. Clear it before each feed to get "this chunk's output", or keep
+// appending to collect a whole stream: marker positions always index `text`.
+struct SanitizedText {
+  std::string text;
+  std::vector<PromptMarker> markers;  // in order of position
+
+  void clear() noexcept {
+    text.clear();
+    markers.clear();
+  }
+  // The last marker, or nullptr when there is none.
+  const PromptMarker* last_marker() const noexcept {
+    return markers.empty() ? nullptr : &markers.back();
+  }
+  // The printable text after the last marker; the whole text when there is none.
+  std::string_view text_after_last_marker() const noexcept {
+    std::string_view t = text;
+    return markers.empty() ? t : t.substr(markers.back().position);
+  }
+  friend bool operator==(const SanitizedText&, const SanitizedText&) = default;
+};
+
+struct SanitizerConfig {
+  // The longest escape sequence worth remembering; longer ones are still discarded
+  // through their terminator, but are never a prompt marker. Memory is O(1) regardless:
+  // only an OSC's first 64 bytes are kept.
+  std::size_t escape_cap = 4096;
+};
+
+class Sanitizer {
+ public:
+  explicit Sanitizer(SanitizerConfig config = {}) noexcept : config_(config) {}
+
+  // Appends the text of `bytes` (and any markers completed in it) to `out`.
+  void feed(std::string_view bytes, SanitizedText& out);
+  // End of stream: see the header comment. Appends to `out`.
+  void finish(SanitizedText& out);
+
+  // Convenience for tests: feed one chunk into a fresh SanitizedText.
+  SanitizedText feed(std::string_view bytes) {
+    SanitizedText out;
+    feed(bytes, out);
+    return out;
+  }
+
+ private:
+  enum class State : unsigned char {
+    ground,
+    escape,        // after ESC
+    intermediate,  // ESC <0x20-0x2F>+
+    csi,           // ESC [
+    string,        // OSC, DCS, SOS, PM, APC payload
+    string_escape  // ESC inside a string: terminator or not?
+  };
+  using Byte = unsigned char;
+
+  const Byte* ground(const Byte* p, const Byte* end, SanitizedText& out);
+  const Byte* escape(const Byte* p);
+  const Byte* intermediate(const Byte* p);
+  const Byte* csi(const Byte* p, const Byte* end);
+  const Byte* string(const Byte* p, const Byte* end, SanitizedText& out);
+  const Byte* string_escape(const Byte* p, SanitizedText& out);
+
+  // UTF-8 decoding of a character that did not arrive whole (or is invalid).
+  const Byte* utf8_continue(const Byte* p, const Byte* end, std::string& text);
+  const Byte* utf8_start(const Byte* p, const Byte* end, std::string& text);
+
+  void start_string(bool osc) noexcept;
+  void end_string(SanitizedText& out);
+
+  static constexpr std::size_t kOscKept = 64;
+
+  SanitizerConfig config_;
+  State state_ = State::ground;
+  bool cr_pending_ = false;  // a CR ended the last chunk
+  // A character in progress: its bytes so far, how many it needs, the next byte's range.
+  Byte utf8_bytes_[4] = {};
+  unsigned char utf8_have_ = 0;
+  unsigned char utf8_need_ = 0;
+  // The string in progress.
+  bool string_is_osc_ = false;
+  std::size_t string_length_ = 0;  // payload bytes seen (saturating at cap + 1 is enough)
+  char osc_kept_[kOscKept] = {};
+};
+
+}  // namespace dshpty::terminal

@@ -1,0 +1,400 @@
+#include "terminal/stdin_probe.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "dshpty/errors.hpp"
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define DSHPTY_STDIN_PROBE 1
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#endif
+
+namespace dshpty::terminal {
+
+Result<dev_t> terminal_device(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return make_system_error(Code::BACKEND_FAILED, "fstat terminal", errno);
+  if (!S_ISCHR(st.st_mode)) return make_error(Code::INVALID_ARGUMENT, "not a terminal device");
+  return st.st_rdev;
+}
+
+#ifndef DSHPTY_STDIN_PROBE
+
+bool StdinProbe::supported() noexcept { return false; }
+void StdinProbe::baseline(pid_t) { baseline_.clear(); }
+ProbeVerdict StdinProbe::check(pid_t, ProbeEvidence*) const { return ProbeVerdict::unsupported; }
+std::vector<pid_t> processes_in_group(pid_t) { return {}; }
+
+#else
+
+namespace {
+
+enum class Wait { read, poll, select, epoll };
+struct WaitingCall {
+  long number;
+  Wait how;
+};
+
+// The native numbers of the calls that wait for input (aarch64 has no poll, select or
+// epoll_wait: glibc uses ppoll, pselect6 and epoll_pwait there).
+constexpr WaitingCall kWaitingCalls[] = {
+    {__NR_read, Wait::read},
+    {__NR_readv, Wait::read},
+#ifdef __NR_poll
+    {__NR_poll, Wait::poll},
+#endif
+    {__NR_ppoll, Wait::poll},
+#ifdef __NR_select
+    {__NR_select, Wait::select},
+#endif
+    {__NR_pselect6, Wait::select},
+#ifdef __NR_epoll_wait
+    {__NR_epoll_wait, Wait::epoll},
+#endif
+    {__NR_epoll_pwait, Wait::epoll},
+#ifdef __NR_epoll_pwait2
+    {__NR_epoll_pwait2, Wait::epoll},
+#else
+    {441, Wait::epoll},  // epoll_pwait2, the same number on both architectures
+#endif
+};
+
+std::optional<Wait> waiting_call(long number) {
+  for (const WaitingCall& call : kWaitingCalls)
+    if (call.number == number) return call.how;
+  return std::nullopt;
+}
+
+// Bounds on the work one thread can cost us.
+constexpr std::size_t kMaxPollEntries = 1024;
+constexpr std::size_t kMaxSelectBytes = 128;  // FD_SETSIZE bits
+constexpr int kMaxCandidateFds = 16;
+
+// Reads a small /proc file whole (up to cap - 1 bytes), NUL-terminated. -1 on failure.
+long read_file(const char* path, char* buf, std::size_t cap) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  std::size_t len = 0;
+  while (len + 1 < cap) {
+    ssize_t n = ::read(fd, buf + len, cap - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  buf[len] = '\0';
+  return static_cast<long>(len);
+}
+
+bool read_memory(pid_t pid, std::uint64_t address, void* buf, std::size_t len) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/mem", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = ::pread(fd, buf, len, static_cast<off_t>(address));
+  ::close(fd);
+  return n == static_cast<ssize_t>(len);
+}
+
+struct ProcStat {
+  pid_t pgrp = 0;
+  unsigned tty_nr = 0;
+};
+
+// /proc/<pid>/stat: "pid (comm) state ppid pgrp session tty_nr ..."; comm may hold
+// anything, ')' included, so the fields start after the last ')'.
+std::optional<ProcStat> read_stat(pid_t pid) {
+  char path[64], buf[1024];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
+  const char* close = std::strrchr(buf, ')');
+  if (!close) return std::nullopt;
+  char state = 0;
+  int ppid = 0, pgrp = 0, session = 0;
+  unsigned tty = 0;
+  if (std::sscanf(close + 1, " %c %d %d %d %u", &state, &ppid, &pgrp, &session, &tty) != 5)
+    return std::nullopt;
+  return ProcStat{pgrp, tty};
+}
+
+// tty_nr packs major in bits 8-15 and minor in bits 0-7 and 20-31.
+dev_t decode_tty_nr(unsigned tty) {
+  return makedev((tty >> 8) & 0xFFF, (tty & 0xFF) | ((tty >> 12) & 0xFFF00));
+}
+
+struct Syscall {
+  long number = -1;
+  std::uint64_t args[6] = {};
+  friend bool operator==(const Syscall&, const Syscall&) = default;
+};
+
+// /proc/<pid>/task/<tid>/syscall: "<nr> <a0> ... <a5> <sp> <pc>" while the thread sleeps
+// in a call, "-1 <sp> <pc>" outside one, "running" while it runs.
+std::optional<Syscall> read_syscall(pid_t pid, pid_t tid) {
+  char path[80], buf[256];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
+  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
+  Syscall call;
+  char* p = buf;
+  char* next = nullptr;
+  errno = 0;
+  call.number = std::strtol(p, &next, 10);
+  if (next == p || errno != 0 || call.number < 0) return std::nullopt;
+  for (std::uint64_t& arg : call.args) {
+    p = next;
+    arg = std::strtoull(p, &next, 16);
+    if (next == p) return std::nullopt;
+  }
+  return call;
+}
+
+struct ThreadStatus {
+  char state = 0;
+  std::uint64_t switches = 0;
+};
+
+std::optional<ThreadStatus> read_thread_status(pid_t pid, pid_t tid) {
+  char path[80], buf[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
+  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
+  ThreadStatus status;
+  const char* state = std::strstr(buf, "\nState:");
+  const char* voluntary = std::strstr(buf, "\nvoluntary_ctxt_switches:");
+  const char* involuntary = std::strstr(buf, "\nnonvoluntary_ctxt_switches:");
+  if (!state || !voluntary || !involuntary) return std::nullopt;
+  if (std::sscanf(state, "\nState: %c", &status.state) != 1) return std::nullopt;
+  unsigned long long v = 0, n = 0;
+  if (std::sscanf(voluntary, "\nvoluntary_ctxt_switches: %llu", &v) != 1) return std::nullopt;
+  if (std::sscanf(involuntary, "\nnonvoluntary_ctxt_switches: %llu", &n) != 1) return std::nullopt;
+  status.switches = v + n;
+  return status;
+}
+
+bool is_64_bit_process(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/exe", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char ident[5] = {};
+  ssize_t n = ::pread(fd, ident, sizeof ident, 0);
+  ::close(fd);
+  return n == 5 && std::memcmp(ident, "\x7f" "ELF", 4) == 0 && ident[4] == 2;  // ELFCLASS64
+}
+
+template <class F>
+void for_each_numeric_entry(const char* dir_path, F&& visit) {
+  DIR* dir = ::opendir(dir_path);  // glibc opens it O_CLOEXEC
+  if (!dir) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const char* name = entry->d_name;
+    if (name[0] < '1' || name[0] > '9') continue;
+    char* end = nullptr;
+    long id = std::strtol(name, &end, 10);
+    if (*end != '\0') continue;
+    if (visit(static_cast<pid_t>(id))) break;
+  }
+  ::closedir(dir);
+}
+
+struct Found {
+  pid_t pid;
+  pid_t tid;
+  long syscall;
+  int fd;
+  std::uint64_t switches;
+};
+
+// One pass over a group, calling visit(found) for each thread blocked reading the
+// terminal until visit returns true.
+class GroupScan {
+ public:
+  GroupScan(dev_t terminal, pid_t pgid) : terminal_(terminal), pgid_(pgid) {}
+
+  template <class F>
+  void run(F&& visit) {
+    if (pgid_ <= 0) return;
+    bool stop = false;
+    // The leader first: usually the only process, and it spares the /proc scan when it
+    // already proves the case.
+    if (auto stat = read_stat(pgid_); stat && stat->pgrp == pgid_) stop = process(pgid_, *stat, visit);
+    if (stop) return;
+    for_each_numeric_entry("/proc", [&](pid_t pid) {
+      if (pid == pgid_) return false;
+      auto stat = read_stat(pid);
+      return stat && stat->pgrp == pgid_ && process(pid, *stat, visit);
+    });
+  }
+
+ private:
+  template <class F>
+  bool process(pid_t pid, const ProcStat& stat, F& visit) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task", pid);
+    std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
+    bool stop = false;
+    for_each_numeric_entry(path, [&](pid_t tid) {
+      std::optional<Found> found = thread(pid, tid, stat, wide);
+      stop = found && visit(*found);
+      return stop;
+    });
+    return stop;
+  }
+
+  std::optional<Found> thread(pid_t pid, pid_t tid, const ProcStat& stat, std::optional<bool>& wide) {
+    std::optional<Syscall> call = read_syscall(pid, tid);
+    if (!call) return std::nullopt;
+    std::optional<Wait> how = waiting_call(call->number);
+    if (!how) return std::nullopt;
+    if (!wide) wide = is_64_bit_process(pid);
+    if (!*wide) return std::nullopt;
+    int fd = terminal_fd(pid, stat, *how, *call);
+    if (fd < 0) return std::nullopt;
+    std::optional<ThreadStatus> status = read_thread_status(pid, tid);
+    if (!status || status->state != 'S') return std::nullopt;
+    // Still in the very same call after the status read: the two reads describe one sleep.
+    if (read_syscall(pid, tid) != call) return std::nullopt;
+    return Found{pid, tid, call->number, fd, status->switches};
+  }
+
+  // Does fd n of pid refer to this terminal? Fills st for the epoll identity check.
+  bool is_terminal(pid_t pid, const ProcStat& stat, long n, struct stat* out = nullptr) const {
+    if (n < 0 || n > 0x7FFFFFFF) return false;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/fd/%ld", pid, n);
+    struct stat st {};
+    if (::stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return false;
+    if (out) *out = st;
+    if (st.st_rdev == terminal_) return true;
+    return st.st_rdev == makedev(5, 0) && decode_tty_nr(stat.tty_nr) == terminal_;  // /dev/tty
+  }
+
+  // The terminal fd this call waits to read, or -1.
+  int terminal_fd(pid_t pid, const ProcStat& stat, Wait how, const Syscall& call) const {
+    switch (how) {
+      case Wait::read: {
+        int fd = static_cast<int>(call.args[0]);
+        return is_terminal(pid, stat, fd) ? fd : -1;
+      }
+      case Wait::poll: return poll_fd(pid, stat, call);
+      case Wait::select: return select_fd(pid, stat, call);
+      case Wait::epoll: return epoll_fd(pid, stat, call);
+    }
+    return -1;
+  }
+
+  int poll_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+    std::size_t count = std::min<std::uint64_t>(call.args[1], kMaxPollEntries);
+    if (call.args[0] == 0 || count == 0) return -1;
+    std::vector<struct pollfd> fds(count);
+    if (!read_memory(pid, call.args[0], fds.data(), count * sizeof(struct pollfd))) return -1;
+    int tried = 0;
+    for (const struct pollfd& entry : fds) {
+      if (entry.fd < 0 || !(entry.events & (POLLIN | POLLRDNORM))) continue;
+      if (is_terminal(pid, stat, entry.fd)) return entry.fd;
+      if (++tried == kMaxCandidateFds) break;
+    }
+    return -1;
+  }
+
+  int select_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+    std::uint64_t nfds = static_cast<std::uint32_t>(call.args[0]);
+    if (call.args[1] == 0 || nfds == 0) return -1;
+    std::size_t bytes = std::min<std::uint64_t>((nfds + 7) / 8, kMaxSelectBytes);
+    std::array<unsigned char, kMaxSelectBytes> set{};
+    if (!read_memory(pid, call.args[1], set.data(), bytes)) return -1;
+    // fd_set is an array of longs, bit n%64 of long n/64: on these little-endian targets
+    // that is bit n%8 of byte n/8.
+    int tried = 0;
+    for (std::size_t n = 0; n < std::min<std::uint64_t>(nfds, bytes * 8); ++n) {
+      if (!(set[n / 8] & (1u << (n % 8)))) continue;
+      if (is_terminal(pid, stat, static_cast<long>(n))) return static_cast<int>(n);
+      if (++tried == kMaxCandidateFds) break;
+    }
+    return -1;
+  }
+
+  int epoll_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", pid, static_cast<int>(call.args[0]));
+    std::array<char, 16384> buf;  // a big epoll set is read in part
+    if (read_file(path, buf.data(), buf.size()) <= 0) return -1;
+    // "tfd: %8d events: %8x data: %16llx  pos:%lli ino:%lx sdev:%x"
+    int tried = 0;
+    for (const char* line = std::strstr(buf.data(), "tfd:"); line; line = std::strstr(line + 4, "tfd:")) {
+      int tfd = -1;
+      unsigned events = 0;
+      unsigned long long data = 0, ino = 0;
+      long long pos = 0;
+      unsigned sdev = 0;
+      if (std::sscanf(line, "tfd: %d events: %x data: %llx pos:%lli ino:%llx sdev:%x", &tfd, &events,
+                      &data, &pos, &ino, &sdev) != 6)
+        continue;
+      if (!(events & (POLLIN | POLLRDNORM))) continue;
+      struct stat st {};
+      // sdev is the kernel's internal dev_t: major in the top 12 bits, minor in the low 20.
+      if (is_terminal(pid, stat, tfd, &st) && st.st_ino == ino && st.st_dev == makedev(sdev >> 20, sdev & 0xFFFFF))
+        return tfd;
+      if (++tried == kMaxCandidateFds) break;
+    }
+    return -1;
+  }
+
+  dev_t terminal_;
+  pid_t pgid_;
+};
+
+}  // namespace
+
+bool StdinProbe::supported() noexcept { return true; }
+
+void StdinProbe::baseline(pid_t pgid) {
+  baseline_.clear();
+  GroupScan(terminal_, pgid).run([&](const Found& found) {
+    baseline_.emplace_back(found.tid, found.switches);
+    return false;
+  });
+}
+
+ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
+  bool blocked = false;
+  GroupScan(terminal_, pgid).run([&](const Found& found) {
+    auto same = std::find_if(baseline_.begin(), baseline_.end(),
+                             [&](const auto& mark) { return mark.first == found.tid; });
+    if (same != baseline_.end() && same->second == found.switches) return false;  // not run since
+    blocked = true;
+    if (evidence) *evidence = {found.pid, found.tid, found.syscall, found.fd};
+    return true;
+  });
+  return blocked ? ProbeVerdict::blocked_reading : ProbeVerdict::not_proven;
+}
+
+std::vector<pid_t> processes_in_group(pid_t pgid) {
+  std::vector<pid_t> pids;
+  if (pgid <= 0) return pids;
+  if (auto stat = read_stat(pgid); stat && stat->pgrp == pgid) pids.push_back(pgid);
+  for_each_numeric_entry("/proc", [&](pid_t pid) {
+    if (pid == pgid) return false;
+    if (auto stat = read_stat(pid); stat && stat->pgrp == pgid) pids.push_back(pid);
+    return false;
+  });
+  return pids;
+}
+
+#endif
+
+}  // namespace dshpty::terminal

@@ -1,0 +1,100 @@
+// The Linux stdin probe: is the terminal's foreground process group provably blocked
+// waiting for terminal input right now? It catches what the prompt marker cannot (bash's
+// `read`, `cat`, `python3 -c 'input()'`, a pager): the shell backend calls check() on a
+// short timer while a send is live. It reads only /proc files, never blocks on I/O a
+// process can control, keeps no fds open, and signals nothing.
+//
+// The rule (sound: it prefers "not proven" to a false stdin_read):
+// A group is blocked reading when some thread of one of its processes is
+//   - asleep (State S) in one of these system calls, from /proc/<pid>/task/<tid>/syscall
+//     (the syscall number, then its arguments in hex; a running thread shows "running"):
+//       read, readv              on fd a0
+//       poll, ppoll              on the pollfd array at a0 (a1 entries): entries with
+//                                POLLIN or POLLRDNORM
+//       select, pselect6         on the read set at a1 (a0 fds)
+//       epoll_wait, epoll_pwait, on the epoll fd a0: its registrations with EPOLLIN, from
+//       epoll_pwait2             /proc/<pid>/fdinfo/<a0>
+//     The poll array and the select set live in the process's memory; they are read from
+//     /proc/<pid>/mem, which needs the same permission as the syscall file (ptrace
+//     read access, which the host has over its own descendants) but no ptrace attach and
+//     no stop. While the thread sleeps the kernel has them copied already; what we read is
+//     what the process passed unless another of its threads rewrote it since (ignored).
+//   - waiting on an fd that is this terminal: /proc/<pid>/fd/<n> is a character device
+//     with the slave's st_rdev, or is /dev/tty (5,0) and the process's controlling
+//     terminal (tty_nr in /proc/<pid>/stat) is the slave. For epoll the registration's
+//     ino/sdev must also match that fd, since epoll keeps a file, not an fd number.
+//   - in a 64-bit process (its /proc/<pid>/exe is ELFCLASS64): a 32-bit process reports
+//     compat syscall numbers, which mean something else here.
+//   - and it has run since baseline() (its context-switch count in /proc/<pid>/task/<tid>
+//     /status changed), unless it was not blocked reading at baseline. Call baseline()
+//     just before the send's write: the shell sitting in read(0) at its prompt *before*
+//     it has seen the new input must not count. A thread that was not reading at baseline
+//     (or did not exist) can only have started its read after it.
+// Re-reading the syscall file after the status file confirms the thread did not move
+// between the two reads. What remains unprovable, and is accepted: a thread woken for an
+// unrelated reason in the microseconds between baseline() and the write's bytes reaching
+// the line discipline.
+//
+// Which processes are in the group: /proc is scanned (every /proc/<pid>/stat, for its
+// pgrp field), after the group leader (pid == pgid) is tried first, which settles the
+// usual single-command case without the scan. Cost: one small read per process on the
+// machine plus, per process in the group, one read per thread; about 1 µs-5 µs per
+// process (see terminal-bench), so a few hundred processes cost well under a millisecond.
+//
+// Elsewhere (not Linux, or not x86_64/aarch64) supported() is false and check() says
+// unsupported: the session then relies on the prompt marker and silence.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "dshpty/result.hpp"
+
+namespace dshpty::terminal {
+
+enum class ProbeVerdict {
+  blocked_reading,  // proven: the group is waiting for terminal input
+  not_proven,       // no proof (nothing reads, it is busy, or /proc was not readable)
+  unsupported,      // this platform cannot tell
+};
+
+// What proved it (for tests and debug logs).
+struct ProbeEvidence {
+  pid_t pid = 0;
+  pid_t tid = 0;
+  long syscall = -1;  // the native syscall number
+  int fd = -1;        // the terminal fd waited on
+};
+
+class StdinProbe {
+ public:
+  // `terminal`: the session PTY slave's device number (st_rdev; see terminal_device).
+  explicit StdinProbe(dev_t terminal) noexcept : terminal_(terminal) {}
+
+  static bool supported() noexcept;
+
+  // Records the threads of group `pgid` that are blocked reading the terminal now; they
+  // prove nothing later unless they have run since. Replaces any earlier baseline.
+  void baseline(pid_t pgid);
+  void clear_baseline() noexcept { baseline_.clear(); }
+  // Is group `pgid` provably blocked reading the terminal? Never fails; evidence, when
+  // given and the answer is blocked_reading, says which thread proved it.
+  ProbeVerdict check(pid_t pgid, ProbeEvidence* evidence = nullptr) const;
+
+ private:
+  dev_t terminal_;
+  std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, context switches
+};
+
+// The processes whose process group is `pgid`, the leader first when it exists (empty
+// where unsupported). Scans /proc; see the cost above.
+std::vector<pid_t> processes_in_group(pid_t pgid);
+
+// The device number of a terminal fd (e.g. the PTY slave, right after opening it).
+// INVALID_ARGUMENT when fd is not a character device; BACKEND_FAILED if fstat fails.
+Result<dev_t> terminal_device(int fd);
+
+}  // namespace dshpty::terminal

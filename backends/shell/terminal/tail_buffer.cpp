@@ -1,0 +1,47 @@
+#include "terminal/tail_buffer.hpp"
+
+#include <algorithm>
+
+#include "terminal/utf8.hpp"
+
+namespace dshpty::terminal {
+
+TailBuffer::TailBuffer(std::size_t max_bytes) : ring_(std::max<std::size_t>(max_bytes, 1)) {}
+
+void TailBuffer::append(std::string_view text) {
+  if (text.empty()) return;
+  const std::size_t limit = ring_.limit();
+  if (text.size() >= limit) {
+    std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
+    ring_.reset_at(ring_.end() + skip);
+    ring_.append(text.substr(skip));
+    return;
+  }
+  if (ring_.size() + text.size() > limit) {
+    std::uint64_t cut = ring_.boundary_at_or_after(ring_.begin() + (ring_.size() + text.size() - limit));
+    ring_.drop_front(static_cast<std::size_t>(cut - ring_.begin()));
+  }
+  ring_.append(text);
+}
+
+void TailBuffer::clear() noexcept {
+  ring_.reset_at(ring_.end());
+  start_ = taken_ = ring_.end();
+}
+
+std::string TailBuffer::text() const {
+  std::string out;
+  ring_.copy_to(ring_.begin(), ring_.end(), out);
+  return out;
+}
+
+OutputDelta TailBuffer::take_delta() {
+  OutputDelta delta;
+  std::uint64_t from = std::max(taken_, ring_.begin());
+  delta.truncated = from > taken_;
+  ring_.copy_to(from, ring_.end(), delta.text);
+  taken_ = ring_.end();
+  return delta;
+}
+
+}  // namespace dshpty::terminal

@@ -1,0 +1,43 @@
+// TailBuffer: one send's output, bounded to its newest max_bytes. It serves both views of
+// that output from the same storage, so memory is at most max_bytes either way:
+//   - the viewport (text(), truncated()): the last max_bytes of everything appended since
+//     clear(), cut forward to a UTF-8 boundary; truncated when anything was dropped;
+//   - the delta (take_delta()): what arrived since the previous take, truncated when some
+//     of it was dropped before it could be taken (the reader was slower than the bound).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dshpty/session.hpp"
+#include "terminal/byte_ring.hpp"
+
+namespace dshpty::terminal {
+
+class TailBuffer {
+ public:
+  // A bound of 0 is taken as 1.
+  explicit TailBuffer(std::size_t max_bytes);
+
+  // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them).
+  void append(std::string_view text);
+  // Forgets everything: a new send starts with an empty, untruncated viewport and delta.
+  void clear() noexcept;
+
+  std::string text() const;
+  bool truncated() const noexcept { return ring_.begin() > start_; }
+  std::size_t size() const noexcept { return ring_.size(); }
+  std::size_t memory_bytes() const noexcept { return ring_.capacity(); }
+
+  // The text since the previous take_delta() (or clear()), and marks it taken.
+  OutputDelta take_delta();
+
+ private:
+  ByteRing ring_;
+  std::uint64_t start_ = 0;  // offset of the first byte since clear()
+  std::uint64_t taken_ = 0;  // offset of the first byte not yet taken
+};
+
+}  // namespace dshpty::terminal

@@ -1,0 +1,339 @@
+// The stdin probe against real processes on a real PTY: a reader, a sleeper, pollers.
+// Every wait is bounded polling of /proc until a state appears (a child needs a moment
+// to enter its system call); every child is killed and reaped by its fixture.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dshpty/errors.hpp"
+#include "terminal/stdin_probe.hpp"
+
+extern char** environ;
+
+using dshpty::terminal::processes_in_group;
+using dshpty::terminal::ProbeEvidence;
+using dshpty::terminal::ProbeVerdict;
+using dshpty::terminal::StdinProbe;
+using dshpty::terminal::terminal_device;
+
+namespace {
+
+struct Pty {
+  int master = -1;
+  int slave = -1;
+  dev_t device = 0;
+  Pty() {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(master >= 0);
+    REQUIRE(::unlockpt(master) == 0);
+    slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(slave >= 0);
+    auto dev = terminal_device(slave);
+    REQUIRE(dev.ok());
+    device = *dev;
+  }
+  ~Pty() {
+    if (slave >= 0) ::close(slave);
+    if (master >= 0) ::close(master);
+  }
+  Pty(const Pty&) = delete;
+  Pty& operator=(const Pty&) = delete;
+};
+
+struct Pipe {
+  int read_end = -1, write_end = -1;
+  Pipe() {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    read_end = fds[0];
+    write_end = fds[1];
+  }
+  ~Pipe() {
+    ::close(read_end);
+    ::close(write_end);
+  }
+};
+
+// A child on `in` (stdin) and `out` (stdout and stderr), in its own process group or in
+// `join_group`'s; killed and reaped when the fixture goes, pass or fail.
+struct Child {
+  pid_t pid = -1;
+  Child(std::vector<std::string> argv, int in, int out, pid_t join_group = 0, bool new_group = true) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_adddup2(&actions, in, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_adddup2(&actions, out, 2);
+    if (new_group) {
+      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+      posix_spawnattr_setpgroup(&attr, join_group);
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    REQUIRE(rc == 0);
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+};
+
+bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    ::poll(nullptr, 0, 2);  // the polling interval, not a guess at how long the child needs
+  }
+  return condition();
+}
+
+// Some thread of pid sleeps in one of these syscalls (the child has settled).
+bool in_syscall(pid_t pid, const std::vector<long>& numbers) {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "syscall");
+    long nr = -1;
+    if (in >> nr)
+      for (long n : numbers)
+        if (n == nr) return true;
+  }
+  return false;
+}
+
+std::string python() {
+  for (const char* path : {"/usr/bin/python3", "/usr/local/bin/python3"})
+    if (::access(path, X_OK) == 0) return path;
+  return {};
+}
+
+std::vector<long> poll_calls() {
+  return {
+#ifdef __NR_poll
+      __NR_poll,
+#endif
+      __NR_ppoll};
+}
+
+ProbeVerdict verdict(const StdinProbe& probe, pid_t pgid, ProbeEvidence* evidence = nullptr) {
+  return probe.check(pgid, evidence);
+}
+
+}  // namespace
+
+TEST_CASE("the probe is supported here, or says unsupported") {
+  Pty pty;
+  StdinProbe probe(pty.device);
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+  CHECK(StdinProbe::supported());
+#else
+  CHECK(probe.check(::getpgrp()) == ProbeVerdict::unsupported);
+#endif
+}
+
+TEST_CASE("terminal_device: a PTY slave has one; a pipe is not a terminal") {
+  Pty pty;
+  struct stat st {};
+  REQUIRE(::fstat(pty.slave, &st) == 0);
+  CHECK(pty.device == st.st_rdev);
+  Pipe pipe;
+  auto dev = terminal_device(pipe.read_end);
+  REQUIRE_FALSE(dev.ok());
+  CHECK(dev.error()->code == dshpty::Code::INVALID_ARGUMENT);
+}
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+
+TEST_CASE("a child blocked in read(0) on the PTY is blocked reading") {
+  Pty pty;
+  Child cat({"cat"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  ProbeEvidence evidence;
+  REQUIRE(eventually([&] { return verdict(probe, cat.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.pid == cat.pid);
+  CHECK(evidence.tid == cat.pid);
+  CHECK(evidence.fd == 0);
+  CHECK(evidence.syscall == __NR_read);
+}
+
+TEST_CASE("baseline: a reader that has not run since proves nothing; after new input it does") {
+  Pty pty;
+  Child cat({"cat"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  REQUIRE(eventually([&] { return verdict(probe, cat.pid) == ProbeVerdict::blocked_reading; }));
+  probe.baseline(cat.pid);  // as before a send's write: cat sits in read(0)
+  CHECK(verdict(probe, cat.pid) == ProbeVerdict::not_proven);
+  REQUIRE(::write(pty.master, "x\n", 2) == 2);
+  // cat wakes, copies the line, and sleeps in read(0) again: fresh evidence.
+  CHECK(eventually([&] { return verdict(probe, cat.pid) == ProbeVerdict::blocked_reading; }));
+  probe.clear_baseline();
+  CHECK(verdict(probe, cat.pid) == ProbeVerdict::blocked_reading);
+}
+
+TEST_CASE("a child in sleep is not reading") {
+  Pty pty;
+  Child sleeper({"sleep", "60"}, pty.slave, pty.slave);
+  REQUIRE(eventually([&] { return in_syscall(sleeper.pid, {__NR_clock_nanosleep, __NR_nanosleep}); }));
+  StdinProbe probe(pty.device);
+  CHECK(verdict(probe, sleeper.pid) == ProbeVerdict::not_proven);
+}
+
+TEST_CASE("read(0) counts only when fd 0 is this terminal") {
+  Pty unused;  // kept open, so its device number is not reused by the PTYs below
+  StdinProbe probe(unused.device);
+  {
+    Pipe pipe;
+    Pty pty;
+    Child cat({"cat"}, pipe.read_end, pty.slave);
+    REQUIRE(eventually([&] { return in_syscall(cat.pid, {__NR_read}); }));
+    CHECK(verdict(probe, cat.pid) == ProbeVerdict::not_proven);
+    StdinProbe right(pty.device);
+    CHECK(verdict(right, cat.pid) == ProbeVerdict::not_proven);  // its stdout is, stdin is not
+  }
+  {
+    Pty other;
+    Child cat({"cat"}, other.slave, other.slave);
+    REQUIRE(eventually([&] { return in_syscall(cat.pid, {__NR_read}); }));
+    CHECK(verdict(probe, cat.pid) == ProbeVerdict::not_proven);  // a terminal, not ours
+    StdinProbe right(other.device);
+    CHECK(verdict(right, cat.pid) == ProbeVerdict::blocked_reading);
+  }
+}
+
+TEST_CASE("only the given process group counts") {
+  Pty pty;
+  Child cat({"cat"}, pty.slave, pty.slave);
+  Child sleeper({"sleep", "60"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  REQUIRE(eventually([&] { return verdict(probe, cat.pid) == ProbeVerdict::blocked_reading; }));
+  CHECK(verdict(probe, sleeper.pid) == ProbeVerdict::not_proven);
+  CHECK(verdict(probe, 0) == ProbeVerdict::not_proven);
+  CHECK(verdict(probe, -1) == ProbeVerdict::not_proven);
+}
+
+TEST_CASE("a reader that is not the group leader is found by the /proc scan") {
+  Pty pty;
+  Child leader({"sleep", "60"}, pty.slave, pty.slave);
+  Child cat({"cat"}, pty.slave, pty.slave, leader.pid);
+  REQUIRE(eventually([&] { return processes_in_group(leader.pid).size() == 2; }));
+  std::vector<pid_t> members = processes_in_group(leader.pid);
+  CHECK(members == std::vector<pid_t>{leader.pid, cat.pid});  // leader first
+  StdinProbe probe(pty.device);
+  ProbeEvidence evidence;
+  REQUIRE(eventually([&] { return verdict(probe, leader.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.pid == cat.pid);
+}
+
+TEST_CASE("select, poll and epoll on stdin are blocked reading") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  const char* programs[] = {
+      "import select,sys; select.select([sys.stdin],[],[])",
+      "import select; p=select.poll(); p.register(0, select.POLLIN); p.poll()",
+      "import select; e=select.epoll(); e.register(0, select.EPOLLIN); e.poll()",
+      "import select,os; r,w=os.pipe(); select.select([r, 0],[],[])",  // 0 among others
+  };
+  for (const char* program : programs) {
+    INFO(program);
+    Pty pty;
+    Child child({py, "-c", program}, pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    CHECK(eventually([&] { return verdict(probe, child.pid) == ProbeVerdict::blocked_reading; }));
+  }
+}
+
+TEST_CASE("polling other fds, or stdin only for writing, is not reading the terminal") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  struct Case {
+    const char* program;
+    std::vector<long> syscalls;
+  };
+  std::vector<long> selects = {__NR_pselect6};
+#ifdef __NR_select
+  selects.push_back(__NR_select);
+#endif
+  std::vector<long> epolls = {__NR_epoll_pwait};
+#ifdef __NR_epoll_wait
+  epolls.push_back(__NR_epoll_wait);
+#endif
+  const Case cases[] = {
+      {"import select,os; r,w=os.pipe(); select.select([r],[],[])", selects},
+      {"import select,os; r,w=os.pipe(); select.select([],[],[0])", selects},  // except-set only
+      {"import select,os; r,w=os.pipe(); p=select.poll(); p.register(r, select.POLLIN); p.poll()", poll_calls()},
+      {"import select,os; r,w=os.pipe(); e=select.epoll(); e.register(r, select.EPOLLIN); e.poll()", epolls},
+  };
+  for (const Case& c : cases) {
+    INFO(c.program);
+    Pty pty;
+    Child child({py, "-c", c.program}, pty.slave, pty.slave);
+    REQUIRE(eventually([&] { return in_syscall(child.pid, c.syscalls); }));
+    StdinProbe probe(pty.device);
+    CHECK(verdict(probe, child.pid) == ProbeVerdict::not_proven);
+  }
+}
+
+TEST_CASE("a thread other than the main one reading stdin is found") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  Pty pty;
+  Child child({py, "-c", "import threading,sys; t=threading.Thread(target=lambda: sys.stdin.buffer.raw.read(1)); t.start(); t.join()"},
+              pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  ProbeEvidence evidence;
+  REQUIRE(eventually([&] { return verdict(probe, child.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.pid == child.pid);
+  CHECK(evidence.tid != child.pid);
+}
+
+TEST_CASE("reading /dev/tty counts when the terminal is the process's controlling terminal") {
+  if (::access("/usr/bin/setsid", X_OK) != 0) {
+    MESSAGE("no setsid(1): skipped");
+    return;
+  }
+  Pty pty;
+  // setsid -c: a new session whose controlling terminal is stdin (our slave); not a group
+  // leader when spawned, so setsid(1) execs cat in place (no grandchild).
+  Child child({"/usr/bin/setsid", "-c", "cat", "/dev/tty"}, pty.slave, pty.slave, 0, false);
+  StdinProbe probe(pty.device);
+  ProbeEvidence evidence;
+  REQUIRE(eventually([&] { return verdict(probe, child.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.fd != 0);  // cat reads the file it opened, /dev/tty
+}
+
+#endif

@@ -1,0 +1,127 @@
+// terminal-bench: throughput of the output path (sanitizer -> scrollback + tail buffer +
+// prompt watch) on typical terminal output, and the stdin probe's cost. Not a test: it
+// prints numbers. Usage: terminal-bench [MiB, default 64]
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "terminal/prompt_watch.hpp"
+#include "terminal/sanitizer.hpp"
+#include "terminal/scrollback.hpp"
+#include "terminal/stdin_probe.hpp"
+#include "terminal/tail_buffer.hpp"
+
+using namespace dshpty::terminal;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// About 1 MiB of what a shell shows: plain lines, colour (ls, grep, compilers), UTF-8,
+// progress lines with lone CRs, a title OSC and a prompt marker now and then; CR LF ends.
+std::string typical_block() {
+  std::string block;
+  int n = 0;
+  while (block.size() < (1u << 20)) {
+    ++n;
+    switch (n % 10) {
+      case 0: block += "\x1B[0m\x1B[01;34mdirectory\x1B[0m  \x1B[01;32mscript.sh\x1B[0m  notes.txt  \x1B[01;31marchive.tar.gz\x1B[0m\r\n"; break;
+      case 1: block += "src/sanitizer.cpp:" + std::to_string(n) + ":17: \x1B[01;35mwarning: \x1B[0munused variable \xE2\x80\x98x\xE2\x80\x99 [-Wunused-variable]\r\n"; break;
+      case 2: block += "r\xC3\xA9sum\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80 na\xC3\xAFve caf\xC3\xA9 \xE2\x82\xAC" "42\r\n"; break;
+      case 3: block += "progress  " + std::to_string(n % 100) + "%\rprogress " + std::to_string(n % 100 + 1) + "%\r\n"; break;
+      case 4: block += "\x1B]0;user@host: ~/project\x07\x1B]133;D;0\x07" "dsh> "; break;
+      default: block += "-rw-r--r-- 1 user user   " + std::to_string(n * 37 % 100000) + " Dec  2 14:52 file_" + std::to_string(n) + ".txt\r\n"; break;
+    }
+  }
+  return block;
+}
+
+struct Result {
+  double seconds;
+  std::size_t bytes;
+};
+
+template <class F>
+Result run(const std::string& block, std::size_t total, std::size_t chunk, F&& per_chunk) {
+  std::size_t done = 0;
+  auto start = Clock::now();
+  while (done < total) {
+    for (std::size_t off = 0; off < block.size() && done < total; off += chunk) {
+      std::string_view piece = std::string_view(block).substr(off, chunk);
+      per_chunk(piece);
+      done += piece.size();
+    }
+  }
+  return {std::chrono::duration<double>(Clock::now() - start).count(), done};
+}
+
+void report(const char* what, Result r) {
+  std::printf("%-46s %8.1f MB/s  (%zu MiB in %.3f s)\n", what, r.bytes / r.seconds / 1e6, r.bytes >> 20, r.seconds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t mib = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 64;
+  const std::size_t total = mib << 20;
+  const std::size_t chunk = 4096;  // what a PTY master read returns
+  const std::string block = typical_block();
+  std::string yes_block;
+  while (yes_block.size() < (1u << 20)) yes_block += "y\r\n";
+
+  {
+    Sanitizer sanitizer;
+    SanitizedText out;
+    std::size_t text = 0;
+    report("sanitizer, typical output", run(block, total, chunk, [&](std::string_view piece) {
+             out.clear();
+             sanitizer.feed(piece, out);
+             text += out.text.size();
+           }));
+    if (text == 0) return 1;
+  }
+  for (int variant = 0; variant < 2; ++variant) {
+    const std::string& input = variant == 0 ? block : yes_block;
+    Sanitizer sanitizer;
+    SanitizedText out;
+    Scrollback scrollback;
+    TailBuffer tail(256u << 10);
+    PromptWatch watch;
+    report(variant == 0 ? "sanitizer+scrollback+tail+prompt, typical" : "sanitizer+scrollback+tail+prompt, `yes`",
+           run(input, total, chunk, [&](std::string_view piece) {
+             out.clear();
+             sanitizer.feed(piece, out);
+             scrollback.append(out.text);
+             tail.append(out.text);
+             watch.observe(out);
+           }));
+    std::printf("  retained %zu bytes, %lld lines, %zu bytes of storage\n", scrollback.retained_bytes(),
+                static_cast<long long>(scrollback.total_lines()), scrollback.memory_bytes());
+  }
+
+  if (StdinProbe::supported()) {
+    StdinProbe probe(0);
+    const pid_t group = ::getpgrp();
+    const int rounds = 200;
+    auto start = Clock::now();
+    std::size_t members = 0;
+    for (int i = 0; i < rounds; ++i) members += processes_in_group(group).size();
+    double scan = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
+    start = Clock::now();
+    for (int i = 0; i < rounds; ++i) (void)probe.check(group);
+    double check = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
+    std::size_t processes = processes_in_group(-1).size();
+    (void)processes;
+    std::size_t all = 0;
+    for (const auto& entry : std::string_view("")) (void)entry;
+    if (FILE* f = ::popen("ls /proc | grep -c '^[0-9]'", "r")) {
+      if (std::fscanf(f, "%zu", &all) != 1) all = 0;
+      ::pclose(f);
+    }
+    std::printf("stdin probe: group scan %.0f us, check %.0f us (%zu processes on the machine, %zu in the group)\n",
+                scan, check, all, members / rounds);
+  }
+  return 0;
+}
