@@ -15,15 +15,19 @@ namespace detail {
 struct AbortState;
 }
 
-// Unsubscribes its callback when destroyed or reset(). Move-only.
+// Unsubscribes its callback when destroyed or reset(). Move-only; owned by the subscriber.
+// Outliving its signal is harmless (it then holds nothing).
 class AbortSubscription {
  public:
-  AbortSubscription() = default;
+  AbortSubscription() = default;  // subscribes nothing
+  // Takes over other's subscription; other is left empty. Never fails.
   AbortSubscription(AbortSubscription&& other) noexcept;
+  // Ends this one's subscription, then takes over other's. Never fails.
   AbortSubscription& operator=(AbortSubscription&& other) noexcept;
   AbortSubscription(const AbortSubscription&) = delete;
   AbortSubscription& operator=(const AbortSubscription&) = delete;
-  ~AbortSubscription();
+  ~AbortSubscription();  // unsubscribes
+  // Unsubscribes now (the callback is dropped without running). Never fails; idempotent.
   void reset() noexcept;
 
  private:
@@ -37,10 +41,12 @@ class AbortSubscription {
 // copies observe the same abort.
 class AbortSignal {
  public:
-  AbortSignal() = default;
+  AbortSignal() = default;  // a signal that never aborts
 
+  // True once its controller aborted. Never fails.
   bool aborted() const noexcept;
-  // The reason given to abort(); null while not aborted.
+  // The reason given to abort() (the same object: identity is the point); null while not
+  // aborted.
   Error reason() const;
 
   // Calls fn(reason) once, synchronously inside the abort() that aborts this signal.
@@ -60,10 +66,13 @@ class AbortSignal {
   std::shared_ptr<detail::AbortState> state_;
 };
 
+// Owned by whoever may abort; its signals may outlive it (they then never abort).
 class AbortController {
  public:
-  AbortController();
+  AbortController();  // not aborted
+  // A view of this controller's abort, cheap to copy. Never fails.
   AbortSignal signal() const noexcept;
+  // True once abort() succeeded. Never fails.
   bool aborted() const noexcept;
   // Aborts with `reason` (non-null) and runs the subscribers. Returns false, and changes
   // nothing, when already aborted.

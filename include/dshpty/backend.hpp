@@ -56,12 +56,14 @@ class BackendSession {
  public:
   virtual ~BackendSession() = default;
 
-  virtual const std::string& motd() const = 0;      // start-up output
+  virtual const std::string& motd() const = 0;      // start-up output; never fails
   virtual std::optional<int> pid() const = 0;       // the top-level process, if any
+  // Running, or how the top-level process exited (fresh each call). Never fails.
   virtual SessionStatus status() const = 0;
 
   // Starts one send (the service guarantees at most one live). A synchronous failure
-  // (e.g. SESSION_EXITED) is returned and `done` is never called.
+  // (e.g. SESSION_EXITED) is returned and `done` is never called. The returned operation
+  // is owned by the service, which destroys it before this session.
   virtual Result<std::unique_ptr<BackendSendOperation>> start_send(SendRequest request,
                                                                    Callback<SendResult> done) = 0;
   // A page of retained output. INVALID_ARGUMENT for a negative offset or a count below 1.

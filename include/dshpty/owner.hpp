@@ -20,14 +20,16 @@ struct OwnerIdentity {
 // no owner: every service operation treats it as not live.
 class Owner {
  public:
-  Owner() = default;
+  Owner() = default;  // no owner
 
+  // False for a default-constructed Owner. Says nothing about liveness: ask the service.
   bool valid() const noexcept { return static_cast<bool>(id_); }
   // The label it was minted from ("" for no owner). Display only, never authority.
   const std::string& label() const noexcept;
   // The service-unique serial (0 for no owner). Display only.
   std::uint64_t serial() const noexcept { return id_ ? id_->serial : 0; }
 
+  // Identity, not label: true only for copies of the same minted owner.
   friend bool operator==(const Owner& a, const Owner& b) noexcept { return a.id_ == b.id_; }
 
  private:

@@ -14,15 +14,18 @@ namespace dshpty {
 template <class T>
 class [[nodiscard]] Result {
  public:
+  // A success holding value (owned by the Result).
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  // A failure; `error` must be non-null (asserted).
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {  // NOLINT
     assert(std::get<1>(v_) && "a failed Result needs a non-null Error");
   }
 
+  // True when it holds a value. Never fails.
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  // Precondition: ok().
+  // The value. Precondition: ok() (std::bad_variant_access otherwise).
   T& value() & { return std::get<0>(v_); }
   const T& value() const& { return std::get<0>(v_); }
   T&& value() && { return std::get<0>(std::move(v_)); }
@@ -31,7 +34,7 @@ class [[nodiscard]] Result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  // Precondition: !ok().
+  // The error, never null. Precondition: !ok() (std::bad_variant_access otherwise).
   const Error& error() const { return std::get<1>(v_); }
 
  private:
@@ -46,9 +49,10 @@ class [[nodiscard]] Result<void> {
     assert(error_ && "a failed Result needs a non-null Error");
   }
 
+  // True when it holds no error. Never fails.
   bool ok() const noexcept { return !error_; }
   explicit operator bool() const noexcept { return ok(); }
-  // Precondition: !ok().
+  // The error. Precondition: !ok() (null otherwise).
   const Error& error() const { return error_; }
 
  private:

@@ -46,11 +46,12 @@ struct RecordView {
 };
 
 struct SpawnOptions {
-  std::string type;                            // the backend type, e.g. "shell"
-  std::optional<std::string> name;             // must not be empty when set
-  std::optional<std::string> cwd;
-  std::map<std::string, std::string> options;  // passed to the backend as is
-  AbortSignal signal;                          // the caller's; never aborts by default
+  // Every member has a default initializer, so {.type = "shell"} is -Wextra clean on g++ 12.
+  std::string type{};                            // the backend type, e.g. "shell"
+  std::optional<std::string> name{};             // must not be empty when set
+  std::optional<std::string> cwd{};
+  std::map<std::string, std::string> options{};  // passed to the backend as is
+  AbortSignal signal{};                          // the caller's; never aborts by default
 };
 
 struct SpawnResult {
@@ -62,14 +63,15 @@ struct SpawnResult {
 // after the session closed (then it has no more output).
 class Send {
  public:
-  ~Send();
+  ~Send();  // the caller may drop its handle at any time: the send goes on
   Send(const Send&) = delete;
   Send& operator=(const Send&) = delete;
 
-  // Output since the previous call (consuming). Empty once the session is gone.
+  // Output since the previous call (consuming). Empty once the session is gone. Never fails.
   OutputDelta read_output();
-  // Asks the backend to interrupt the send; false once it has settled.
+  // Asks the backend to interrupt the send; false once it has settled (then nothing happens).
   bool cancel();
+  // True once the send's completion was decided (it may still be on its way). Never fails.
   bool settled() const noexcept { return settled_; }
 
  private:
@@ -108,6 +110,7 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
+  // The loop given to the constructor (not owned). Never fails.
   struct ev_loop* loop() const noexcept;
 
   // INVALID_ARGUMENT for a null backend or an empty type; DUPLICATE_BACKEND when the type
@@ -118,6 +121,7 @@ class Service {
 
   // A new live owner. Never fails (once disposing, the owner is minted not live).
   Owner mint_owner(std::string label);
+  // True for an owner minted here and not disposed; false otherwise. Never fails.
   bool is_owner_live(const Owner& owner) const noexcept;
 
   // Creates and publishes a session. Every failure comes through `done`, checked in this
@@ -161,9 +165,10 @@ class Service {
   // backends and owners. Afterwards every spawn fails SERVICE_DISPOSING. A second call joins
   // the first, or succeeds at once after it completed.
   void dispose(Callback<void> done);
+  // True from the first dispose() call on (also after it completed). Never fails.
   bool disposing() const noexcept;
 
-  // The whole table, in id order (oldest first).
+  // The whole table, in id order (oldest first); copies, owned by the caller. Never fails.
   std::vector<RecordView> records() const;
 
  private:
