@@ -1,0 +1,126 @@
+// dshpty-repl --json: request parsing and checking, and the encoding of results and errors.
+#include <doctest/doctest.h>
+
+#include "json_protocol.hpp"
+
+using namespace dshpty;
+using namespace dshpty::repl;
+using namespace dshpty::repl::json_protocol;
+
+namespace {
+Request parse_ok(std::string_view line) {
+  auto parsed = parse_request(line);
+  REQUIRE(std::holds_alternative<Request>(parsed));
+  return std::get<Request>(std::move(parsed));
+}
+BadRequest parse_bad(std::string_view line) {
+  auto parsed = parse_request(line);
+  REQUIRE(std::holds_alternative<BadRequest>(parsed));
+  auto bad = std::get<BadRequest>(std::move(parsed));
+  CHECK(bad.error->code == Code::INVALID_ARGUMENT);
+  return bad;
+}
+}  // namespace
+
+TEST_CASE("every op parses with its fields") {
+  auto open = parse_ok(R"({"id":1,"op":"open","type":"shell","name":"main","cwd":"/tmp","owner":"a"})");
+  CHECK(open.id == 1);
+  CHECK(open.owner == "a");
+  const auto& o = std::get<OpenOp>(open.op);
+  CHECK(o.type == "shell");
+  CHECK(*o.name == "main");
+  CHECK(*o.cwd == "/tmp");
+
+  auto send = parse_ok(R"({"id":"s","op":"send","sessionId":"pty-1","text":"ls","submit":false,"timeoutMs":5,"idleMs":7})");
+  CHECK(send.owner == "default");
+  const auto& s = std::get<SendOp>(send.op);
+  CHECK(s.session_id == "pty-1");
+  CHECK(s.request.text == "ls");
+  CHECK_FALSE(s.request.submit);
+  CHECK(s.request.timeout->count() == 5);
+  CHECK(s.request.idle->count() == 7);
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":""})").op).request.submit);
+
+  CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a":[1]}})").op).send_id == Json::parse(R"({"a":[1]})"));
+  CHECK(std::get<OutputOp>(parse_ok(R"({"id":2,"op":"output","sendId":"s"})").op).send_id == "s");
+  auto read = std::get<ReadOp>(parse_ok(R"({"id":3,"op":"read","sessionId":"pty-1","offset":10,"count":20})").op);
+  CHECK(read.request.offset == 10);
+  CHECK(read.request.count == 20);
+  CHECK(std::get<ReadOp>(parse_ok(R"({"id":3,"op":"read","sessionId":"p"})").op).request.count == 500);
+  CHECK(std::get<SignalOp>(parse_ok(R"({"id":4,"op":"signal","sessionId":"p","signal":"int"})").op).signal == Signal::sigint);
+  CHECK(std::get<CloseOp>(parse_ok(R"({"id":5,"op":"close","sessionId":"p"})").op).session_id == "p");
+  CHECK(std::holds_alternative<ListOp>(parse_ok(R"({"id":6,"op":"list"})").op));
+  CHECK(std::holds_alternative<ActivityOp>(parse_ok(R"({"id":7,"op":"activity"})").op));
+  CHECK(std::holds_alternative<DisposeOwnerOp>(parse_ok(R"({"id":8,"op":"disposeOwner","owner":"x"})").op));
+  CHECK(std::holds_alternative<ShutdownOp>(parse_ok(R"({"id":null,"op":"shutdown"})").op));
+}
+
+TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be read") {
+  CHECK(parse_bad("not json").id.is_null());
+  CHECK(parse_bad("[1,2]").id.is_null());
+  CHECK(parse_bad(R"({"op":"list"})").id.is_null());
+  CHECK(parse_bad(R"({"id":1})").id == 1);
+  CHECK(parse_bad(R"({"id":1,"op":"nope"})").error->message == "unknown op \"nope\"");
+  CHECK(parse_bad(R"({"id":1,"op":7})").id == 1);
+  CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":"p"})").error->message == "missing field \"text\"");
+  CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":1,"text":"x"})").error->message ==
+        "field \"sessionId\" must be a string");
+  parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","submit":"yes"})");
+  parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","timeoutMs":-1})");
+  parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","idleMs":1.5})");
+  parse_bad(R"({"id":2,"op":"read","sessionId":"p","offset":"1"})");
+  parse_bad(R"({"id":2,"op":"signal","sessionId":"p","signal":"SIGUSR1"})");
+  parse_bad(R"({"id":2,"op":"cancel"})");
+  parse_bad(R"({"id":2,"op":"disposeOwner"})");
+  parse_bad(R"({"id":2,"op":"list","owner":5})");
+  parse_bad(R"({"id":2,"op":"open"})");
+  parse_bad("{\"id\":1,\"op\":\"list\"");  // cut short
+  // Deep nesting is rejected or parsed, never a crash.
+  std::string deep(100000, '[');
+  parse_bad(deep);
+}
+
+TEST_CASE("responses: shape, status, errors, caps") {
+  CHECK(serialize(ok_response(1, Json::object())) == R"({"id":1,"ok":true,"result":{}})");
+  const Error aggregate = make_error(Code::CLEANUP_FAILED, "failed to clean up PTY lifecycle",
+                                     {make_error(Code::BACKEND_FAILED, "boom")});
+  CHECK(serialize(error_response(nullptr, make_error(Code::NO_SESSION))) ==
+        R"({"id":null,"ok":false,"error":{"code":"NO_SESSION","message":"unknown PTY session ID"}})");
+  CHECK(serialize(error_response("x", aggregate)) ==
+        R"({"id":"x","ok":false,"error":{"code":"CLEANUP_FAILED","message":"failed to clean up PTY lifecycle","errors":[{"code":"BACKEND_FAILED","message":"boom"}]}})");
+
+  CHECK(encode_status({}).dump() == R"({"kind":"running"})");
+  CHECK(encode_status(SessionStatus::exited_with_code(2)).dump() == R"({"kind":"exited","exitCode":2,"signal":null})");
+  CHECK(encode_status(SessionStatus::exited_by_signal(9)).dump() == R"({"kind":"exited","exitCode":null,"signal":"SIGKILL"})");
+
+  SessionSnapshot session;
+  session.id = "pty-1";
+  session.type = "shell";
+  CHECK(encode_snapshot(session).dump() == R"({"sessionId":"pty-1","type":"shell","status":{"kind":"running"}})");
+  session.name = "main";
+  session.pid = 9;
+  CHECK(encode_snapshot(session).dump() ==
+        R"({"sessionId":"pty-1","name":"main","type":"shell","pid":9,"status":{"kind":"running"}})");
+
+  SendResult sent;
+  sent.viewport = std::string(100, 'x') + "\xC3\xA9";
+  sent.wait_reason = WaitReason::timeout;
+  auto full = encode_send(sent, 1000);
+  CHECK(full["waitReason"] == "timeout");
+  CHECK(full["truncated"] == false);
+  auto cut = encode_send(sent, 101);
+  CHECK(cut["viewport"].get<std::string>().size() == 100);
+  CHECK(cut["truncated"] == true);
+
+  ReadPage page;
+  page.text = "a\n";
+  page.total_lines = 1;
+  page.line_end = 1;
+  CHECK(encode_read(page, 100).dump() == R"({"text":"a\n","totalLines":1,"lineBegin":0,"lineEnd":1,"truncated":false})");
+  CHECK(encode_output({"abc", true}, 100).dump() == R"({"delta":"abc","truncated":true})");
+  SignalResult signal;
+  signal.target_pgid = 77;
+  CHECK(encode_signal(signal).dump() == R"({"delivered":true,"targetPgid":77})");
+  // Invalid UTF-8 never makes serialize throw.
+  CHECK_NOTHROW(serialize(ok_response(1, Json{{"text", std::string("\xFF")}})));
+}

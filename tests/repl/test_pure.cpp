@@ -1,0 +1,342 @@
+// dshpty-repl's pure parts: the result cap, UTF-8 input decoding, the line splitter, the
+// command line, the text command parser, session naming and completion, and the exact texts.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "line_splitter.hpp"
+#include "options.hpp"
+#include "output_cap.hpp"
+#include "session_names.hpp"
+#include "text_command.hpp"
+#include "text_format.hpp"
+#include "utf8_decode.hpp"
+
+using namespace dshpty;
+using namespace dshpty::repl;
+
+TEST_CASE("utf8_prefix never ends inside a character") {
+  const std::string euro = "\xE2\x82\xAC";  // 3 bytes
+  const std::string text = "ab" + euro + "cd";
+  CHECK(utf8_prefix(text, 100) == text);
+  CHECK(utf8_prefix(text, 2) == "ab");
+  CHECK(utf8_prefix(text, 3) == "ab");
+  CHECK(utf8_prefix(text, 4) == "ab");
+  CHECK(utf8_prefix(text, 5) == "ab" + euro);
+  CHECK(utf8_prefix(text, 6) == "ab" + euro + "c");
+  const std::string emoji = "\xF0\x9F\x98\x80";  // 4 bytes
+  for (std::size_t cut = 0; cut < 4; ++cut) CHECK(utf8_prefix(emoji + "x", cut).empty());
+  CHECK(utf8_prefix(emoji + "x", 4) == emoji);
+  // Stray continuation bytes are single characters: cut like any byte.
+  CHECK(utf8_prefix("a\x80\x80\x80\x80", 3) == "a\x80\x80");
+}
+
+TEST_CASE("cap_display cuts to the cap and ends with the marker") {
+  CHECK(cap_display("short\n", 64).text == "short\n");
+  CHECK_FALSE(cap_display("short\n", 64).truncated);
+
+  std::string big;
+  for (int i = 0; i < 1000; ++i) big += "\xC3\xA9";  // é, 2 bytes each
+  const CappedText capped = cap_display(big, 64);
+  CHECK(capped.truncated);
+  CHECK(capped.text.size() + 1 <= 64);  // the caller's final newline still fits
+  CHECK(capped.text.size() >= std::string(kTruncatedMarker).size());
+  CHECK(capped.text.substr(capped.text.size() - kTruncatedMarker.size()) == kTruncatedMarker);
+  const std::string head = capped.text.substr(0, capped.text.find('\n'));
+  CHECK(head.size() % 2 == 0);  // whole characters only
+  CHECK(head == utf8_prefix(big, head.size()));
+
+  const CappedText field = cap_field(big, 65);
+  CHECK(field.truncated);
+  CHECK(field.text.size() == 64);
+}
+
+TEST_CASE("decode_utf8_char: complete, incomplete and invalid input") {
+  auto one = decode_utf8_char("a");
+  CHECK(one.state == DecodedChar::State::complete);
+  CHECK(one.code_point == U'a');
+  CHECK(one.length == 1);
+  auto e = decode_utf8_char("\xC3\xA9z");
+  CHECK(e.code_point == 0xE9);
+  CHECK(e.length == 2);
+  CHECK(decode_utf8_char("\xE2\x82").state == DecodedChar::State::incomplete);
+  CHECK(decode_utf8_char("").state == DecodedChar::State::incomplete);
+  auto bad = decode_utf8_char("\xFFx");
+  CHECK(bad.code_point == 0xFFFD);
+  CHECK(bad.length == 1);
+  CHECK(decode_utf8_char("\xC3x").code_point == 0xFFFD);
+  CHECK(decode_utf8_char("\xE0\x80\x80").code_point == 0xFFFD);  // overlong
+  CHECK(decode_utf8_char("\xED\xA0\x80").code_point == 0xFFFD);  // surrogate
+  CHECK(decode_utf8_char("\xF0\x9F\x98\x80").code_point == 0x1F600);
+}
+
+TEST_CASE("LineSplitter: lines across chunks, CRLF, overlong lines, the last line") {
+  std::vector<std::string> lines;
+  int overlong = 0;
+  LineSplitter splitter(8, {[&](std::string_view line) { lines.emplace_back(line); }, [&] { ++overlong; }});
+  splitter.feed("ab");
+  splitter.feed("c\r\nde");
+  splitter.feed("\n0123456789abcdef");
+  CHECK(overlong == 0);  // reported at the end of the line, once
+  splitter.feed("more\nok\nlast");
+  CHECK(overlong == 1);
+  splitter.finish();
+  CHECK(lines == std::vector<std::string>{"abc", "de", "ok", "last"});
+
+  int seen = 0;
+  LineSplitter* self = nullptr;
+  LineSplitter stopping(100, {[&](std::string_view) {
+                                ++seen;
+                                self->stop();
+                              },
+                              {}});
+  self = &stopping;
+  stopping.feed("a\nb\n");  // stop() inside the handler drops the rest
+  CHECK(seen == 1);
+}
+
+TEST_CASE("parse_options: values, limits, errors") {
+  auto parse = [](std::vector<std::string_view> args) { return parse_options(args); };
+  auto defaults = parse({});
+  REQUIRE(defaults);
+  CHECK(defaults->max_result_bytes == 256u * 1024);
+  CHECK_FALSE(defaults->json);
+
+  auto all = parse({"--json", "--shell", "/bin/sh", "--cwd=/tmp", "--rows", "24", "--cols=80", "--idle-ms", "500",
+                    "--timeout-ms", "9000", "--max-result-bytes", "64"});
+  REQUIRE(all);
+  CHECK(all->json);
+  CHECK(*all->shell == "/bin/sh");
+  CHECK(*all->cwd == "/tmp");
+  CHECK(*all->rows == 24);
+  CHECK(*all->cols == 80);
+  CHECK(all->idle->count() == 500);
+  CHECK(all->timeout->count() == 9000);
+  CHECK(all->max_result_bytes == 64);
+
+  CHECK_FALSE(parse({"--max-result-bytes", "63"}));
+  CHECK_FALSE(parse({"--rows", "0"}));
+  CHECK_FALSE(parse({"--rows", "abc"}));
+  CHECK_FALSE(parse({"--cols"}));
+  CHECK_FALSE(parse({"--bogus"}));
+  CHECK_FALSE(parse({"--json=yes"}));
+  CHECK_FALSE(parse({"--json", "--open-main"}));
+  CHECK(parse({"--open-main"})->open_main);
+  CHECK(parse({"--help"})->help);
+  CHECK(parse({"--version"})->version);
+  CHECK(parse({"--max-result-bytes", "63"}).error()->code == Code::INVALID_ARGUMENT);
+
+  CHECK(shell_argv("/bin/bash") == std::vector<std::string>{"/bin/bash", "--noprofile", "--norc", "-i"});
+  CHECK(shell_argv("/usr/bin/zsh") == std::vector<std::string>{"/usr/bin/zsh", "-i"});
+  CHECK(usage_text().find("--max-result-bytes") != std::string::npos);
+}
+
+namespace {
+ParseContext context_with(std::vector<std::string> sessions, bool has_current = false) {
+  ParseContext context;
+  context.has_current = has_current;
+  context.names_session = [sessions](std::string_view word) {
+    for (const auto& s : sessions)
+      if (s == word) return true;
+    return false;
+  };
+  return context;
+}
+using Kind = TextCommand::Kind;
+}  // namespace
+
+TEST_CASE("parse_text_command: send keeps its text verbatim") {
+  const auto context = context_with({"pty-1", "main"});
+  auto send = parse_text_command("send main echo  \"a  b\" 'c'", context);
+  REQUIRE(send);
+  CHECK(send->kind == Kind::send);
+  CHECK(*send->target == "main");
+  CHECK(send->text == "echo  \"a  b\" 'c'");
+  CHECK(send->submit);
+
+  auto options = parse_text_command("send --no-submit main --timeout 5000 --idle 200 y", context);
+  REQUIRE(options);
+  CHECK_FALSE(options->submit);
+  CHECK(options->timeout->count() == 5000);
+  CHECK(options->idle->count() == 200);
+  CHECK(options->text == "y");
+
+  auto dashes = parse_text_command("send main -- --version", context);
+  REQUIRE(dashes);
+  CHECK(dashes->text == "--version");
+  auto late = parse_text_command("send main ls --timeout 5", context);
+  CHECK(late->text == "ls --timeout 5");
+  auto empty = parse_text_command("send main", context);
+  REQUIRE(empty);
+  CHECK(empty->text.empty());
+
+  CHECK_FALSE(parse_text_command("send", context));
+  CHECK_FALSE(parse_text_command("send main --timeout soon ls", context));
+}
+
+TEST_CASE("parse_text_command: with a current session the id may be left out") {
+  const auto context = context_with({"pty-1", "main"}, true);
+  auto send = parse_text_command("send ls -l", context);
+  REQUIRE(send);
+  CHECK_FALSE(send->target);
+  CHECK(send->text == "ls -l");
+  auto named = parse_text_command("send main ls", context);
+  CHECK(*named->target == "main");
+  CHECK(named->text == "ls");
+
+  auto read = parse_text_command("read 10 5", context);
+  REQUIRE(read);
+  CHECK_FALSE(read->target);
+  CHECK(*read->offset == 10);
+  CHECK(*read->count == 5);
+  CHECK_FALSE(parse_text_command("read", context)->target);
+  CHECK(*parse_text_command("read pty-1 3", context)->target == "pty-1");
+
+  auto signal = parse_text_command("signal int", context);
+  REQUIRE(signal);
+  CHECK(signal->signal == Signal::sigint);
+  CHECK_FALSE(signal->target);
+  CHECK_FALSE(parse_text_command("close", context)->target);
+}
+
+TEST_CASE("parse_text_command: the other commands and their errors") {
+  const auto context = context_with({"pty-1"});
+  auto open = parse_text_command("open shell main --cwd '/tmp/a b'", context);
+  REQUIRE(open);
+  CHECK(open->kind == Kind::open);
+  CHECK(open->type == "shell");
+  CHECK(*open->name == "main");
+  CHECK(*open->cwd == "/tmp/a b");
+  CHECK_FALSE(parse_text_command("open shell main", context)->cwd);
+  CHECK_FALSE(parse_text_command("open", context));
+  CHECK_FALSE(parse_text_command("open shell a b", context));
+  CHECK_FALSE(parse_text_command("open shell --bogus", context));
+
+  auto read = parse_text_command("read pty-1", context);
+  REQUIRE(read);
+  CHECK(*read->target == "pty-1");
+  CHECK_FALSE(read->offset);
+  CHECK(*parse_text_command("read pty-9 2 3", context)->target == "pty-9");  // unknown: the service says so
+  CHECK_FALSE(parse_text_command("read", context));
+  CHECK_FALSE(parse_text_command("read pty-1 x", context));
+  CHECK_FALSE(parse_text_command("read pty-1 -1", context));
+
+  auto signal = parse_text_command("signal pty-1 SIGTERM", context);
+  REQUIRE(signal);
+  CHECK(signal->signal == Signal::sigterm);
+  CHECK_FALSE(parse_text_command("signal pty-1 SIGUSR1", context));
+  CHECK_FALSE(parse_text_command("signal SIGINT", context));  // no current session
+
+  CHECK(parse_text_command("close pty-1", context)->kind == Kind::close);
+  CHECK_FALSE(parse_text_command("close", context));
+  CHECK(parse_text_command("list", context)->kind == Kind::list);
+  CHECK_FALSE(parse_text_command("list x", context));
+  CHECK(parse_text_command("  help  ", context)->kind == Kind::help);
+  CHECK(parse_text_command("quit", context)->kind == Kind::quit);
+  CHECK(parse_text_command("", context)->kind == Kind::empty);
+  CHECK(parse_text_command("   ", context)->kind == Kind::empty);
+  CHECK(*parse_text_command("use main", context)->target == "main");
+  CHECK_FALSE(parse_text_command("use", context)->target);
+
+  auto unknown = parse_text_command("frobnicate", context);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error()->code == Code::INVALID_ARGUMENT);
+  CHECK(unknown.error()->message == "unknown command \"frobnicate\" (try help)");
+  CHECK_FALSE(split_words("a 'b"));
+}
+
+TEST_CASE("help lists every command, one line each") {
+  const std::string help = help_text();
+  for (const auto& name : command_names()) {
+    const bool listed = help.find("\n" + name + " ") != std::string::npos || help.rfind(name + " ", 0) == 0;
+    CHECK_MESSAGE(listed, name);
+  }
+}
+
+namespace {
+SessionSnapshot snapshot(std::string id, std::optional<std::string> name, std::optional<int> pid = 9) {
+  SessionSnapshot s;
+  s.id = std::move(id);
+  s.name = std::move(name);
+  s.type = "shell";
+  s.pid = pid;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("resolve_session: ids first, then names") {
+  const std::vector<SessionSnapshot> sessions{snapshot("pty-1", "main"), snapshot("pty-2", "pty-1"),
+                                              snapshot("pty-3", std::nullopt)};
+  CHECK(*resolve_session("pty-1", sessions) == "pty-1");
+  CHECK(*resolve_session("main", sessions) == "pty-1");
+  CHECK(*resolve_session("pty-3", sessions) == "pty-3");
+  CHECK_FALSE(resolve_session("other", sessions));
+}
+
+TEST_CASE("completion_candidates: commands, sessions, signals, types") {
+  const std::vector<SessionSnapshot> sessions{snapshot("pty-1", "main"), snapshot("pty-2", "build")};
+  const std::vector<std::string> types{"shell"};
+  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"send", "signal"});
+  CHECK(completion_candidates("", "", sessions, types).size() == command_names().size());
+  CHECK(completion_candidates("send ", "", sessions, types) ==
+        std::vector<std::string>{"pty-1", "pty-2", "main", "build"});
+  CHECK(completion_candidates("read ", "m", sessions, types) == std::vector<std::string>{"main"});
+  CHECK(completion_candidates("signal main ", "SIGT", sessions, types) == std::vector<std::string>{"SIGTERM", "SIGTSTP"});
+  CHECK(completion_candidates("open ", "", sessions, types) == types);
+  CHECK(completion_candidates("send main ", "", sessions, types).empty());
+}
+
+TEST_CASE("the exact texts of repl.md") {
+  SpawnResult opened;
+  opened.session = snapshot("pty-1", "main", 42);
+  opened.motd = "";
+  CHECK(format_open(opened, 1024) == "started terminal session pty-1 (main) [type: shell]\n(no startup output)\n");
+  opened.session.name.reset();
+  opened.motd = "welcome";
+  CHECK(format_open(opened, 1024) == "started terminal session pty-1 [type: shell]\nwelcome\n");
+
+  SendResult sent;
+  sent.viewport = "hi\n";
+  sent.wait_reason = WaitReason::stdin_read;
+  CHECK(format_send(sent, 1024) == "hi\n[wait: stdin_read]\n[session: running]\n");
+  sent.viewport.clear();
+  sent.wait_reason = WaitReason::session_exit;
+  sent.session_status = SessionStatus::exited_with_code(2);
+  CHECK(format_send(sent, 1024) == "(no new output)\n[wait: session_exit]\n[session: exited code=2 signal=null]\n");
+  sent.session_status = SessionStatus::exited_by_signal(9);
+  CHECK(format_status(sent.session_status) == "exited code=null signal=SIGKILL");
+
+  std::string big(1000, 'x');
+  sent.viewport = big;
+  sent.session_status = {};
+  const std::string cut = format_send(sent, 64);
+  CHECK(cut.find("[output truncated]\n[wait: session_exit]\n") != std::string::npos);
+  CHECK(cut.find("[wait:") <= 64);
+
+  ReadPage page;
+  CHECK(format_read(page, 1024) == "(no retained output)\n[lines: 0-0 of 0]\n");
+  page.text = "a\nb\n";
+  page.total_lines = 12;
+  page.line_begin = 10;
+  page.line_end = 12;
+  CHECK(format_read(page, 1024) == "a\nb\n[lines: 11-12 of 12]\n");
+
+  SignalResult signal;
+  signal.signal = Signal::sigint;
+  signal.target_pgid = 4242;
+  CHECK(format_signal(signal) == "delivered SIGINT to foreground process group 4242\n");
+  CHECK(format_close("pty-1", true) == "closed terminal session pty-1\n");
+  CHECK(format_close("pty-1", false) == "terminal session pty-1 was already closing\n");
+
+  CHECK(format_list({}) == "(no terminal sessions)\n");
+  SessionSnapshot exited = snapshot("pty-3", std::nullopt, std::nullopt);
+  exited.status = SessionStatus::exited_with_code(2);
+  CHECK(format_list({snapshot("pty-2", "main"), exited}) ==
+        "pty-2 (main) [shell] running pid=9\npty-3 [shell] exited code=2 signal=null\n");
+
+  CHECK(format_error(make_error(Code::NO_SESSION)) == "error: NO_SESSION: unknown PTY session ID\n");
+  CHECK(format_error(make_error(Code::CLEANUP_FAILED, "failed to clean up PTY lifecycle",
+                                {make_error(Code::BACKEND_FAILED, "boom")})) ==
+        "error: CLEANUP_FAILED: failed to clean up PTY lifecycle\n  BACKEND_FAILED: boom\n");
+}

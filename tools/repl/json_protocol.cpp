@@ -1,0 +1,236 @@
+#include "json_protocol.hpp"
+
+#include <limits>
+
+#include "output_cap.hpp"
+
+namespace dshpty::repl::json_protocol {
+
+namespace {
+
+Error invalid(std::string message) { return make_error(Code::INVALID_ARGUMENT, std::move(message)); }
+
+// Field readers: nullopt + error when the field is mistyped, or missing and required.
+class Fields {
+ public:
+  explicit Fields(const Json& object) : object_(object) {}
+  const Error& error() const { return error_; }
+
+  std::optional<std::string> string(const char* name, bool required) {
+    const Json* field = find(name, required);
+    if (!field) return std::nullopt;
+    if (!field->is_string()) return fail(std::string("field \"") + name + "\" must be a string");
+    return field->get<std::string>();
+  }
+  std::optional<bool> boolean(const char* name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    if (!field->is_boolean()) return fail(std::string("field \"") + name + "\" must be true or false");
+    return field->get<bool>();
+  }
+  std::optional<std::int64_t> integer(const char* name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    if (field->is_number_unsigned()) {
+      const auto value = field->get<std::uint64_t>();
+      if (value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return static_cast<std::int64_t>(value);
+    } else if (field->is_number_integer()) {
+      return field->get<std::int64_t>();
+    }
+    return fail(std::string("field \"") + name + "\" must be an integer");
+  }
+  std::optional<std::chrono::milliseconds> milliseconds(const char* name) {
+    const auto value = integer(name);
+    if (!value) return std::nullopt;
+    if (*value < 0) return fail(std::string("field \"") + name + "\" must not be negative");
+    return std::chrono::milliseconds(*value);
+  }
+  const Json* any(const char* name, bool required) { return find(name, required); }
+  bool failed() const { return static_cast<bool>(error_); }
+
+ private:
+  const Json* find(const char* name, bool required) {
+    if (error_) return nullptr;
+    const auto it = object_.find(name);
+    if (it == object_.end() || (it->is_null() && !required)) {
+      if (required) fail(std::string("missing field \"") + name + "\"");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::nullopt_t fail(std::string message) {
+    if (!error_) error_ = invalid(std::move(message));
+    return std::nullopt;
+  }
+  const Json& object_;
+  Error error_;
+};
+
+std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
+  auto done = [&](Op value) -> std::variant<Op, Error> {
+    if (f.failed()) return f.error();
+    return value;
+  };
+  if (op == "open") {
+    OpenOp open;
+    if (auto type = f.string("type", true)) open.type = *type;
+    open.name = f.string("name", false);
+    open.cwd = f.string("cwd", false);
+    return done(std::move(open));
+  }
+  if (op == "send") {
+    SendOp send;
+    if (auto id = f.string("sessionId", true)) send.session_id = *id;
+    if (auto text = f.string("text", true)) send.request.text = *text;
+    if (auto submit = f.boolean("submit")) send.request.submit = *submit;
+    send.request.timeout = f.milliseconds("timeoutMs");
+    send.request.idle = f.milliseconds("idleMs");
+    return done(std::move(send));
+  }
+  if (op == "cancel" || op == "output") {
+    const Json* send_id = f.any("sendId", true);
+    if (f.failed()) return f.error();
+    if (op == "cancel") return Op(CancelOp{*send_id});
+    return Op(OutputOp{*send_id});
+  }
+  if (op == "read") {
+    ReadOp read;
+    if (auto id = f.string("sessionId", true)) read.session_id = *id;
+    if (auto offset = f.integer("offset")) read.request.offset = *offset;
+    if (auto count = f.integer("count")) read.request.count = *count;
+    return done(std::move(read));
+  }
+  if (op == "signal") {
+    SignalOp signal;
+    if (auto id = f.string("sessionId", true)) signal.session_id = *id;
+    if (auto name = f.string("signal", true)) {
+      const auto parsed = parse_signal(*name);
+      if (!parsed) return invalid("unknown signal \"" + *name + "\" (SIGINT SIGTERM SIGKILL SIGTSTP SIGHUP)");
+      signal.signal = *parsed;
+    }
+    return done(std::move(signal));
+  }
+  if (op == "close") {
+    CloseOp close;
+    if (auto id = f.string("sessionId", true)) close.session_id = *id;
+    return done(std::move(close));
+  }
+  if (op == "list") return done(ListOp{});
+  if (op == "activity") return done(ActivityOp{});
+  if (op == "disposeOwner") return done(DisposeOwnerOp{});
+  if (op == "shutdown") return done(ShutdownOp{});
+  return invalid("unknown op \"" + op + "\"");
+}
+
+Json capped(std::string_view text, std::size_t cap, bool& truncated) {
+  CappedText cut = cap_field(text, cap);
+  truncated = truncated || cut.truncated;
+  return std::move(cut.text);
+}
+
+}  // namespace
+
+std::variant<Request, BadRequest> parse_request(std::string_view line) {
+  Json object = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return BadRequest{nullptr, invalid("request is not valid JSON")};
+  if (!object.is_object()) return BadRequest{nullptr, invalid("request must be a JSON object")};
+
+  Request request;
+  const auto id = object.find("id");
+  if (id == object.end()) return BadRequest{nullptr, invalid("missing field \"id\"")};
+  request.id = *id;
+
+  Fields fields(object);
+  const auto op = fields.string("op", true);
+  if (!op) return BadRequest{request.id, fields.error()};
+  // disposeOwner acts on a label, so it must name one.
+  const auto owner = fields.string("owner", *op == "disposeOwner");
+  if (fields.failed()) return BadRequest{request.id, fields.error()};
+  if (owner) request.owner = *owner;
+
+  auto parsed = parse_op(*op, fields);
+  if (auto* error = std::get_if<Error>(&parsed)) return BadRequest{request.id, *error};
+  request.op = std::move(std::get<Op>(parsed));
+  return request;
+}
+
+std::string id_key(const Json& id) { return id.dump(); }
+
+Json ok_response(const Json& id, Json result) {
+  return Json{{"id", id}, {"ok", true}, {"result", std::move(result)}};
+}
+
+Json encode_error(const Error& error) {
+  Json out{{"code", std::string(code_name(error->code))}, {"message", error->message}};
+  if (!error->errors.empty()) {
+    Json children = Json::array();
+    for (const Error& child : error->errors)
+      if (child) children.push_back(encode_error(child));
+    out["errors"] = std::move(children);
+  }
+  return out;
+}
+
+Json error_response(const Json& id, const Error& error) {
+  return Json{{"id", id}, {"ok", false}, {"error", encode_error(error)}};
+}
+
+std::string serialize(const Json& response) {
+  return response.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json encode_status(const SessionStatus& status) {
+  if (status.running()) return Json{{"kind", "running"}};
+  return Json{{"kind", "exited"},
+              {"exitCode", status.exit_code ? Json(*status.exit_code) : Json(nullptr)},
+              {"signal", status.signal ? Json(signal_number_name(*status.signal)) : Json(nullptr)}};
+}
+
+Json encode_snapshot(const SessionSnapshot& session) {
+  Json out{{"sessionId", session.id}};
+  if (session.name) out["name"] = *session.name;
+  out["type"] = session.type;
+  if (session.pid) out["pid"] = *session.pid;
+  out["status"] = encode_status(session.status);
+  return out;
+}
+
+Json encode_open(const SpawnResult& result, std::size_t cap) {
+  Json out = encode_snapshot(result.session);
+  bool truncated = false;
+  out["motd"] = capped(result.motd, cap, truncated);
+  out["truncated"] = truncated;
+  return out;
+}
+
+Json encode_send(const SendResult& result, std::size_t cap) {
+  bool truncated = result.truncated;
+  Json viewport = capped(result.viewport, cap, truncated);
+  return Json{{"viewport", std::move(viewport)},
+              {"waitReason", std::string(wait_reason_name(result.wait_reason))},
+              {"sessionStatus", encode_status(result.session_status)},
+              {"truncated", truncated}};
+}
+
+Json encode_output(const OutputDelta& delta, std::size_t cap) {
+  bool truncated = delta.truncated;
+  Json text = capped(delta.text, cap, truncated);
+  return Json{{"delta", std::move(text)}, {"truncated", truncated}};
+}
+
+Json encode_read(const ReadPage& page, std::size_t cap) {
+  bool truncated = page.truncated;
+  Json text = capped(page.text, cap, truncated);
+  return Json{{"text", std::move(text)},
+              {"totalLines", page.total_lines},
+              {"lineBegin", page.line_begin},
+              {"lineEnd", page.line_end},
+              {"truncated", truncated}};
+}
+
+Json encode_signal(const SignalResult& result) {
+  return Json{{"delivered", true}, {"targetPgid", result.target_pgid}};
+}
+
+}  // namespace dshpty::repl::json_protocol

@@ -1,0 +1,92 @@
+// The JSON Lines protocol of `dshpty-repl --json` (repl.md): request lines parsed and
+// checked into typed requests, results and errors encoded into response objects. Pure: no
+// service, no I/O.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "dshpty/errors.hpp"
+#include "dshpty/service.hpp"
+#include "dshpty/session.hpp"
+
+namespace dshpty::repl::json_protocol {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr std::string_view kDefaultOwner = "default";
+
+struct OpenOp {
+  std::string type;
+  std::optional<std::string> name;
+  std::optional<std::string> cwd;
+};
+struct SendOp {
+  std::string session_id;
+  SendRequest request;
+};
+struct CancelOp {
+  Json send_id;
+};
+struct OutputOp {
+  Json send_id;
+};
+struct ReadOp {
+  std::string session_id;
+  ReadRequest request;
+};
+struct SignalOp {
+  std::string session_id;
+  Signal signal = Signal::sigint;
+};
+struct CloseOp {
+  std::string session_id;
+};
+struct ListOp {};
+struct ActivityOp {};
+struct DisposeOwnerOp {};
+struct ShutdownOp {};
+
+using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, SignalOp, CloseOp, ListOp, ActivityOp,
+                        DisposeOwnerOp, ShutdownOp>;
+
+struct Request {
+  Json id;                                   // echoed in the response
+  std::string owner{kDefaultOwner};          // the owner label
+  Op op;
+};
+
+struct BadRequest {
+  Json id;  // null when the line had no readable id
+  Error error;  // INVALID_ARGUMENT
+};
+
+// One request line. Never throws.
+std::variant<Request, BadRequest> parse_request(std::string_view line);
+
+// The key that matches a send request's id to a later cancel/output's sendId.
+std::string id_key(const Json& id);
+
+Json ok_response(const Json& id, Json result);
+Json error_response(const Json& id, const Error& error);
+Json encode_error(const Error& error);  // {code, message, errors?}
+// One response line: compact JSON, invalid UTF-8 replaced (never throws), no newline.
+std::string serialize(const Json& response);
+
+Json encode_status(const SessionStatus& status);
+Json encode_snapshot(const SessionSnapshot& session);
+// Text fields are cut to `cap` bytes at a UTF-8 boundary and flagged `truncated`.
+Json encode_open(const SpawnResult& result, std::size_t cap);
+Json encode_send(const SendResult& result, std::size_t cap);
+Json encode_output(const OutputDelta& delta, std::size_t cap);
+Json encode_read(const ReadPage& page, std::size_t cap);
+Json encode_signal(const SignalResult& result);
+
+}  // namespace dshpty::repl::json_protocol

@@ -1,0 +1,248 @@
+#include "text_command.hpp"
+
+#include <charconv>
+
+namespace dshpty::repl {
+
+namespace {
+
+using Kind = TextCommand::Kind;
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+Error usage(std::string_view text) { return make_error(Code::INVALID_ARGUMENT, "usage: " + std::string(text)); }
+
+// A raw (unquoted) word starting at or after `pos`; `pos` moves past it. Empty at the end.
+std::string_view next_raw_word(std::string_view line, std::size_t& pos) {
+  while (pos < line.size() && is_blank(line[pos])) ++pos;
+  const std::size_t start = pos;
+  while (pos < line.size() && !is_blank(line[pos])) ++pos;
+  return line.substr(start, pos - start);
+}
+
+std::string_view rest_after_blanks(std::string_view line, std::size_t pos) {
+  while (pos < line.size() && is_blank(line[pos])) ++pos;
+  return line.substr(pos);
+}
+
+template <class Int>
+std::optional<Int> parse_decimal(std::string_view word) {
+  Int value{};
+  if (word.empty() || word.front() == '-' || word.front() == '+') return std::nullopt;
+  const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+  if (ec != std::errc() || end != word.data() + word.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::chrono::milliseconds> parse_ms(std::string_view word) {
+  const auto value = parse_decimal<std::int64_t>(word);
+  if (!value) return std::nullopt;
+  return std::chrono::milliseconds(*value);
+}
+
+bool names_session(const ParseContext& context, std::string_view word) {
+  return context.names_session && context.names_session(word);
+}
+
+constexpr std::string_view kSendUsage = "send [ID] [--no-submit] [--timeout MS] [--idle MS] [--] TEXT...";
+
+// send keeps its text verbatim, so it is scanned raw rather than split into words.
+Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const ParseContext& context) {
+  TextCommand command;
+  command.kind = Kind::send;
+  bool have_target = false;
+  for (;;) {
+    std::size_t after = pos;
+    const std::string_view word = next_raw_word(line, after);
+    if (word.empty()) break;
+    if (word == "--") {
+      pos = after;
+      break;
+    }
+    if (word == "--no-submit") {
+      command.submit = false;
+      pos = after;
+      continue;
+    }
+    if (word == "--timeout" || word == "--idle") {
+      const std::string_view value = next_raw_word(line, after);
+      const auto ms = parse_ms(value);
+      if (!ms) return make_error(Code::INVALID_ARGUMENT, std::string(word) + " needs a number of milliseconds");
+      (word == "--timeout" ? command.timeout : command.idle) = ms;
+      pos = after;
+      continue;
+    }
+    if (have_target) break;  // the text starts here
+    // With a current session, a word that names no session is already the text.
+    if (context.has_current && !names_session(context, word)) break;
+    command.target = std::string(word);
+    have_target = true;
+    pos = after;
+  }
+  if (!have_target && !context.has_current) return usage(kSendUsage);
+  command.text = std::string(rest_after_blanks(line, pos));
+  return command;
+}
+
+Result<TextCommand> parse_open(std::vector<std::string> args) {
+  constexpr std::string_view kUsage = "open TYPE [NAME] [--cwd DIR]";
+  TextCommand command;
+  command.kind = Kind::open;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--cwd") {
+      if (i + 1 >= args.size()) return usage(kUsage);
+      command.cwd = args[++i];
+    } else if (word.rfind("--cwd=", 0) == 0) {
+      command.cwd = word.substr(6);
+    } else if (word.rfind("--", 0) == 0) {
+      return make_error(Code::INVALID_ARGUMENT, "unknown option " + word + " (" + std::string(kUsage) + ")");
+    } else {
+      positional.push_back(word);
+    }
+  }
+  if (positional.empty() || positional.size() > 2) return usage(kUsage);
+  command.type = positional[0];
+  if (positional.size() == 2) command.name = positional[1];
+  return command;
+}
+
+Result<TextCommand> parse_read(std::vector<std::string> args, const ParseContext& context) {
+  constexpr std::string_view kUsage = "read [ID] [OFFSET [COUNT]]";
+  TextCommand command;
+  command.kind = Kind::read;
+  // With a current session, a leading number is an offset unless it names a session.
+  if (!args.empty() && (names_session(context, args.front()) || !context.has_current ||
+                        !parse_decimal<std::int64_t>(args.front()))) {
+    command.target = std::move(args.front());
+    args.erase(args.begin());
+  }
+  if (!command.target && !context.has_current) return usage(kUsage);
+  if (args.size() > 2) return usage(kUsage);
+  if (!args.empty()) {
+    command.offset = parse_decimal<std::int64_t>(args[0]);
+    if (!command.offset) return make_error(Code::INVALID_ARGUMENT, "OFFSET must be a number of lines (" + std::string(kUsage) + ")");
+  }
+  if (args.size() == 2) {
+    command.count = parse_decimal<std::int64_t>(args[1]);
+    if (!command.count) return make_error(Code::INVALID_ARGUMENT, "COUNT must be a number of lines (" + std::string(kUsage) + ")");
+  }
+  return command;
+}
+
+Result<TextCommand> parse_signal_command(std::vector<std::string> args, const ParseContext& context) {
+  constexpr std::string_view kUsage = "signal [ID] SIGINT|SIGTERM|SIGKILL|SIGTSTP|SIGHUP";
+  TextCommand command;
+  command.kind = Kind::signal;
+  if (args.size() == 2) {
+    command.target = args[0];
+    args.erase(args.begin());
+  } else if (args.size() != 1 || !context.has_current) {
+    return usage(kUsage);
+  }
+  const auto signal = parse_signal(args[0]);
+  if (!signal) return make_error(Code::INVALID_ARGUMENT, "unknown signal " + args[0] + " (" + std::string(kUsage) + ")");
+  command.signal = *signal;
+  return command;
+}
+
+Result<TextCommand> parse_close(std::vector<std::string> args, const ParseContext& context) {
+  TextCommand command;
+  command.kind = Kind::close;
+  if (args.size() > 1 || (args.empty() && !context.has_current)) return usage("close [ID]");
+  if (!args.empty()) command.target = args[0];
+  return command;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> split_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < line.size()) {
+        word += line[++i];
+      } else {
+        word += c;
+      }
+    } else if (is_blank(c)) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) return make_error(Code::INVALID_ARGUMENT, "unterminated quote");
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+Result<TextCommand> parse_text_command(std::string_view line, const ParseContext& context) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  std::size_t pos = 0;
+  const std::string_view verb = next_raw_word(line, pos);
+  if (verb.empty()) return TextCommand{};
+  if (verb == "send") return parse_send(line, pos, context);
+
+  auto words = split_words(line.substr(pos));
+  if (!words) return words.error();
+  std::vector<std::string> args = std::move(words.value());
+  auto no_args = [&](Kind kind) -> Result<TextCommand> {
+    if (!args.empty()) return usage(verb);
+    TextCommand command;
+    command.kind = kind;
+    return command;
+  };
+
+  if (verb == "open") return parse_open(std::move(args));
+  if (verb == "read") return parse_read(std::move(args), context);
+  if (verb == "signal") return parse_signal_command(std::move(args), context);
+  if (verb == "close") return parse_close(std::move(args), context);
+  if (verb == "list") return no_args(Kind::list);
+  if (verb == "help") return no_args(Kind::help);
+  if (verb == "quit" || verb == "exit") return no_args(Kind::quit);
+  if (verb == "use") {
+    TextCommand command;
+    command.kind = Kind::use;
+    if (args.size() > 1) return usage("use [ID]");
+    if (!args.empty()) command.target = args[0];
+    return command;
+  }
+  return make_error(Code::INVALID_ARGUMENT, "unknown command \"" + std::string(verb) + "\" (try help)");
+}
+
+const std::vector<std::string>& command_names() {
+  static const std::vector<std::string> names{"open", "send", "read", "signal", "close",
+                                              "list", "use",  "help", "quit"};
+  return names;
+}
+
+std::string help_text() {
+  return "open TYPE [NAME] [--cwd DIR]   start a session (TYPE: shell) and print its start-up output\n"
+         "send [ID] [--no-submit] [--timeout MS] [--idle MS] TEXT...   type TEXT and Enter, print what it produced\n"
+         "read [ID] [OFFSET [COUNT]]     page retained output, OFFSET lines back from the newest (COUNT 500)\n"
+         "signal [ID] SIGNAME            send SIGINT SIGTERM SIGKILL SIGTSTP or SIGHUP to the foreground process group\n"
+         "close [ID]                     close a session; returns once its whole process tree is gone\n"
+         "list                           list your sessions with their status\n"
+         "use [ID]                       make ID the current session, so commands may leave ID out\n"
+         "help                           this list\n"
+         "quit                           close every session and exit (also Ctrl-D)\n"
+         "ID is a session id (pty-1) or its name. Ctrl-C cancels a live send.\n";
+}
+
+}  // namespace dshpty::repl

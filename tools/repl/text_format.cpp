@@ -1,0 +1,78 @@
+#include "text_format.hpp"
+
+#include "output_cap.hpp"
+#include "session_names.hpp"
+
+namespace dshpty::repl {
+
+namespace {
+// `body` capped, ending in a newline; `placeholder` when it is empty.
+std::string body_lines(const std::string& body, bool backend_truncated, std::size_t cap,
+                       const char* placeholder) {
+  if (body.empty()) return std::string(placeholder) + "\n";
+  CappedText capped = cap_display(body, cap);
+  std::string out = std::move(capped.text);
+  if (out.back() != '\n') out += '\n';
+  // The backend already dropped part of it: say so, as for our own cap.
+  if (backend_truncated && !capped.truncated) out += std::string(kTruncatedMarker) + "\n";
+  return out;
+}
+
+std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
+}  // namespace
+
+std::string format_status(const SessionStatus& status) {
+  if (status.running()) return "running";
+  return "exited code=" + (status.exit_code ? std::to_string(*status.exit_code) : std::string("null")) +
+         " signal=" + (status.signal ? signal_number_name(*status.signal) : std::string("null"));
+}
+
+std::string format_open(const SpawnResult& result, std::size_t cap) {
+  return "started " + session_head(result.session) + " [type: " + result.session.type + "]\n" +
+         body_lines(result.motd, false, cap, "(no startup output)");
+}
+
+std::string format_send(const SendResult& result, std::size_t cap) {
+  return body_lines(result.viewport, result.truncated, cap, "(no new output)") + "[wait: " +
+         std::string(wait_reason_name(result.wait_reason)) + "]\n" + "[session: " +
+         format_status(result.session_status) + "]\n";
+}
+
+std::string format_read(const ReadPage& page, std::size_t cap) {
+  // Lines are shown numbered from 1 (oldest retained first); the page is [begin, end).
+  const bool empty = page.line_end <= page.line_begin;
+  const std::string range = empty ? "0-0" : std::to_string(page.line_begin + 1) + "-" + std::to_string(page.line_end);
+  return body_lines(page.text, page.truncated, cap, "(no retained output)") + "[lines: " + range + " of " +
+         std::to_string(page.total_lines) + "]\n";
+}
+
+std::string format_signal(const SignalResult& result) {
+  return "delivered " + std::string(signal_name(result.signal)) + " to foreground process group " +
+         std::to_string(result.target_pgid) + "\n";
+}
+
+std::string format_close(const std::string& session_id, bool closed_by_this_call) {
+  return closed_by_this_call ? "closed terminal session " + session_id + "\n"
+                             : "terminal session " + session_id + " was already closing\n";
+}
+
+std::string format_list(const std::vector<SessionSnapshot>& sessions) {
+  if (sessions.empty()) return "(no terminal sessions)\n";
+  std::string out;
+  for (const auto& session : sessions) {
+    out += session_label(session) + " [" + session.type + "] " + format_status(session.status);
+    if (session.pid) out += " pid=" + std::to_string(*session.pid);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_use(const SessionSnapshot& session) { return "using " + session_head(session) + "\n"; }
+
+std::string format_error(const Error& error) {
+  std::string out = "error: " + describe(error);
+  if (out.empty() || out.back() != '\n') out += '\n';
+  return out;
+}
+
+}  // namespace dshpty::repl
