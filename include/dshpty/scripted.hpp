@@ -46,6 +46,7 @@ struct ScriptedGateAccess;
 // Releasing a gate whose session was destroyed is harmless: nothing fires.
 class ScriptedGate {
  public:
+  // A new, unreleased gate, shared by the test and the steps waiting on it. Never fails.
   static std::shared_ptr<ScriptedGate> make();
 
   // Releases the waiting steps to do what they were scripted to do. False (no change) when
@@ -53,6 +54,7 @@ class ScriptedGate {
   bool open();
   // Releases the waiting steps as failures with `error` (non-null) instead of their script.
   bool fail(Error error);
+  // True once open() or fail() released it. Never fails.
   bool released() const noexcept { return released_; }
   // Steps currently waiting on this gate (a destroyed session's steps stop waiting).
   std::size_t waiting() const noexcept { return waiters_.size(); }
@@ -266,10 +268,12 @@ class ScriptedBackend final : public Backend {
   ScriptedBackend(const ScriptedBackend&) = delete;
   ScriptedBackend& operator=(const ScriptedBackend&) = delete;
 
-  const std::string& type() const override;
+  const std::string& type() const override;  // as given to the constructor
+  // Follows the next spawn script (see the lookup order above); completes from the loop.
   void spawn(SpawnSpec spec, SpawnCallback done) override;
 
-  // --- scripting ---
+  // --- scripting (references stay valid while the backend lives) ---
+  // The spawn scripts: one consumed per spawn() call, then the fallback.
   ScriptedQueue<ScriptedSpawn>& spawns();
   // The script of the session with this id (created empty if needed, also before spawn).
   ScriptedSessionScript& session_script(const std::string& session_id);
@@ -277,6 +281,7 @@ class ScriptedBackend final : public Backend {
   ScriptedSessionScript& every_session();
 
   // --- records ---
+  // Every spawn() call, in order. Never fails.
   const std::deque<ScriptedSpawnRecord>& spawn_records() const;
   // Null when no session with that id was ever created.
   ScriptedSessionRecord* session(const std::string& session_id);
