@@ -1,0 +1,69 @@
+// Shrunk traces the fuzzer once failed on, kept as regression cases of the `fuzz` suite
+// (they live here rather than in the contract suite, whose files another engineer owns).
+// To add one: paste the "trace" lines dshpty-fuzz printed into a new TEST_CASE below.
+#include <doctest/doctest.h>
+
+#include "driver.hpp"
+
+using namespace dshpty::fuzz;
+
+namespace {
+
+void check_clean(const Trace& trace) {
+  Outcome outcome = run_trace(trace);
+  INFO("op " << outcome.op_index << ": [" << outcome.category << "] " << outcome.message);
+  CHECK(outcome.ok);
+}
+
+}  // namespace
+
+TEST_CASE("a quiet sequence: spawn, send, kill, dispose") {
+  check_clean({
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::register_backend, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::spawn, 2, 0, 4, 0, 0x00000000, false},
+      {OpKind::turn, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::start_send, 2, 0, 0, 0, 0x00000000, false},
+      {OpKind::turn, 0, 1, 0, 0, 0x00000000, false},
+      {OpKind::kill, 2, 0, 0, 0, 0x00000000, false},
+      {OpKind::turn, 0, 1, 0, 0, 0x00000000, false},
+  });
+}
+
+// Finding F1 (fuzz-findings.md): an owner disposal aborts a setup whose backend ignores the
+// abort; dispose() begins; the backend then returns a session. The contract's order says
+// SERVICE_DISPOSING (the epilogue's dispose and gate opening do the rest).
+TEST_CASE("F1: a spawn published into a service disposal after an owner disposal") {
+  check_clean({
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::register_backend, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::spawn, 7, 0, 0, 0, 0x3b83b3c7, false},
+      {OpKind::dispose_owner, 7, 0, 0, 0, 0x00000000, false},
+  });
+}
+
+// Finding F2: a signal still in flight when the epilogue's dispose() closes its session
+// must still complete exactly once (the backend never will: its session is destroyed).
+TEST_CASE("F2: a signal in flight when its session closes") {
+  check_clean({
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::register_backend, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::spawn, 2, 0, 0, 0, 0x00000000, false},
+      {OpKind::turn, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::signal, 254, 0, 0, 0, 0x00000010, false},  // completes after 2 turns
+      {OpKind::kill, 254, 0, 0, 0, 0x00000000, false},
+      {OpKind::turn, 0, 3, 0, 0, 0x00000000, false},
+  });
+}
+
+TEST_CASE("traces round-trip through their printed form") {
+  Trace trace = {
+      {OpKind::spawn, 2, 1, 5, 2, 0x0004c0de, true},
+      {OpKind::release_gate, 1, 1, 0, 0, 0x00000000, false},
+  };
+  auto parsed = parse_trace(to_cpp(trace));
+  REQUIRE(parsed);
+  CHECK(*parsed == trace);
+}
