@@ -114,6 +114,19 @@ std::string fresh_marker(const char* what) {
   return std::string(what) + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
+pid_t foreground_pgid(pid_t pid) {
+  std::string s = read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto paren = s.rfind(')');
+  if (paren == std::string::npos) return -1;
+  char state = 0;
+  int ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = -1;
+  if (std::sscanf(s.c_str() + paren + 1, " %c %d %d %d %d %d", &state, &ppid, &pgrp, &session,
+                  &tty, &tpgid) != 6) {
+    return -1;
+  }
+  return tpgid;
+}
+
 int count_open_fds() {
   int n = 0;
   DIR* dir = ::opendir("/proc/self/fd");
@@ -134,8 +147,13 @@ bool run_until(struct ev_loop* loop, const std::function<bool()>& pred,
   }, static_cast<double>(timeout.count()) / 1000.0, 0.);
   deadline.data = &expired;
   ev_timer_start(loop, &deadline);
+  // Some conditions live outside the loop (/proc): wake up now and then to look again.
+  ev_timer recheck;
+  ev_timer_init(&recheck, [](struct ev_loop*, ev_timer*, int) {}, 0.002, 0.002);
+  ev_timer_start(loop, &recheck);
   bool ok = false;
   while (!(ok = pred()) && !expired) ev_run(loop, EVRUN_ONCE);
+  ev_timer_stop(loop, &recheck);
   ev_timer_stop(loop, &deadline);
   return ok;
 }

@@ -32,6 +32,8 @@ std::vector<pid_t> zombie_children();
 void kill_marked(const std::string& marker, const std::vector<pid_t>& own_children = {});
 // A process-unique marker.
 std::string fresh_marker(const char* what);
+// The foreground process group of `pid`'s terminal (tpgid in /proc/<pid>/stat), or -1.
+pid_t foreground_pgid(pid_t pid);
 // Entries in /proc/self/fd.
 int count_open_fds();
 

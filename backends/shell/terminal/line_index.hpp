@@ -1,6 +1,6 @@
 // The start offsets of the scrollback's retained lines, oldest first: a growable circular
 // array, so evicting the oldest line is O(1) and the index never holds more entries than
-// the line cap allows (plus one while a line is being replaced).
+// the line cap allows plus a small slack (eviction is done in batches).
 #pragma once
 
 #include <cassert>
@@ -37,6 +37,14 @@ class LineIndex {
     assert(size_ > 0);
     if (++head_ == slots_.size()) head_ = 0;
     --size_;
+  }
+  // Forgets the oldest n. Precondition: n <= size().
+  void pop_front(std::size_t n) noexcept {
+    assert(n <= size_);
+    head_ += n;
+    if (head_ >= slots_.size()) head_ -= slots_.size();
+    size_ -= n;
+    if (size_ == 0) head_ = 0;
   }
   void clear() noexcept { head_ = size_ = 0; }
 

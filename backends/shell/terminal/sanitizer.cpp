@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "terminal/utf8.hpp"
@@ -49,6 +50,17 @@ inline std::size_t whole_character(const Byte* p, const Byte* end) noexcept {
   for (int i = 2; i < lead.length; ++i)
     if (!utf8::is_continuation(p[i])) return 0;
   return lead.length;
+}
+
+// Eight bytes at a time: are they all printable ASCII (0x20-0x7E)? The bulk of terminal
+// output is, so the ground state skips such words without a table lookup per byte.
+inline bool all_printable(const Byte* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  const std::uint64_t below_space = (w - ones * 0x20) & ~w;   // high bit set where byte < 0x20
+  const std::uint64_t above_tilde = (w + ones * (0x7F - 0x7E)) | w;  // high bit where byte > 0x7E
+  return ((below_space | above_tilde) & highs) == 0;
 }
 
 inline void append(std::string& text, const Byte* from, const Byte* to) {
@@ -115,6 +127,8 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
   }
   const Byte* run = p;
   while (p < end) {
+    while (end - p >= 8 && all_printable(p)) p += 8;
+    if (p == end) break;
     const Byte c = *p;
     if (kPlain[c]) {
       ++p;
@@ -136,9 +150,26 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
         cr_pending_ = true;  // is it CR LF? The next chunk says.
         return end;
       }
+      if (p[1] == '\n') {  // CR LF: drop the CR, and the LF starts the next run
+        run = ++p;
+        ++p;
+        continue;
+      }
       text.push_back('\n');
-      p += p[1] == '\n' ? 2 : 1;
+      ++p;
     } else if (c == kEsc) {
+      // The common case, a whole CSI (colours, cursor moves) inside this chunk, is skipped
+      // here; anything else goes through the escape states.
+      const Byte* q = p + 1;
+      if (q < end && *q == '[') {
+        ++q;
+        while (q < end && *q >= 0x20 && *q <= 0x3F) ++q;
+        if (q < end && *q >= 0x40 && *q <= 0x7E) {
+          p = q + 1;
+          run = p;
+          continue;
+        }
+      }
       state_ = State::escape;
       return p + 1;
     } else {

@@ -25,10 +25,6 @@ std::uint64_t Scrollback::line_end_offset(std::size_t line) const noexcept {
   return line + 1 < lines_.size() ? lines_[line + 1] : bytes_.end();
 }
 
-void Scrollback::evict_oldest_line() noexcept {
-  bytes_.drop_front(static_cast<std::size_t>(line_end_offset(0) - bytes_.begin()));
-  lines_.pop_front();
-}
 
 // Appending keeps one rule, whatever the chunking: after it, the retained text starts at
 // the earliest line start from which the rest fits in max_bytes, or, when the newest line
@@ -52,7 +48,7 @@ void Scrollback::append(std::string_view text) {
         lo = mid + 1;
     }
     if (lo < lines_.size()) {
-      for (std::size_t i = 0; i < lo; ++i) evict_oldest_line();
+      evict_oldest_lines(lo);
     } else {
       // A line starting inside the new text at or after `fit`?
       std::size_t keep = text.size();
@@ -86,20 +82,41 @@ void Scrollback::append(std::string_view text) {
 
   const std::uint64_t base = bytes_.end();
   bytes_.append(text);
+  // The line cap is enforced in batches: the index may run `slack` entries over it within
+  // one append, then the oldest lines go in one step (not one eviction per line of `yes`).
+  const std::size_t slack = std::min<std::size_t>(limits_.max_lines, 1024);
   auto add_line = [&](std::uint64_t start) {
     lines_.push_back(start);
-    if (lines_.size() > limits_.max_lines) evict_oldest_line();
+    if (lines_.size() > limits_.max_lines + slack) evict_oldest_lines(lines_.size() - limits_.max_lines);
   };
   if (starts_line) add_line(base);
-  // Every '\n' before the last byte starts a line; memchr keeps this a bulk scan.
-  const char* data = text.data();
-  std::size_t pos = 0;
-  while (const void* hit = std::memchr(data + pos, '\n', text.size() - pos)) {
-    std::size_t next = static_cast<std::size_t>(static_cast<const char*>(hit) - data) + 1;
-    if (next >= text.size()) break;
-    add_line(base + next);
-    pos = next;
+  // Every '\n' before the last byte starts a line. Words without one are skipped eight
+  // bytes at a time (memchr per line costs more than the line when lines are short).
+  const auto* data = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t last = text.size() - 1;  // a '\n' here starts no line (yet)
+  std::size_t i = 0;
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  while (i < last) {
+    if (last - i >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, data + i, sizeof w);
+      w ^= ones * '\n';  // a '\n' byte becomes zero
+      if (((w - ones) & ~w & highs) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (data[i] == '\n') add_line(base + i + 1);
+    ++i;
   }
+  if (lines_.size() > limits_.max_lines) evict_oldest_lines(lines_.size() - limits_.max_lines);
+}
+
+void Scrollback::evict_oldest_lines(std::size_t n) noexcept {
+  if (n == 0) return;
+  const std::uint64_t keep_from = n < lines_.size() ? lines_[n] : bytes_.end();
+  bytes_.drop_front(static_cast<std::size_t>(keep_from - bytes_.begin()));
+  lines_.pop_front(n);
 }
 
 Result<ReadPage> Scrollback::read(const ReadRequest& request) const {

@@ -16,7 +16,8 @@
 //     fits both caps, else at the earliest character boundary from which it fits; so the
 //     result never depends on how the text was split into appends.
 //   - storage is one circular byte buffer of at most max_bytes plus an index of at most
-//     max_lines + 1 offsets. An append costs O(its length) amortised.
+//     max_lines + min(max_lines, 1024) offsets (the line cap is enforced in batches within
+//     an append). An append costs O(its length) amortised.
 //
 // A page (read): for ReadRequest{offset, count}, with T = total_lines:
 //   line_end = max(0, T - offset); line_begin = max(0, line_end - count); the text is
@@ -71,7 +72,7 @@ class Scrollback {
   std::string text() const;
 
  private:
-  void evict_oldest_line() noexcept;
+  void evict_oldest_lines(std::size_t n) noexcept;
   std::uint64_t line_end_offset(std::size_t line) const noexcept;
 
   ScrollbackLimits limits_;
