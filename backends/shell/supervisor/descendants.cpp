@@ -59,7 +59,7 @@ std::unordered_map<pid_t, ProcStat> scan_processes() {
 
 }  // namespace
 
-SignalRound signal_descendants(pid_t root, int signo) {
+SignalRound signal_descendants(pid_t root, std::initializer_list<int> signals) {
   auto table = scan_processes();
   std::unordered_map<pid_t, std::vector<pid_t>> children;
   for (const auto& [pid, st] : table) children[st.ppid].push_back(pid);
@@ -82,8 +82,8 @@ SignalRound signal_descendants(pid_t root, int signo) {
       if (pidfd < 0) continue;  // gone already
       ProcStat now;
       // Same parent as scanned: the pidfd holds that process, not a recycled pid.
-      if (read_stat(pid, now) && now.ppid == seen.ppid &&
-          sys::pidfd_send_signal(pidfd, signo) == 0) {
+      if (read_stat(pid, now) && now.ppid == seen.ppid) {
+        for (int signo : signals) sys::pidfd_send_signal(pidfd, signo);
         ++round.signalled;
       }
       ::close(pidfd);

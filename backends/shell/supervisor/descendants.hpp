@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 namespace dshpty::supervisor {
 
@@ -13,10 +14,10 @@ struct SignalRound {
   std::size_t zombies = 0;    // descendants already dead, waiting to be reaped
 };
 
-// Sends `signo` to every live descendant of `root` (normally getpid()). Each target is
-// pinned with a pidfd and re-checked to still have the parent the scan saw, so a pid
-// recycled between the scan and the signal is never hit. Never fails: a process that
-// vanished meanwhile is simply skipped.
-SignalRound signal_descendants(pid_t root, int signo);
+// Sends each of `signals`, in order, to every live descendant of `root` (normally
+// getpid()), from one scan. Each target is pinned with a pidfd and re-checked to still
+// have the parent the scan saw, so a pid recycled between the scan and the signal is never
+// hit. Never fails: a process that vanished meanwhile is simply skipped.
+SignalRound signal_descendants(pid_t root, std::initializer_list<int> signals);
 
 }  // namespace dshpty::supervisor

@@ -138,13 +138,12 @@ struct Supervisor {
     }
     killing = true;
     kill_at_ms = next_round_ms = at;
-    signal_descendants(self, SIGHUP);
-    signal_descendants(self, SIGTERM);
-    signal_descendants(self, SIGCONT);  // a stopped job cannot act on HUP/TERM
+    // SIGCONT last: a stopped job wakes with HUP and TERM already pending.
+    signal_descendants(self, {SIGHUP, SIGTERM, SIGCONT});
   }
 
   void kill_round() {
-    signal_descendants(self, SIGKILL);
+    signal_descendants(self, {SIGKILL});
     next_round_ms = now_ms() + kKillRoundMs;
   }
 
