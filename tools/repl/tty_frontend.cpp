@@ -21,6 +21,7 @@ TtyFrontend* g_frontend = nullptr;
 std::vector<std::string> g_candidates;
 constexpr const char* kPrompt = "dshpty> ";
 constexpr char kCtrlC = 0x03;
+constexpr char kCtrlD = 0x04;
 }  // namespace
 
 TtyFrontend::TtyFrontend(struct ev_loop* loop, TextSession& session, OutputWriter& out,
@@ -40,7 +41,7 @@ TtyFrontend::TtyFrontend(struct ev_loop* loop, TextSession& session, OutputWrite
   rl_initialize();
   rl_parse_and_bind("setty -d -isig");
   // ^Z would kill(0, SIGTSTP) our process group; a REPL holding live sessions stays put.
-  rl_parse_and_bind("bind ^Z ed-tty-sigtstp");
+  rl_parse_and_bind("bind ^Z ed-ignore");
 
   ev_io_init(&input_, &TtyFrontend::on_input, STDIN_FILENO, EV_READ);
   input_.data = this;
@@ -92,6 +93,12 @@ void TtyFrontend::show_prompt() {
 void TtyFrontend::feed_libedit() {
   // One key (or key sequence) per call; a finished line ends the prompt.
   while (at_prompt_ && !typeahead_.empty()) {
+    if (typeahead_.front() == kCtrlD && rl_end == 0) {
+      // EOF on an empty line, taken here so libedit does not echo it as "^D".
+      typeahead_.erase(0, 1);
+      on_line(nullptr);
+      return;
+    }
     const std::size_t before = typeahead_.size();
     rl_callback_read_char();
     if (typeahead_.size() == before) break;  // libedit read from its own queue: next event
@@ -184,6 +191,11 @@ void TtyFrontend::on_input(struct ev_loop*, ev_io* watcher, int) {
     self->typeahead_ += buffer[i];
   }
   self->feed_libedit();
+  // A Ctrl-C that came in the same read as the Enter that started the command.
+  if (!self->at_prompt_ && self->typeahead_.find(kCtrlC) != std::string::npos) {
+    self->typeahead_.clear();
+    self->session_.interrupt();
+  }
 }
 
 // libedit's getc: one character (a code point) from what was typed. Reached only at the

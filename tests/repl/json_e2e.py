@@ -1,0 +1,152 @@
+"""dshpty-repl --json end to end over pipes, with the real shell backend: open, send, read,
+signal, close, list; overlapping send + output + read + cancel; SEND_ACTIVE; FOREIGN_SESSION;
+disposeOwner then a fresh owner; bad lines each an INVALID_ARGUMENT while serving goes on;
+shutdown and EOF leave no process behind."""
+
+import sys
+import time
+
+from repl_harness import DEADLINE_S, JsonRepl, check, wait_gone
+
+
+def main_session(repl):
+    r = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "main"})
+    check(r["sessionId"] == "pty-1" and r["name"] == "main" and r["type"] == "shell", r)
+    check(r["status"] == {"kind": "running"} and isinstance(r["pid"], int), r)
+    check(list(r)[:2] == ["sessionId", "name"], f"field order: {list(r)}")
+
+    listed = repl.ok({"id": 2, "op": "list"})["sessions"]
+    check([s["sessionId"] for s in listed] == ["pty-1"], listed)
+
+    sent = repl.ok({"id": 3, "op": "send", "sessionId": "pty-1", "text": "echo hello-$((6*7))"})
+    check("hello-42" in sent["viewport"], sent)
+    check(sent["waitReason"] == "stdin_read" and sent["sessionStatus"] == {"kind": "running"}, sent)
+    check(sent["truncated"] is False, sent)
+
+    page = repl.ok({"id": 4, "op": "read", "sessionId": "pty-1"})
+    check("hello-42" in page["text"] and page["totalLines"] >= 1, page)
+    check(page["lineEnd"] - page["lineBegin"] >= 1, page)
+
+    sig = repl.ok({"id": 5, "op": "signal", "sessionId": "pty-1", "signal": "SIGINT"})
+    check(sig["delivered"] is True and isinstance(sig["targetPgid"], int), sig)
+    return r["pid"]
+
+
+def overlapping(repl):
+    # A live send, and while it runs: output, read, list, another send, then cancel.
+    repl.request({"id": "long", "op": "send", "sessionId": "pty-1",
+                  "text": "echo started-long; sleep 300", "timeoutMs": 600000})
+    # Wait until the sleep is running: its first output arrived.
+    seen = ""
+    deadline = time.monotonic() + DEADLINE_S
+    i = 0
+    while "started-long" not in seen and time.monotonic() < deadline:
+        i += 1
+        seen += repl.ok({"id": f"out-{i}", "op": "output", "sendId": "long"})["delta"]
+        time.sleep(0.01)  # polling a condition with a deadline
+    check("started-long" in seen, f"no output from the live send: {seen!r}")
+    check(repl.ok({"id": 11, "op": "read", "sessionId": "pty-1"})["totalLines"] >= 1, "read during a send")
+    check(len(repl.ok({"id": 12, "op": "list"})["sessions"]) == 1, "list during a send")
+    repl.error({"id": 13, "op": "send", "sessionId": "pty-1", "text": "echo no"}, "SEND_ACTIVE")
+    check(not any(r.get("id") == "long" for r in repl.responses), "the long send ended early")
+    cancelled = repl.ok({"id": 14, "op": "cancel", "sendId": "long"})
+    check(cancelled == {"cancelled": True}, cancelled)
+    long = repl.response("long")
+    check(long["ok"] is True and long["result"]["waitReason"] == "stdin_read", long)
+    # The session is still usable.
+    again = repl.ok({"id": 15, "op": "send", "sessionId": "pty-1", "text": "echo after-cancel"})
+    check("after-cancel" in again["viewport"], again)
+    late = repl.ok({"id": 16, "op": "cancel", "sendId": "long"})
+    check(late == {"cancelled": False}, late)
+
+
+def owners(repl):
+    err = repl.error({"id": 20, "op": "read", "sessionId": "pty-1", "owner": "intruder"}, "FOREIGN_SESSION")
+    check(err["message"] == "PTY session ID belongs to another agent", err)
+    repl.error({"id": 21, "op": "close", "sessionId": "pty-1", "owner": "intruder"}, "FOREIGN_SESSION")
+
+    agent = repl.ok({"id": 22, "op": "open", "type": "shell", "name": "main", "owner": "agent"})
+    check(agent["sessionId"] == "pty-2", agent)  # the same name under another owner is fine
+    check(repl.ok({"id": 23, "op": "activity", "owner": "agent"}) == {"active": True}, "activity")
+    check(repl.ok({"id": 24, "op": "disposeOwner", "owner": "agent"}) == {}, "disposeOwner")
+    wait_gone([agent["pid"]], "disposeOwner")
+    # The label now names a fresh owner: no sessions, no activity, the old id is dead.
+    check(repl.ok({"id": 25, "op": "list", "owner": "agent"}) == {"sessions": []}, "fresh owner list")
+    check(repl.ok({"id": 26, "op": "activity", "owner": "agent"}) == {"active": False}, "fresh owner activity")
+    repl.error({"id": 27, "op": "read", "sessionId": "pty-2", "owner": "agent"}, "NO_SESSION")
+    fresh = repl.ok({"id": 28, "op": "open", "type": "shell", "name": "main", "owner": "agent"})
+    check(fresh["sessionId"] == "pty-3", fresh)
+    return fresh["pid"]
+
+
+def bad_lines(repl):
+    def bad(raw, rid):
+        repl.send_raw(raw)
+        tag = f"probe-{len(repl.responses)}"
+        repl.request({"id": tag, "op": "list"})  # still serving
+        check(repl.response(tag)["ok"] is True, "serving after a bad line")
+        matching = [r for r in repl.responses if r.get("id") == rid and r.get("ok") is False]
+        check(matching and matching[-1]["error"]["code"] == "INVALID_ARGUMENT",
+              f"{raw[:60]!r}: {repl.responses[-3:]}")
+
+    bad(b"this is not json\n", None)
+    bad(b'{"id":30,"op":"frobnicate"}\n', 30)
+    bad(b'{"id":31,"op":"send","sessionId":"pty-1"}\n', 31)
+    bad(b'{"id":32,"op":"send","sessionId":"pty-1","text":7}\n', 32)
+    bad(b'{"id":33,"op":"read","sessionId":"pty-1","count":"ten"}\n', 33)
+    bad(b'{"op":"list"}\n', None)
+    bad(b"[1,2,3]\n", None)
+    bad(b'{"id":34,"op":"send","sessionId":"pty-1","text":"' + b"x" * (10 * 1000 * 1000) + b'"}\n', None)
+    repl.error({"id": 35, "op": "read", "sessionId": "pty-99"}, "NO_SESSION")
+
+
+def test_main_flow(repl_path):
+    repl = JsonRepl(repl_path)
+    try:
+        main_session(repl)
+        overlapping(repl)
+        agent_pid = owners(repl)
+        bad_lines(repl)
+
+        check(repl.ok({"id": 40, "op": "close", "sessionId": "pty-1"}) == {"outcome": "closed"}, "close")
+        repl.error({"id": 41, "op": "close", "sessionId": "pty-1"}, "NO_SESSION")
+        check(repl.ok({"id": 42, "op": "list"}) == {"sessions": []}, "list after close")
+
+        # shutdown with a session still open (agent's pty-3): answered, exit 0, nothing left.
+        check(repl.ok({"id": 43, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status after shutdown")
+        wait_gone(repl.pids + [agent_pid], "shutdown")
+    finally:
+        repl.close()
+
+
+def test_eof_is_shutdown(repl_path):
+    repl = JsonRepl(repl_path)
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell"})
+        repl.proc.stdin.close()
+        check(repl.wait_exit() == 0, "exit status after EOF")
+        wait_gone([opened["pid"]], "EOF")
+    finally:
+        repl.close()
+
+
+def test_truncation(repl_path):
+    repl = JsonRepl(repl_path, ["--max-result-bytes", "64"])
+    try:
+        repl.ok({"id": 1, "op": "open", "type": "shell"})
+        sent = repl.ok({"id": 2, "op": "send", "sessionId": "pty-1",
+                        "text": "for i in $(seq 1 50); do printf '\\xc3\\xa9'; done; echo"})
+        check(sent["truncated"] is True and len(sent["viewport"].encode()) <= 64, sent)
+        repl.ok({"id": 3, "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+    finally:
+        repl.close()
+
+
+if __name__ == "__main__":
+    path = sys.argv[1]
+    for test in (test_main_flow, test_eof_is_shutdown, test_truncation):
+        print(f"--- {test.__name__}", flush=True)
+        test(path)
+    print("ok")

@@ -1,0 +1,72 @@
+"""dshpty-repl's text mode with stdin a pipe (no terminal): commands one per line, the exact
+texts of repl.md, errors that do not end the REPL, EOF as quit with nothing left behind."""
+
+import re
+import subprocess
+import sys
+
+from repl_harness import DEADLINE_S, check, fail, kill_quietly, wait_gone
+
+SCRIPT = """\
+list
+open shell main
+open shell main
+list
+send main echo piped-$((40+2))
+use main
+send echo current
+read main
+bogus
+signal main SIGUSR1
+close main
+close main
+list
+"""
+
+
+def main(repl_path):
+    proc = subprocess.Popen([repl_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=sys.stderr, start_new_session=True)
+    pids = []
+    try:
+        out, _ = proc.communicate(SCRIPT.encode(), timeout=DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        fail("text mode did not finish: " + out.decode(errors="replace"))
+    text = out.decode()
+    print(text)
+    check(proc.returncode == 0, f"exit status {proc.returncode}")
+    pids = [int(p) for p in re.findall(r"pid=(\d+)", text)]
+    try:
+        expect = [
+            "(no terminal sessions)\n",
+            "started terminal session pty-1 (main) [type: shell]\n",
+            'error: DUPLICATE_NAME: PTY session name "main" already exists for this owner\n',
+            "pty-1 (main) [shell] running pid=",
+            "piped-42\n",
+            "[wait: stdin_read]\n[session: running]\n",
+            "using terminal session pty-1 (main)\n",
+            "current\n",
+            "[lines: ",
+            'error: INVALID_ARGUMENT: unknown command "bogus" (try help)\n',
+            "error: INVALID_ARGUMENT: unknown signal SIGUSR1",
+            "closed terminal session pty-1\n",
+            "error: NO_SESSION: unknown PTY session ID\n",
+            "(no terminal sessions)\n",
+        ]
+        at = 0
+        for piece in expect:
+            found = text.find(piece, at)
+            check(found >= 0, f"missing (in order) {piece!r}")
+            at = found + len(piece)
+        check(re.search(r"\[lines: \d+-\d+ of \d+\]\n", text), "read footer")
+        check(pids, "no pid listed")
+        wait_gone(pids, "quit at EOF")
+    finally:
+        kill_quietly(pids)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
+    print("ok")
