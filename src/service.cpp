@@ -88,6 +88,11 @@ void ServiceCore::settle_send_as_closed(Record& rec) {
 
 void ServiceCore::bury(Record& rec) {
   settle_send_as_closed(rec);
+  for (auto& [serial, done] : rec.signals)
+    complete(std::move(done),
+             Result<SignalResult>(make_error(Code::SESSION_CLOSING,
+                                             "PTY session closed before the signal completed")));
+  rec.signals.clear();
   // Send handles outlive the record; their operations must not outlive the session.
   Grave grave;
   for (auto& weak : rec.sends)
@@ -114,6 +119,36 @@ void ServiceCore::flush_graveyard() {
   for (auto& grave : dead) grave.ops.clear();
   for (auto& grave : dead) grave.session.reset();
   dead.clear();  // backends last
+}
+
+Status ServiceCore::signal(const Owner& owner, std::string_view id, Signal sig,
+                           Callback<SignalResult> done) {
+  auto fenced = fence(owner, id);
+  if (!fenced) return fenced.error();
+  Record& rec = **fenced;
+  if (rec.state == RecordState::closing || rec.state == RecordState::cleanup_failed)
+    return make_error(Code::SESSION_CLOSING);
+  const std::uint64_t signal_serial = next_attempt++;
+  rec.signals.emplace(signal_serial, std::move(done));
+  Status started = rec.session->signal(
+      sig, [weak = weak_from_this(), serial = rec.serial, signal_serial](Result<SignalResult> r) {
+        if (auto core = weak.lock()) core->on_signalled(serial, signal_serial, std::move(r));
+      });
+  if (!started) {
+    if (Record* still = find(rec.serial)) still->signals.erase(signal_serial);
+  }
+  return started;
+}
+
+void ServiceCore::on_signalled(std::uint64_t serial, std::uint64_t signal_serial,
+                               Result<SignalResult> result) {
+  Record* rec = find(serial);
+  if (!rec) return;  // the session died first and the service already answered
+  auto it = rec->signals.find(signal_serial);
+  if (it == rec->signals.end()) return;  // a repeated completion
+  Callback<SignalResult> done = std::move(it->second);
+  rec->signals.erase(it);
+  complete(std::move(done), std::move(result));
 }
 
 }  // namespace detail
@@ -149,8 +184,8 @@ Service::~Service() {
   if (c.completions.pending() != 0) violation = "completions are still undelivered";
   if (!c.owner_disposals.empty() || (c.service_disposal && !c.disposed))
     violation = "a disposal is in flight";
-  if (c.signals_in_flight != 0) violation = "a signal is in flight";
   for (const auto& [serial, rec] : c.records) {
+    if (!rec->signals.empty()) violation = "a signal is in flight";
     if (rec->state == RecordState::setup || rec->state == RecordState::closing ||
         rec->state == RecordState::sending)
       violation = "a session is in setup, sending or closing";
@@ -219,22 +254,7 @@ Result<ReadPage> Service::read(const Owner& owner, std::string_view id,
 
 Status Service::signal(const Owner& owner, std::string_view id, Signal signal,
                        Callback<SignalResult> done) {
-  ServiceCore& c = *core_;
-  auto fenced = c.fence(owner, id);
-  if (!fenced) return fenced.error();
-  Record& rec = **fenced;
-  if (rec.state == RecordState::closing || rec.state == RecordState::cleanup_failed)
-    return make_error(Code::SESSION_CLOSING);
-  ++c.signals_in_flight;
-  Status started = rec.session->signal(
-      signal, [weak = std::weak_ptr<ServiceCore>(core_), done](Result<SignalResult> result) {
-        auto core = weak.lock();
-        if (!core) return;
-        --core->signals_in_flight;
-        core->complete(done, std::move(result));
-      });
-  if (!started) --c.signals_in_flight;
-  return started;
+  return core_->signal(owner, id, signal, std::move(done));
 }
 
 Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> done,

@@ -87,8 +87,8 @@ void ServiceCore::dispose(Callback<void> done) {
   // Always cleared, even when the disposal later fails.
   backends.clear();
   live_owners.clear();
-  tear_down(*service_disposal, nullptr, make_error(Code::SERVICE_DISPOSING),
-            "PTY service disposed");
+  dispose_reason = make_error(Code::SERVICE_DISPOSING);
+  tear_down(*service_disposal, nullptr, dispose_reason, "PTY service disposed");
   check_disposals();
 }
 

@@ -81,6 +81,9 @@ struct Record {
   std::shared_ptr<CloseAttempt> close;  // the fence of the close in flight
   std::optional<LiveSend> live_send;
   std::vector<std::weak_ptr<Send>> sends;  // every handle issued; their ops die with the session
+  // Signals the backend has not answered yet, by serial: settled by the service if the
+  // session dies first, so each still completes exactly once.
+  std::map<std::uint64_t, Callback<SignalResult>> signals;
   Error cleanup_error;                  // why it is cleanup_failed
   Disposal* claimed_by = nullptr;       // the disposal that will consume it
 
@@ -122,7 +125,7 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
   bool disposing = false;
   bool disposed = false;  // the service disposal completed
 
-  std::size_t signals_in_flight = 0;
+  Error dispose_reason;  // SERVICE_DISPOSING, one object for the whole disposal
 
   struct Grave {
     std::vector<std::unique_ptr<BackendSendOperation>> ops;
@@ -164,6 +167,10 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
                                            SendRequest request, Callback<SendResult> done);
   void on_send_done(std::uint64_t serial, std::uint64_t send_serial, Result<SendResult> result);
   void settle_send_as_closed(Record& rec);
+
+  // Signals (service.cpp).
+  Status signal(const Owner& owner, std::string_view id, Signal signal, Callback<SignalResult> done);
+  void on_signalled(std::uint64_t serial, std::uint64_t signal_serial, Result<SignalResult> result);
 
   // Close and disposal (service_close.cpp).
   void begin_close(Record& rec, std::string reason);

@@ -76,8 +76,8 @@ void ServiceCore::on_spawned(std::uint64_t serial, Result<std::unique_ptr<Backen
     if (caller_aborted) {
       why = rec.caller_signal.reason();
     } else if (disposing) {
-      why = service_aborted ? rec.service_abort.signal().reason()
-                            : make_error(Code::SERVICE_DISPOSING);
+      // The contract's order, even when an owner disposal aborted this setup first.
+      why = dispose_reason;
     } else if (!owner_live(rec.owner)) {
       why = service_aborted ? rec.service_abort.signal().reason()
                             : make_error(Code::OWNER_NOT_LIVE);
