@@ -27,7 +27,9 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
 // Reads per readable event: bounded so a runaway producer cannot starve the host's loop.
 constexpr int kReadsPerEvent = 8;
-constexpr std::string_view kMarkerStart = "\033]133;D;";
+// The motd is start-up output; a shell that prints megabytes before its prompt keeps
+// only the head.
+constexpr std::size_t kMotdMax = 64 * 1024;
 
 double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 
@@ -44,7 +46,13 @@ std::string describe_status(const SessionStatus& st) {
 }  // namespace
 
 ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, StartParams params)
-    : loop_(loop), config_(config), params_(std::move(params)), deferred_(loop) {
+    : loop_(loop),
+      config_(config),
+      params_(std::move(params)),
+      deferred_(loop),
+      scrollback_(terminal::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
+                                             config.page_bytes}),
+      prompt_watch_(std::string(kPrompt)) {
   session_id_ = params_.session_id;
   ev_io_init(&master_read_, &ShellSession::on_master_readable, -1, EV_READ);
   ev_io_init(&master_write_, &ShellSession::on_master_writable, -1, EV_WRITE);
@@ -54,6 +62,9 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   ev_timer_init(&exit_publish_timer_, &ShellSession::on_exit_publish_timeout, 0., 0.);
   ev_timer_init(&quiesce_timer_, &ShellSession::on_quiesce_timeout, 0., 0.);
   ev_timer_init(&drain_timer_, &ShellSession::on_drain_timeout, 0., 0.);
+  ev_timer_init(&send_timeout_timer_, &ShellSession::on_send_timeout, 0., 0.);
+  ev_timer_init(&send_idle_timer_, &ShellSession::on_send_idle, 0., 0.);
+  ev_timer_init(&probe_timer_, &ShellSession::on_probe_tick, 0., 0.);
   for (ev_watcher* w : {reinterpret_cast<ev_watcher*>(&master_read_),
                         reinterpret_cast<ev_watcher*>(&master_write_),
                         reinterpret_cast<ev_watcher*>(&control_io_),
@@ -61,12 +72,16 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
                         reinterpret_cast<ev_watcher*>(&startup_timer_),
                         reinterpret_cast<ev_watcher*>(&exit_publish_timer_),
                         reinterpret_cast<ev_watcher*>(&quiesce_timer_),
-                        reinterpret_cast<ev_watcher*>(&drain_timer_)}) {
+                        reinterpret_cast<ev_watcher*>(&drain_timer_),
+                        reinterpret_cast<ev_watcher*>(&send_timeout_timer_),
+                        reinterpret_cast<ev_watcher*>(&send_idle_timer_),
+                        reinterpret_cast<ev_watcher*>(&probe_timer_)}) {
     w->data = this;
   }
 }
 
 ShellSession::~ShellSession() {
+  drop_send();  // its operation may outlive us; it must not call back
   // Without waiting: closing our end of the socket tells the helper to kill the tree.
   release_fds();
 }
@@ -80,6 +95,9 @@ void ShellSession::release_fds() {
   ev_timer_stop(loop_, &exit_publish_timer_);
   ev_timer_stop(loop_, &quiesce_timer_);
   ev_timer_stop(loop_, &drain_timer_);
+  ev_timer_stop(loop_, &send_timeout_timer_);
+  ev_timer_stop(loop_, &send_idle_timer_);
+  ev_timer_stop(loop_, &probe_timer_);
   if (pidfd_.valid() && !helper_gone_) {
     // Best effort, never blocks: a helper still killing the tree becomes the host's zombie.
     siginfo_t info{};
@@ -124,6 +142,9 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
 Status ShellSession::launch() {
   auto pty = open_pty(params_.rows, params_.cols);
   if (!pty) return pty.error();
+  if (terminal::StdinProbe::supported()) {
+    if (auto dev = terminal::terminal_device(pty->slave.get())) probe_.emplace(*dev);
+  }
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     return make_system_error(Code::BACKEND_FAILED, "control socketpair", errno);
@@ -162,7 +183,7 @@ void ShellSession::on_master_readable(struct ev_loop*, ev_io* w, int) {
   static_cast<ShellSession*>(w->data)->read_master();
 }
 
-void ShellSession::read_master() {
+bool ShellSession::read_master() {
   char buf[kReadChunk];
   for (int i = 0; i < kReadsPerEvent && master_.valid() && !output_ended_; ++i) {
     ssize_t n = ::read(master_.get(), buf, sizeof buf);
@@ -171,11 +192,12 @@ void ShellSession::read_master() {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     // EIO (Linux) or 0: every holder of the slave has closed it; the output is complete.
     on_output_ended();
-    return;
+    return false;
   }
+  return master_.valid() && !output_ended_;
 }
 
 void ShellSession::on_master_writable(struct ev_loop*, ev_io* w, int) {
@@ -187,6 +209,8 @@ void ShellSession::flush_writes() {
     ssize_t n = ::write(master_.get(), pending_writes_.data(), pending_writes_.size());
     if (n > 0) {
       pending_writes_.erase(0, static_cast<std::size_t>(n));
+      bytes_written_ += static_cast<std::uint64_t>(n);
+      on_write_progress();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -194,7 +218,10 @@ void ShellSession::flush_writes() {
       ev_io_start(loop_, &master_write_);
       return;
     }
-    pending_writes_.clear();  // EIO: nobody reads the terminal any more
+    // EIO: nobody reads the terminal any more; what was not written never will be.
+    bytes_written_ += pending_writes_.size();
+    pending_writes_.clear();
+    on_write_progress();
   }
   ev_io_stop(loop_, &master_write_);
 }
@@ -279,24 +306,36 @@ void ShellSession::reap_helper() {
 
 void ShellSession::on_output(std::string_view bytes) {
   if (config_.on_raw_output) config_.on_raw_output(session_id_, bytes);
-  if (!prompt_seen_) {
-    startup_bytes_.append(bytes);
-    // The first prompt: the marker PROMPT_COMMAND prints, then PS1.
-    auto marker = startup_bytes_.find(kMarkerStart);
-    if (marker == std::string::npos) return;
-    auto bel = startup_bytes_.find('\a', marker);
-    if (bel == std::string::npos) return;
-    if (startup_bytes_.find(kPrompt, bel) == std::string::npos) return;
-    prompt_seen_ = true;
-    motd_ = startup_bytes_.substr(0, marker);
-    startup_bytes_.clear();
-    try_finish_start();
+  chunk_.clear();
+  sanitizer_.feed(bytes, chunk_);
+  scrollback_.append(chunk_.text);
+  if (!motd_done_) {
+    const auto* first = chunk_.markers.empty() ? nullptr : &chunk_.markers.front();
+    std::string_view before = first ? std::string_view(chunk_.text).substr(0, first->position)
+                                    : std::string_view(chunk_.text);
+    motd_.append(before.substr(0, kMotdMax - std::min(kMotdMax, motd_.size())));
+    motd_done_ = first != nullptr;
   }
+  if (!prompt_seen_) {
+    prompt_watch_.observe(chunk_);
+    if (prompt_watch_.at_prompt()) {
+      prompt_seen_ = true;
+      try_finish_start();
+    }
+    return;
+  }
+  if (send_) on_send_output(chunk_);
 }
 
 void ShellSession::on_output_ended() {
   output_ended_ = true;
   ev_io_stop(loop_, &master_read_);
+  chunk_.clear();
+  sanitizer_.finish(chunk_);
+  if (!chunk_.text.empty()) {
+    scrollback_.append(chunk_.text);
+    if (send_) on_send_output(chunk_);
+  }
   if (shell_status_ && !exit_published_) publish_exit();
   check_teardown();
 }
@@ -328,6 +367,7 @@ void ShellSession::on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int) {
 void ShellSession::publish_exit() {
   ev_timer_stop(loop_, &exit_publish_timer_);
   exit_published_ = true;
+  if (send_) settle_send(WaitReason::session_exit);
 }
 
 // ---- start-up ---------------------------------------------------------------------------
@@ -475,18 +515,6 @@ SessionStatus ShellSession::status() const {
   return {};
 }
 
-Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendRequest,
-                                                                       Callback<SendResult>) {
-  return make_error(Code::BACKEND_FAILED, "shell sends are not implemented yet");
-}
-
-Result<ReadPage> ShellSession::read(const ReadRequest& request) {
-  if (request.offset < 0 || request.count < 1) {
-    return make_error(Code::INVALID_ARGUMENT, "read needs offset >= 0 and count >= 1");
-  }
-  return ReadPage{};
-}
-
 Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
   if (exit_published_) return make_error(Code::SESSION_EXITED);
@@ -518,6 +546,7 @@ void ShellSession::close(std::string reason, Callback<void> done) {
   }
   close_waiters_.push_back(std::move(done));
   if (phase_ == Phase::tearing_down) return;  // joins the close in flight
+  if (send_) fail_send(make_error(Code::SESSION_CLOSING, "PTY session closed before the send completed"));
   close_reason_ = std::move(reason);
   begin_teardown();
 }
@@ -534,6 +563,7 @@ Status ShellSession::write(std::string_view bytes) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
   if (output_ended_) return make_error(Code::SESSION_EXITED);
   pending_writes_.append(bytes);
+  bytes_queued_ += bytes.size();
   flush_writes();
   return {};
 }

@@ -32,6 +32,11 @@
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
 #include "protocol.hpp"
+#include "shell_send.hpp"
+#include "terminal/prompt_watch.hpp"
+#include "terminal/sanitizer.hpp"
+#include "terminal/scrollback.hpp"
+#include "terminal/stdin_probe.hpp"
 #include "unique_fd.hpp"
 
 namespace dshpty::shell {
@@ -80,6 +85,15 @@ class ShellSession final : public BackendSession {
   bool quiescent() const noexcept { return quiescent_reported_ && helper_gone_; }
   pid_t supervisor_pid() const noexcept { return helper_pid_; }
   const std::string& id() const noexcept { return session_id_; }
+  // Retained output: the scrollback's bytes, and what the text layer holds in all (the
+  // scrollback and the live send's tail), for the memory-bound tests.
+  std::size_t retained_bytes() const noexcept { return scrollback_.retained_bytes(); }
+  std::size_t text_memory_bytes() const noexcept {
+    return scrollback_.memory_bytes() + (send_ ? send_->tail.memory_bytes() : 0);
+  }
+
+  // How often the stdin probe looks at /proc while a send's write has landed.
+  static constexpr std::chrono::milliseconds kProbeInterval{20};
 
   // How long past close_grace the helper may take to report quiescence before a close
   // fails (a wedged or stopped helper).
@@ -101,7 +115,8 @@ class ShellSession final : public BackendSession {
   static void on_quiesce_timeout(struct ev_loop*, ev_timer* w, int);
   static void on_drain_timeout(struct ev_loop*, ev_timer* w, int);
 
-  void read_master();
+  // Reads what the master holds (bounded per call); true when it may hold more.
+  bool read_master();
   void flush_writes();
   void read_control();
   void handle_message(const shell_protocol::ControlMessage& msg);
@@ -112,6 +127,22 @@ class ShellSession final : public BackendSession {
   void on_output_ended();
   void on_shell_exited(int wait_status);
   void publish_exit();
+
+  // Sends (shell_session_send.cpp).
+  friend class ShellSendOperation;
+  void begin_write(const std::shared_ptr<SendState>& send);
+  void on_write_progress();
+  void on_write_landed();
+  void on_send_output(const terminal::SanitizedText& chunk);
+  void check_prompt_readiness();
+  void settle_send(WaitReason reason);
+  void fail_send(Error error);
+  void drop_send();
+  bool cancel_send(SendState& send);
+  void interrupt_foreground();
+  static void on_send_timeout(struct ev_loop*, ev_timer* w, int);
+  static void on_send_idle(struct ev_loop*, ev_timer* w, int);
+  static void on_probe_tick(struct ev_loop*, ev_timer* w, int);
 
   // Start-up.
   void try_finish_start();
@@ -152,6 +183,21 @@ class ShellSession final : public BackendSession {
   bool helper_gone_ = false;
   bool kill_sent_ = false;
   std::string pending_writes_;
+  std::uint64_t bytes_written_ = 0;  // to the master, ever
+  std::uint64_t bytes_queued_ = 0;   // into pending_writes_, ever
+
+  // Terminal text.
+  terminal::Sanitizer sanitizer_;
+  terminal::SanitizedText chunk_;  // the latest read's text, reused
+  terminal::Scrollback scrollback_;
+  terminal::PromptWatch prompt_watch_;
+  std::optional<terminal::StdinProbe> probe_;  // once the slave's device is known
+
+  // The live send.
+  std::shared_ptr<SendState> send_;
+  ev_timer send_timeout_timer_{};
+  ev_timer send_idle_timer_{};
+  ev_timer probe_timer_{};
 
   // Start-up.
   std::unique_ptr<ShellSession> self_;  // owns this session until the spawn completes
@@ -159,8 +205,8 @@ class ShellSession final : public BackendSession {
   AbortSubscription abort_sub_;
   Error abort_reason_;
   Error start_error_;
-  std::string startup_bytes_;  // output until the first prompt
   bool prompt_seen_ = false;
+  bool motd_done_ = false;  // the first marker arrived: the motd is complete
   std::string motd_;
 
   // Close.

@@ -212,6 +212,22 @@ Status ShellFixture::close(BackendSession& session, std::chrono::milliseconds ti
   return result;
 }
 
+Result<SendResult> ShellFixture::send(BackendSession& session, SendRequest request,
+                                      std::unique_ptr<BackendSendOperation>* op,
+                                      std::chrono::milliseconds timeout) {
+  bool done = false;
+  Result<SendResult> result = make_error(Code::BACKEND_FAILED, "send did not complete in the test's time");
+  auto started = session.start_send(std::move(request), [&](Result<SendResult> r) {
+    done = true;
+    result = std::move(r);
+  });
+  if (!started) return started.error();
+  if (done) throw std::runtime_error("send completed inside start_send");
+  run_until(loop_, [&] { return done; }, timeout);
+  if (op) *op = std::move(started.value());
+  return result;
+}
+
 void ShellFixture::type(BackendSession& session, const std::string& line) {
   auto* sh = dynamic_cast<shell::ShellSession*>(&session);
   if (!sh) throw std::runtime_error("not a shell session");

@@ -68,6 +68,17 @@ class ShellFixture {
   // Writes a line to the shell.
   void type(BackendSession& session, const std::string& line);
 
+  // Starts a send and runs the loop until it completes. The operation is kept in `op`
+  // when given (for read_output after the fact), else destroyed.
+  Result<SendResult> send(BackendSession& session, SendRequest request,
+                          std::unique_ptr<BackendSendOperation>* op = nullptr,
+                          std::chrono::milliseconds timeout = 120s);
+  Result<SendResult> send(BackendSession& session, std::string text) {
+    SendRequest r;
+    r.text = std::move(text);
+    return send(session, std::move(r));
+  }
+
   // Helpers this fixture saw (for reaping in the destructor).
   void remember(const Spawned& s);
 

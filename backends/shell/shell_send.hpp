@@ -1,0 +1,43 @@
+// One send on a shell session: its output (a bounded tail: the viewport and the consuming
+// delta), and how far its write got. Shared by the session (which drives it) and the
+// BackendSendOperation handed to the service (which reads it), so either may go first.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dshpty/backend.hpp"
+#include "terminal/tail_buffer.hpp"
+
+namespace dshpty::shell {
+
+class ShellSession;
+
+struct SendState {
+  explicit SendState(std::size_t viewport_bytes) : tail(viewport_bytes) {}
+
+  terminal::TailBuffer tail;  // this send's sanitized output
+  std::string bytes;          // what the write sends: text, plus "\r" when submitting
+  std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
+  bool write_started = false;
+  bool landed = false;
+  bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does
+  bool settled = false;
+  Callback<SendResult> done;
+  ShellSession* session = nullptr;  // cleared when the session lets go of it
+};
+
+class ShellSendOperation final : public BackendSendOperation {
+ public:
+  explicit ShellSendOperation(std::shared_ptr<SendState> state) : state_(std::move(state)) {}
+  OutputDelta read_output() override { return state_->tail.take_delta(); }
+  bool cancel() override;
+  // The send's bytes all reached the terminal (for tests).
+  bool write_landed() const noexcept { return state_->landed; }
+
+ private:
+  std::shared_ptr<SendState> state_;
+};
+
+}  // namespace dshpty::shell

@@ -1,0 +1,186 @@
+// Sends on a shell session: one write of the text (plus "\r"), then completion with the
+// first of (shell-backend.md, "Send readiness"):
+//   stdin_read     the prompt marker arrived after the write landed, exactly the prompt
+//                  follows it, and the shell's own group has the terminal (decided as the
+//                  bytes arrive); or the stdin probe proves the foreground group blocked
+//                  reading the terminal (on a short timer, only once the write landed);
+//   inferred_idle  no output for the send's idle silence;
+//   timeout        the send's deadline, however much output trickles;
+//   session_exit   the shell's exit was published (after its output was drained).
+// Evidence resets when the write lands: a prompt printed for an earlier send never counts.
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "shell_session.hpp"
+
+namespace dshpty::shell {
+
+namespace {
+double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+// read_master() rounds a probe hit may take to drain the master (each up to 512 KiB).
+constexpr int kProbeDrainReads = 8;
+}  // namespace
+
+bool ShellSendOperation::cancel() {
+  if (state_->settled || !state_->session) return false;
+  return state_->session->cancel_send(*state_);
+}
+
+Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendRequest request,
+                                                                       Callback<SendResult> done) {
+  if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
+  if (shell_status_ || output_ended_) return make_error(Code::SESSION_EXITED);
+  if (send_) return make_error(Code::SEND_ACTIVE);
+  auto timeout = request.timeout.value_or(config_.send_timeout);
+  auto idle = request.idle.value_or(config_.idle_silence);
+  if (timeout.count() < 0 || idle.count() < 0) {
+    return make_error(Code::INVALID_ARGUMENT, "a send's timeout and idle must not be negative");
+  }
+  auto send = std::make_shared<SendState>(config_.viewport_bytes);
+  send->bytes = std::move(request.text);
+  if (request.submit) send->bytes.push_back('\r');
+  send->done = std::move(done);
+  send->session = this;
+  send_ = send;
+
+  ev_timer_set(&send_timeout_timer_, seconds(timeout), 0.);
+  ev_timer_start(loop_, &send_timeout_timer_);
+  ev_timer_set(&send_idle_timer_, 0., seconds(idle));
+  ev_timer_again(loop_, &send_idle_timer_);
+  // The write happens from the loop, so a cancel() right after this call can still stop it.
+  deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
+    auto s = weak.lock();
+    if (s && s == send_ && !s->settled && !s->cancel_requested) begin_write(s);
+  });
+  return std::unique_ptr<BackendSendOperation>(new ShellSendOperation(std::move(send)));
+}
+
+void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
+  send->write_started = true;
+  send->tail.clear();
+  // The probe's baseline: whoever sits in read() on the terminal *now* has not seen this
+  // send's input, and must not count until it ran again.
+  if (probe_) {
+    pid_t pgid = ::tcgetpgrp(master_.get());
+    if (pgid > 0) {
+      probe_->baseline(pgid);
+    } else {
+      probe_->clear_baseline();
+    }
+  }
+  pending_writes_.append(send->bytes);
+  bytes_queued_ += send->bytes.size();
+  send->lands_at = bytes_queued_;
+  flush_writes();
+  on_write_progress();  // an empty text lands at once
+}
+
+void ShellSession::on_write_progress() {
+  if (send_ && send_->write_started && !send_->landed && bytes_written_ >= send_->lands_at) {
+    on_write_landed();
+  }
+}
+
+void ShellSession::on_write_landed() {
+  send_->landed = true;
+  prompt_watch_.reset();
+  if (probe_) {
+    ev_timer_set(&probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
+    ev_timer_start(loop_, &probe_timer_);
+  }
+  if (send_->cancel_requested) interrupt_foreground();
+}
+
+void ShellSession::on_send_output(const terminal::SanitizedText& chunk) {
+  if (!send_->write_started) return;  // output of an earlier command, not this send's
+  send_->tail.append(chunk.text);
+  ev_timer_again(loop_, &send_idle_timer_);
+  if (!send_->landed) return;
+  prompt_watch_.observe(chunk);
+  check_prompt_readiness();
+}
+
+void ShellSession::check_prompt_readiness() {
+  if (!prompt_watch_.at_prompt() || !shell_pid_) return;
+  // A nested shell prints the same marker and prompt: only the outer shell's own group
+  // holding the terminal means the command finished.
+  if (::tcgetpgrp(master_.get()) != *shell_pid_) return;
+  settle_send(WaitReason::stdin_read);
+}
+
+void ShellSession::on_probe_tick(struct ev_loop*, ev_timer* w, int) {
+  auto* s = static_cast<ShellSession*>(w->data);
+  if (!s->send_ || !s->probe_) return;
+  pid_t pgid = ::tcgetpgrp(s->master_.get());
+  if (pgid <= 0) return;
+  if (s->probe_->check(pgid) != terminal::ProbeVerdict::blocked_reading) return;
+  // The reader may have written its last output just before blocking, and we may not have
+  // read it yet: take what the master holds first, so the viewport is complete. (A prompt
+  // marker in it may settle the send on the way.)
+  for (int i = 0; i < kProbeDrainReads && s->send_ && s->master_.valid() && !s->output_ended_; ++i) {
+    if (!s->read_master()) break;
+  }
+  if (s->send_) s->settle_send(WaitReason::stdin_read);
+}
+
+void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
+  static_cast<ShellSession*>(w->data)->settle_send(WaitReason::timeout);
+}
+
+void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
+  static_cast<ShellSession*>(w->data)->settle_send(WaitReason::inferred_idle);
+}
+
+void ShellSession::settle_send(WaitReason reason) {
+  auto send = std::move(send_);
+  drop_send();
+  send->settled = true;
+  SendResult result;
+  result.viewport = send->tail.text();
+  result.truncated = send->tail.truncated();
+  result.wait_reason = reason;
+  result.session_status = status();
+  deferred_.post([done = std::move(send->done), result = std::move(result)]() mutable {
+    done(std::move(result));
+  });
+}
+
+void ShellSession::fail_send(Error error) {
+  auto send = std::move(send_);
+  drop_send();
+  send->settled = true;
+  deferred_.post([done = std::move(send->done), error = std::move(error)] { done(error); });
+}
+
+void ShellSession::drop_send() {
+  ev_timer_stop(loop_, &send_timeout_timer_);
+  ev_timer_stop(loop_, &send_idle_timer_);
+  ev_timer_stop(loop_, &probe_timer_);
+  if (probe_) probe_->clear_baseline();
+  if (send_) send_->session = nullptr;
+  send_.reset();
+}
+
+bool ShellSession::cancel_send(SendState& send) {
+  if (send_.get() != &send) return false;
+  if (!send.landed) {
+    // Not written yet: it never will be. Written in part: SIGINT once the rest landed.
+    send.cancel_requested = true;
+    return true;
+  }
+  interrupt_foreground();
+  return true;
+}
+
+void ShellSession::interrupt_foreground() {
+  // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
+  pid_t pgid = ::tcgetpgrp(master_.get());
+  if (pgid > 0) ::kill(-pgid, SIGINT);
+}
+
+Result<ReadPage> ShellSession::read(const ReadRequest& request) {
+  return scrollback_.read(request);
+}
+
+}  // namespace dshpty::shell
