@@ -63,6 +63,8 @@ class [[nodiscard]] Operation {
     };
   }
 
+  // The awaitable protocol: ready once completed; otherwise the coroutine waits for the
+  // callback. Awaiting one Operation twice is a precondition failure (asserted).
   bool await_ready() const noexcept { return state_->result.has_value(); }
   void await_suspend(std::coroutine_handle<> waiter) noexcept {
     assert(!state_->waiter && "an Operation can be awaited only once");
@@ -70,6 +72,8 @@ class [[nodiscard]] Operation {
   }
   Result<T> await_resume() { return std::move(*state_->result); }
 
+  // A pending operation, completed by whoever is given callback(): the factories below use
+  // it, and a host may adapt a callback API of its own the same way. Never fails.
   Operation() : state_(std::make_shared<State>()) {}
 
  private:
