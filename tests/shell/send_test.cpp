@@ -43,6 +43,18 @@ struct ScopedEnv {
   }
 };
 
+// After a signal from outside a send, bash prints a fresh prompt on its own time; a send
+// written before that prompt would take it for its own (it arrives after the write). So
+// wait for it: the scrollback ends with the prompt and the shell holds the terminal.
+bool wait_for_prompt(ShellFixture& fx, BackendSession& session) {
+  return run_until(fx.loop(), [&] {
+    auto page = session.read({0, 1});
+    return page && page->text.size() >= 5 &&
+           page->text.compare(page->text.size() - 5, 5, "dsh> ") == 0 &&
+           foreground_pgid(*session.pid()) == *session.pid();
+  });
+}
+
 }  // namespace
 
 TEST_CASE("cwd and exported variables persist across sends; host secrets are absent") {
@@ -122,6 +134,7 @@ TEST_CASE("inferred_idle, timeout and session_exit; a send after exit fails SESS
   bool signalled = false;
   REQUIRE(s.session->signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
   REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+  REQUIRE(wait_for_prompt(fx, *s.session));
 
   r = fx.send(*s.session, request("while :; do echo tick; sleep 0.1; done", 30s, 1s));
   REQUIRE_MESSAGE(r, show(r));
@@ -130,6 +143,7 @@ TEST_CASE("inferred_idle, timeout and session_exit; a send after exit fails SESS
   signalled = false;
   REQUIRE(s.session->signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
   REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+  REQUIRE(wait_for_prompt(fx, *s.session));
 
   r = fx.send(*s.session, request("exit 7", 30s));
   REQUIRE_MESSAGE(r, show(r));
