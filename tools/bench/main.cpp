@@ -19,6 +19,7 @@
 #include "peer_subjects.hpp"
 #include "plan.hpp"
 #include "report.hpp"
+#include "fresh_process.hpp"
 #include "verdicts.hpp"
 
 #ifndef BENCH_PEERS_DIR
@@ -104,13 +105,15 @@ int main(int argc, char** argv) {
     bench::Plan one = plan;
     one.only = {std::to_string(figure)};
     std::cerr << "dshpty-bench: figure " << figure << "...\n";
-    bench::measure_bare(one, report);
-    bench::measure_dshpty(one, report);
-    bench::measure_kill(one, report);
-    bench::measure_scale(one, report);
-    bench::measure_node_pty(one, report);
-    bench::measure_pexpect(one, report);
-    bench::measure_tmux(one, report);
+    bench::run_in_fresh_process(report, [&](bench::Report& r) {
+      bench::measure_bare(one, r);
+      bench::measure_dshpty(one, r);
+      bench::measure_kill(one, r);
+      bench::measure_scale(one, r);
+      bench::measure_node_pty(one, r);
+      bench::measure_pexpect(one, r);
+      bench::measure_tmux(one, r);
+    });
   }
   for (const char* fig : {bench::kFig1, bench::kFig2, bench::kFig3, bench::kFig4})
     report.ratios_against(fig, bench::kBare);
