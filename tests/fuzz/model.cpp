@@ -260,14 +260,8 @@ void Model::on_backend_spawned(const std::string& id, const Error& err, const Se
     // Any of these rolls the session back with close("PTY spawn rolled back")."
     std::optional<ErrorMatch> why;
     if (caller_aborted) why = ErrorMatch::exactly(caller_reason);
-    else if (disposing) {
-      why = ErrorMatch::of(Code::SERVICE_DISPOSING);
-      // Finding F1 (/work/notes/fuzz-findings.md): when an owner disposal aborted the setup
-      // before the service disposal began, the service rejects with that abort's reason
-      // (OWNER_NOT_LIVE). Accepted until the lead decides which of the two is meant.
-      if (rec->service_aborted && rec->service_code != Code::SERVICE_DISPOSING)
-        why->or_else = std::make_shared<ErrorMatch>(ErrorMatch::of(rec->service_code));
-    }
+    else if (disposing) why = ErrorMatch::of(Code::SERVICE_DISPOSING);  // even after an owner
+                                                                         // disposal's abort (F1)
     else if (!owners[static_cast<std::size_t>(rec->owner)].live) why = ErrorMatch::of(Code::OWNER_NOT_LIVE);
     if (why) {
       rec->rolling_back = true;
