@@ -73,9 +73,11 @@ TEST_CASE("a missing supervisor helper fails naming the path") {
 
 TEST_CASE("rows and cols of 0 or above 4096 are INVALID_ARGUMENT") {
   ShellFixture fx;
-  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"rows", "0"}, {"rows", "4097"}, {"cols", "0"}, {"cols", "100000"},
            {"rows", "-1"}, {"cols", "12x"}}) {
+    const std::string& key = option.first;  // no structured bindings: clang 14 cannot capture them
+    const std::string& value = option.second;
     SpawnRequest request;
     request.options[key] = value;
     auto s = fx.spawn(fx.config(), request);

@@ -56,7 +56,9 @@ TEST_CASE("with 50 inheritable fds open in the host, the shell sees only its ter
 
   auto shell_fds = fds_of(*s.session->pid());
   std::set<int> numbers;
-  for (const auto& [fd, target] : shell_fds) {
+  for (const auto& entry : shell_fds) {  // no structured bindings: clang 14 cannot capture them
+    int fd = entry.first;
+    const std::string& target = entry.second;
     numbers.insert(fd);
     CHECK_MESSAGE(target.rfind("/dev/pts/", 0) == 0, "shell fd ", fd, " -> ", target);
   }
@@ -65,13 +67,17 @@ TEST_CASE("with 50 inheritable fds open in the host, the shell sees only its ter
   CHECK(numbers == std::set<int>{0, 1, 2});
 
   for (pid_t pid : marked_processes(fx.marker())) {
-    for (const auto& [fd, target] : fds_of(pid)) {
+    for (const auto& entry : fds_of(pid)) {
+      int fd = entry.first;
+      const std::string& target = entry.second;
       CHECK_MESSAGE(target.find("dshpty-leak-probe") == std::string::npos, "pid ", pid, " fd ",
                     fd, " -> ", target);
     }
   }
   auto helper_fds = fds_of(s.shell()->supervisor_pid());
-  for (const auto& [fd, target] : helper_fds) {
+  for (const auto& entry : helper_fds) {
+    int fd = entry.first;
+    const std::string& target = entry.second;
     CHECK_MESSAGE(target.find("/dev/pts/") == std::string::npos, "helper fd ", fd, " -> ", target);
   }
 
