@@ -35,8 +35,15 @@ void throughput(const Plan& plan, Report& report) {
       reasons += ' ';
       reasons += dshpty::wait_reason_name(r.wait_reason);
     }
-    if (h.raw_bytes < plan.flood_bytes)
-      throw std::runtime_error("only " + std::to_string(h.raw_bytes) + " bytes arrived");
+    if (h.raw_bytes < plan.flood_bytes) {
+      std::string tail = r.viewport.substr(r.viewport.size() > 60 ? r.viewport.size() - 60 : 0);
+      for (char& c : tail)
+        if (c == '\n' || c == '\t') c = ' ';
+      throw std::runtime_error("the send completed as " +
+                               std::string(dshpty::wait_reason_name(r.wait_reason)) +
+                               " after " + std::to_string(h.raw_bytes) +
+                               " bytes; viewport ends: " + tail);
+    }
     mbs.add(static_cast<double>(h.raw_bytes) / secs / 1e6);
   }
   long growth = rss_kib() - rss0;
