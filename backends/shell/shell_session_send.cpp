@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "shell_session.hpp"
 
 namespace dshpty::shell {
@@ -46,7 +48,8 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
 
   ev_timer_set(&send_timeout_timer_, seconds(timeout), 0.);
   ev_timer_start(loop_, &send_timeout_timer_);
-  ev_timer_set(&send_idle_timer_, 0., seconds(idle));
+  // A repeat of 0 would stop the timer for good: an idle of 0 means "at the first chance".
+  ev_timer_set(&send_idle_timer_, 0., seconds(std::max(idle, std::chrono::milliseconds(1))));
   ev_timer_again(loop_, &send_idle_timer_);
   // The write happens from the loop, so a cancel() right after this call can still stop it.
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {

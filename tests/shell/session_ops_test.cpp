@@ -96,3 +96,69 @@ TEST_CASE("a stray holder of the terminal fails close with a report, and a retry
   st = fx.close(*s.session);
   CHECK_MESSAGE(st.ok(), (st ? "" : describe(st.error())));
 }
+
+TEST_CASE("a close settles the live send first, with SESSION_CLOSING") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  std::vector<std::string> order;
+  Result<SendResult> sent = make_error(Code::BACKEND_FAILED, "pending");
+  SendRequest req;
+  req.text = "sleep 300";
+  auto op = s.session->start_send(req, [&](Result<SendResult> r) {
+    order.push_back("send");
+    sent = std::move(r);
+  });
+  REQUIRE(op);
+  REQUIRE(run_until(fx.loop(), [&] { return marked_processes_named(fx.marker(), "sleep").size() == 1; }));
+  bool closed = false;
+  s.session->close("test", [&](Status st) {
+    CHECK(st.ok());
+    order.push_back("close");
+    closed = true;
+  });
+  CHECK_FALSE((*op)->cancel());  // settled by the close already
+  REQUIRE(run_until(fx.loop(), [&] { return closed; }));
+  CHECK(order == std::vector<std::string>{"send", "close"});
+  REQUIRE_FALSE(sent);
+  CHECK(sent.error()->code == Code::SESSION_CLOSING);
+  op->reset();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("destroying the session from inside its own completions is safe") {
+  ShellFixture fx;
+  SUBCASE("inside close's completion") {
+    auto s = fx.spawn();
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    bool done = false;
+    s.session->close("test", [&](Status st) {
+      CHECK(st.ok());
+      s.session.reset();
+      done = true;
+    });
+    REQUIRE(run_until(fx.loop(), [&] { return done; }));
+    CHECK(marked_processes(fx.marker()).empty());
+  }
+  SUBCASE("inside a send's completion, without a close: the helper kills the tree on EOF") {
+    auto s = fx.spawn();
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    fx.type(*s.session, "setsid sleep 300 &");
+    REQUIRE(run_until(fx.loop(), [&] { return marked_processes_named(fx.marker(), "sleep").size() == 1; }));
+    bool done = false;
+    std::unique_ptr<BackendSendOperation> op;
+    SendRequest req;
+    req.text = "echo bye";
+    auto started = s.session->start_send(req, [&](Result<SendResult> r) {
+      CHECK(r.ok());
+      op.reset();  // the service destroys operations before their session
+      s.session.reset();
+      done = true;
+    });
+    REQUIRE(started);
+    op = std::move(started.value());
+    REQUIRE(run_until(fx.loop(), [&] { return done; }));
+    // Not a close: nothing is awaited, but the helper saw EOF and kills everything.
+    CHECK(run_until(fx.loop(), [&] { return marked_processes(fx.marker()).empty(); }));
+  }
+}
