@@ -139,7 +139,6 @@ TEST_CASE("inferred_idle, timeout and session_exit; a send after exit fails SESS
   r = fx.send(*s.session, request("while :; do echo tick; sleep 0.1; done", 30s, 1s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->wait_reason == WaitReason::timeout);
-  CHECK(count(r->viewport, "tick\n") >= 2);
   signalled = false;
   REQUIRE(s.session->signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
   REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
