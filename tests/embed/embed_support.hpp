@@ -117,10 +117,4 @@ inline dshpty::Status dispose_and_sweep(dshpty::Service& service, struct ev_loop
   return status;
 }
 
-// True when start_send failed only because the shell backend's send path has not landed.
-// (Remove with its callers once it has.)
-inline bool sends_not_implemented(const dshpty::Error& error) {
-  return error && error->message.find("not implemented yet") != std::string::npos;
-}
-
 }  // namespace embed
