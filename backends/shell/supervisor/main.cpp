@@ -2,8 +2,13 @@
 // slave, reaps every descendant, and on request (or when the host goes away) kills the
 // whole tree and reports quiescence. Protocol and fd layout: ../protocol.hpp.
 //
-// Single-threaded; it may block (it is its own process), but it polls so that a kill
-// request is never held up by a busy tree.
+// Single-threaded; it may block (it is its own process). It sleeps in poll() on a
+// signalfd for SIGCHLD and the control socket: nothing wakes it while the session idles.
+// A kill is driven by SIGCHLD too: each batch of reaped processes triggers the next SIGKILL
+// round, with a backed-off timer only as the fallback for a round that reaped nothing.
+//
+// It keeps to system calls and malloc (no stdio, no iostream, no C++ runtime): there is
+// one per session, and it is linked statically where the toolchain allows (meson.build).
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,9 +22,7 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <vector>
 
 #include "../protocol.hpp"
 #include "descendants.hpp"
@@ -27,15 +30,31 @@
 namespace {
 
 namespace proto = dshpty::shell_protocol;
-using dshpty::supervisor::signal_descendants;
+using dshpty::supervisor::ProcessTree;
 
-// How often a kill re-scans for descendants that were forked after the previous scan.
-constexpr std::int64_t kKillRoundMs = 5;
+// While killing, a SIGKILL round follows every batch of reaped processes (a process forked
+// during a round has a parent that was killed in it, and that parent's death comes back to
+// us as SIGCHLD, directly or as a reparented zombie). When nothing is reaped, rounds still
+// run, at a backed-off interval: a process stuck in an uninterruptible sleep, or a
+// children file that changed while it was read, must not stall the kill.
+constexpr std::int64_t kFirstFallbackMs = 5;
+constexpr std::int64_t kMaxFallbackMs = 100;
 
 std::int64_t now_ms() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void write_all(int fd, const char* text) {
+  std::size_t len = std::strlen(text);
+  while (len > 0) {
+    ssize_t n = ::write(fd, text, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text += n;
+    len -= static_cast<std::size_t>(n);
+  }
 }
 
 void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
@@ -73,12 +92,19 @@ void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
 }
 
 struct Supervisor {
+  enum class Phase { running, grace, killing };
+
   pid_t self = ::getpid();
+  ProcessTree tree{self};
   pid_t shell_pid = -1;
-  bool killing = false;
-  std::int64_t kill_at_ms = 0;    // when SIGKILL rounds start
-  std::int64_t next_round_ms = 0;
+  Phase phase = Phase::running;
   bool have_children = true;
+  bool socket_open = true;
+  std::int64_t kill_at_ms = 0;         // grace: when the SIGKILL rounds start
+  std::int64_t earliest_round_ms = 0;  // killing: no round before this (see kill_round)
+  std::int64_t fallback_round_ms = 0;  // killing: a round then even if nothing was reaped
+  std::int64_t fallback_ms = kFirstFallbackMs;
+  bool reaped_since_round = false;
 
   // Forks the shell and reports started / start_failed.
   void start(const char* cwd, char** argv) {
@@ -122,9 +148,11 @@ struct Supervisor {
       pid_t pid = ::waitpid(-1, &status, WNOHANG);
       if (pid > 0) {
         if (pid == shell_pid) send_message(proto::Type::exited, status);
+        reaped_since_round = true;
         continue;
       }
       if (pid < 0 && errno == EINTR) continue;
+      // ECHILD: no child at all. Every orphan reparents to us, so no descendant either.
       have_children = !(pid < 0 && errno == ECHILD);
       return;
     }
@@ -132,19 +160,38 @@ struct Supervisor {
 
   void begin_kill(std::int64_t grace_ms) {
     std::int64_t at = now_ms() + (grace_ms < 0 ? 0 : grace_ms);
-    if (killing) {
-      if (at < kill_at_ms) kill_at_ms = next_round_ms = at;
+    if (phase != Phase::running) {
+      if (phase == Phase::grace && at < kill_at_ms) kill_at_ms = at;
       return;
     }
-    killing = true;
-    kill_at_ms = next_round_ms = at;
+    phase = Phase::grace;
+    kill_at_ms = at;
     // SIGCONT last: a stopped job wakes with HUP and TERM already pending.
-    signal_descendants(self, {SIGHUP, SIGTERM, SIGCONT});
+    tree.signal_all({SIGHUP, SIGTERM, SIGCONT});
   }
 
+  // One SIGKILL walk. The next one waits at least as long as this one took, so a tree that
+  // dies slowly costs the helper at most half its time in walks, however often it reaps.
   void kill_round() {
-    signal_descendants(self, {SIGKILL});
-    next_round_ms = now_ms() + kKillRoundMs;
+    std::int64_t started = now_ms();
+    reaped_since_round = false;
+    tree.signal_all({SIGKILL});
+    std::int64_t now = now_ms();
+    earliest_round_ms = now + (now - started);
+    fallback_round_ms = earliest_round_ms + fallback_ms;
+    if (fallback_ms < kMaxFallbackMs) fallback_ms *= 2;
+  }
+
+  // The poll timeout: -1 while nothing is pending.
+  int next_timeout(std::int64_t now) {
+    std::int64_t due;
+    if (phase == Phase::running) return -1;
+    if (phase == Phase::grace) {
+      due = kill_at_ms;
+    } else {
+      due = reaped_since_round ? earliest_round_ms : fallback_round_ms;
+    }
+    return due <= now ? 0 : static_cast<int>(due - now);
   }
 
   // Reads pending commands; EOF or a broken socket means the host is gone.
@@ -155,33 +202,36 @@ struct Supervisor {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       if (n <= 0) {
-        begin_kill(0);
         socket_open = false;
+        begin_kill(0);
         return;
       }
       if (n == static_cast<ssize_t>(sizeof msg) && msg.type == proto::Type::kill) begin_kill(msg.a);
     }
   }
 
-  bool socket_open = true;
-
   [[noreturn]] void run(int sigfd) {
     for (;;) {
       reap_all();
-      if (killing && !have_children) {
+      if (phase != Phase::running && !have_children) {
         send_message(proto::Type::quiescent);
         _exit(0);
       }
-      int timeout = -1;
-      if (killing) {
-        std::int64_t now = now_ms();
-        if (now >= next_round_ms) kill_round();
-        timeout = static_cast<int>(next_round_ms - now_ms());
-        if (timeout < 0) timeout = 0;
+      std::int64_t now = now_ms();
+      if (phase == Phase::grace && now >= kill_at_ms) {
+        phase = Phase::killing;
+        kill_round();
+        continue;
+      }
+      if (phase == Phase::killing && now >= (reaped_since_round ? earliest_round_ms
+                                                                : fallback_round_ms)) {
+        if (reaped_since_round) fallback_ms = kFirstFallbackMs;
+        kill_round();
+        continue;
       }
       pollfd fds[2] = {{sigfd, POLLIN, 0}, {proto::kSocketFd, POLLIN, 0}};
       int nfds = socket_open ? 2 : 1;
-      if (::poll(fds, static_cast<nfds_t>(nfds), timeout) < 0 && errno != EINTR) {
+      if (::poll(fds, static_cast<nfds_t>(nfds), next_timeout(now)) < 0 && errno != EINTR) {
         begin_kill(0);  // cannot wait for commands any more: finish the job instead
       }
       if (fds[0].revents) {
@@ -206,13 +256,13 @@ int main(int argc, char** argv) {
       ++i;
       break;
     } else {
-      std::fprintf(stderr, "usage: dshpty-supervisor [--cwd DIR] -- SHELL [ARGS...]\n");
+      write_all(2, "usage: dshpty-supervisor [--cwd DIR] -- SHELL [ARGS...]\n");
       return 2;
     }
   }
   if (i >= argc || ::fcntl(proto::kSocketFd, F_GETFD) < 0) {
-    std::fprintf(stderr, "dshpty-supervisor: started by dshpty only (needs fd %d and a shell)\n",
-                 proto::kSocketFd);
+    static_assert(proto::kSocketFd == 3, "the message below names the fd");
+    write_all(2, "dshpty-supervisor: started by dshpty only (needs fd 3 and a shell)\n");
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
