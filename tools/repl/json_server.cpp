@@ -81,10 +81,7 @@ void JsonServer::dispatch(jp::Request request) {
             options.cwd = std::move(op.cwd);
             ++pending_;
             service_.spawn(owner_for(request.owner), std::move(options), [this, id](Result<SpawnResult> result) {
-              if (result)
-                respond(id, jp::encode_open(*result, cap_));
-              else
-                respond_error(id, result.error());
+              answer(id, result, [this](const SpawnResult& r) { return jp::encode_open(r, cap_); });
               settle_one();
             });
           },
@@ -102,10 +99,7 @@ void JsonServer::dispatch(jp::Request request) {
                     sends_.erase(it);
                     if (settled_.size() > kSettledSendsKept) settled_.pop_front();
                   }
-                  if (result)
-                    respond(id, jp::encode_send(*result, cap_));
-                  else
-                    respond_error(id, result.error());
+                  answer(id, result, [this](const SendResult& r) { return jp::encode_send(r, cap_); });
                   settle_one();
                 });
             if (!send) {
@@ -133,18 +127,12 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::ReadOp& op) {
             auto page = service_.read(owner_for(request.owner), op.session_id, op.request);
-            if (page)
-              respond(id, jp::encode_read(*page, cap_));
-            else
-              respond_error(id, page.error());
+            answer(id, page, [this](const ReadPage& p) { return jp::encode_read(p, cap_); });
           },
           [&](jp::SignalOp& op) {
             auto status = service_.signal(owner_for(request.owner), op.session_id, op.signal,
                                           [this, id](Result<SignalResult> result) {
-                                            if (result)
-                                              respond(id, jp::encode_signal(*result));
-                                            else
-                                              respond_error(id, result.error());
+                                            answer(id, result, jp::encode_signal);
                                             settle_one();
                                           });
             if (!status) {
@@ -155,10 +143,9 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::CloseOp& op) {
             auto status = service_.kill(owner_for(request.owner), op.session_id, [this, id](Result<bool> result) {
-              if (result)
-                respond(id, Json{{"outcome", *result ? "closed" : "already-closing"}});
-              else
-                respond_error(id, result.error());
+              answer(id, result, [](bool closed) {
+                return Json{{"outcome", closed ? "closed" : "already-closing"}};
+              });
               settle_one();
             });
             if (!status) {

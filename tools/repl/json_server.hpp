@@ -44,6 +44,14 @@ class JsonServer {
   void dispatch(json_protocol::Request request);
   void respond(const Json& id, Json result);
   void respond_error(const Json& id, const Error& error);
+  // Answers a completion or a read: its value through `encode`, or its error.
+  template <class T, class Encode>
+  void answer(const Json& id, const Result<T>& result, Encode encode) {
+    if (result)
+      respond(id, encode(result.value()));
+    else
+      respond_error(id, result.error());
+  }
   Owner owner_for(const std::string& label);
   void begin_shutdown(std::optional<Json> id);
   void settle_one();
