@@ -26,6 +26,7 @@
 
 #include "../protocol.hpp"
 #include "descendants.hpp"
+#include "trim_pages.hpp"
 
 namespace {
 
@@ -283,5 +284,6 @@ int main(int argc, char** argv) {
 
   Supervisor sup;
   sup.start(cwd, argv + i);
+  dshpty::supervisor::trim_executable_pages();
   sup.run(sigfd);
 }
