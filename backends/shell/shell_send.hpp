@@ -24,6 +24,10 @@ struct SendState {
   bool landed = false;
   bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does
   bool settled = false;
+  // Loop times (ev_now) for the stdin probe's pacing: the send's latest output, and the
+  // latest probe (or the landing, before the first).
+  double last_output = 0.;
+  double last_probe = 0.;
   Callback<SendResult> done;
   ShellSession* session = nullptr;  // cleared when the session lets go of it
 };

@@ -3,7 +3,8 @@
 //   stdin_read     the prompt marker arrived after the write landed, exactly the prompt
 //                  follows it, and the shell's own group has the terminal (decided as the
 //                  bytes arrive); or the stdin probe proves the foreground group blocked
-//                  reading the terminal (on a short timer, only once the write landed);
+//                  reading the terminal (on a short timer, only once the write landed,
+//                  and only after a quiet interval: see on_probe_tick);
 //   inferred_idle  no output for the send's idle silence;
 //   timeout        the send's deadline, however much output trickles;
 //   session_exit   the shell's exit was published (after its output was drained).
@@ -22,6 +23,10 @@ namespace {
 double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 // read_master() rounds a probe hit may take to drain the master (each up to 512 KiB).
 constexpr int kProbeDrainReads = 8;
+// While output keeps arriving the probe is put off (see on_probe_tick), but never for
+// longer than this: a program that prints on a timer while it polls the terminal (a
+// clock, a spinner next to a prompt) must still be seen waiting for input.
+constexpr double kProbeBusyInterval = 0.25;
 }  // namespace
 
 bool ShellSendOperation::cancel() {
@@ -65,6 +70,9 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   // The probe's baseline: whoever sits in read() on the terminal *now* has not seen this
   // send's input, and must not count until it ran again.
   if (probe_) {
+    // Every process of the session descends from the helper (a subreaper): the probe
+    // walks that tree, not all of /proc.
+    probe_->set_tree_root(helper_pid_);
     pid_t pgid = ::tcgetpgrp(master_.get());
     if (pgid > 0) {
       probe_->baseline(pgid);
@@ -89,6 +97,7 @@ void ShellSession::on_write_landed() {
   send_->landed = true;
   prompt_watch_.reset();
   if (probe_) {
+    send_->last_probe = ev_now(loop_);
     ev_timer_set(&probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
     ev_timer_start(loop_, &probe_timer_);
   }
@@ -98,6 +107,7 @@ void ShellSession::on_write_landed() {
 void ShellSession::on_send_output(const terminal::SanitizedText& chunk) {
   if (!send_->write_started) return;  // output of an earlier command, not this send's
   send_->tail.append(chunk.text);
+  send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
   if (!send_->landed) return;
   prompt_watch_.observe(chunk);
@@ -112,9 +122,27 @@ void ShellSession::check_prompt_readiness() {
   settle_send(WaitReason::stdin_read);
 }
 
-void ShellSession::on_probe_tick(struct ev_loop*, ev_timer* w, int) {
+// A probe looks at /proc (a few reads per process in the session's tree), so it runs only
+// when it can matter: while output is still arriving, whoever prints has not settled in a
+// read yet (a flood would otherwise pay a probe every tick for nothing), and the prompt
+// marker decides the shell's own prompt as it arrives. So the tick is put off until one
+// interval after the latest output (at most kProbeBusyInterval since the last probe).
+void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   if (!s->send_ || !s->probe_) return;
+  const double interval = seconds(kProbeInterval);
+  const double now = ev_now(loop);
+  const double quiet = now - s->send_->last_output;
+  if (quiet < interval && now - s->send_->last_probe < kProbeBusyInterval) {
+    w->repeat = interval - quiet;
+    ev_timer_again(loop, w);
+    return;
+  }
+  s->send_->last_probe = now;
+  if (w->repeat != interval) {
+    w->repeat = interval;
+    ev_timer_again(loop, w);
+  }
   pid_t pgid = ::tcgetpgrp(s->master_.get());
   if (pgid <= 0) return;
   if (s->probe_->check(pgid) != terminal::ProbeVerdict::blocked_reading) return;

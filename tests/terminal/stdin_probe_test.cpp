@@ -23,10 +23,12 @@
 #include <vector>
 
 #include "dshpty/errors.hpp"
+#include "terminal/process_tree.hpp"
 #include "terminal/stdin_probe.hpp"
 
 extern char** environ;
 
+using dshpty::terminal::children_files_supported;
 using dshpty::terminal::processes_in_group;
 using dshpty::terminal::ProbeEvidence;
 using dshpty::terminal::ProbeVerdict;
@@ -334,6 +336,55 @@ TEST_CASE("reading /dev/tty counts when the terminal is the process's controllin
   ProbeEvidence evidence;
   REQUIRE(eventually([&] { return verdict(probe, child.pid, &evidence) == ProbeVerdict::blocked_reading; }));
   CHECK(evidence.fd != 0);  // cat reads the file it opened, /dev/tty
+}
+
+// The tree walk (a root every session process descends from, as the supervisor helper is
+// for a session; here the test process is the root of its children).
+
+TEST_CASE("a reader that is a grandchild of the tree root is found by the tree walk") {
+  Pty pty;
+  // sh forks cat (`; :` keeps it from exec'ing cat in place): cat is this process's
+  // grandchild, in sh's group, and not its leader.
+  Child sh({"sh", "-c", "cat; :"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device, ::getpid());
+  CHECK(probe.tree_root() == ::getpid());
+  ProbeEvidence evidence;
+  REQUIRE(eventually([&] { return verdict(probe, sh.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.pid != sh.pid);
+  CHECK(evidence.fd == 0);
+  std::vector<pid_t> members = processes_in_group(sh.pid, ::getpid());
+  CHECK(members == std::vector<pid_t>{sh.pid, evidence.pid});  // a parent before its child
+  // The baseline sees it through the same walk: cat, untouched since, proves nothing.
+  probe.baseline(sh.pid);
+  CHECK(verdict(probe, sh.pid) == ProbeVerdict::not_proven);
+  REQUIRE(::write(pty.master, "x\n", 2) == 2);
+  CHECK(eventually([&] { return verdict(probe, sh.pid) == ProbeVerdict::blocked_reading; }));
+}
+
+TEST_CASE("the tree walk does not see a reader outside the root's tree") {
+  if (!children_files_supported()) {
+    MESSAGE("no /proc children files: every probe falls back to the /proc scan; skipped");
+    return;
+  }
+  Pty pty;
+  Child cat({"cat"}, pty.slave, pty.slave);
+  Child other_root({"sleep", "60"}, pty.slave, pty.slave);  // cat is not its descendant
+  // Positive controls first, so the negative below is not vacuous: the scan and a walk
+  // from this process both prove cat blocked reading.
+  StdinProbe scan(pty.device);
+  REQUIRE(eventually([&] { return verdict(scan, cat.pid) == ProbeVerdict::blocked_reading; }));
+  StdinProbe mine(pty.device, ::getpid());
+  CHECK(verdict(mine, cat.pid) == ProbeVerdict::blocked_reading);
+
+  StdinProbe outside(pty.device, other_root.pid);
+  CHECK(verdict(outside, cat.pid) == ProbeVerdict::not_proven);
+  CHECK(processes_in_group(cat.pid, other_root.pid).empty());
+  CHECK(processes_in_group(cat.pid, ::getpid()) == std::vector<pid_t>{cat.pid});
+  // The root itself is walked: a root in the group is a member.
+  CHECK(processes_in_group(other_root.pid, other_root.pid) == std::vector<pid_t>{other_root.pid});
+  // A root that is gone walks nothing (and is not mistaken for "no children files").
+  StdinProbe gone(pty.device, 0x7FFFFFF0);
+  CHECK(verdict(gone, cat.pid) == ProbeVerdict::not_proven);
 }
 
 #endif

@@ -22,6 +22,8 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+
+#include "terminal/process_tree.hpp"
 #endif
 
 namespace dshpty::terminal {
@@ -38,7 +40,7 @@ Result<dev_t> terminal_device(int fd) {
 bool StdinProbe::supported() noexcept { return false; }
 void StdinProbe::baseline(pid_t) { baseline_.clear(); }
 ProbeVerdict StdinProbe::check(pid_t, ProbeEvidence*) const { return ProbeVerdict::unsupported; }
-std::vector<pid_t> processes_in_group(pid_t) { return {}; }
+std::vector<pid_t> processes_in_group(pid_t, pid_t) { return {}; }
 
 #else
 
@@ -86,15 +88,19 @@ constexpr std::size_t kMaxSelectBytes = 128;  // FD_SETSIZE bits
 constexpr int kMaxCandidateFds = 16;
 
 // Reads a small /proc file whole (up to cap - 1 bytes), NUL-terminated. -1 on failure.
+// Every file read here (stat, status, syscall, fdinfo) is one seq_file record, produced
+// whole by the first read: a read shorter than asked is the end, no second read needed.
 long read_file(const char* path, char* buf, std::size_t cap) {
   int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return -1;
   std::size_t len = 0;
   while (len + 1 < cap) {
-    ssize_t n = ::read(fd, buf + len, cap - 1 - len);
+    std::size_t want = cap - 1 - len;
+    ssize_t n = ::read(fd, buf + len, want);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     len += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < want) break;
   }
   ::close(fd);
   buf[len] = '\0';
@@ -114,22 +120,32 @@ bool read_memory(pid_t pid, std::uint64_t address, void* buf, std::size_t len) {
 struct ProcStat {
   pid_t pgrp = 0;
   unsigned tty_nr = 0;
+  long threads = 0;
 };
 
-// /proc/<pid>/stat: "pid (comm) state ppid pgrp session tty_nr ..."; comm may hold
-// anything, ')' included, so the fields start after the last ')'.
+// /proc/<pid>/stat: "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
+// cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads ..."; comm
+// may hold anything, ')' included, so the fields start after the last ')'. Parsed by hand:
+// sscanf's cost showed in the probe's profile.
 std::optional<ProcStat> read_stat(pid_t pid) {
   char path[64], buf[1024];
   std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
   if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
-  const char* close = std::strrchr(buf, ')');
-  if (!close) return std::nullopt;
-  char state = 0;
-  int ppid = 0, pgrp = 0, session = 0;
-  unsigned tty = 0;
-  if (std::sscanf(close + 1, " %c %d %d %d %u", &state, &ppid, &pgrp, &session, &tty) != 5)
-    return std::nullopt;
-  return ProcStat{pgrp, tty};
+  const char* p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') return std::nullopt;
+  p += 4;  // past ") S "; now at ppid, field 4
+  long fields[17] = {};  // fields 4..20
+  for (long& field : fields) {
+    char* end = nullptr;
+    field = std::strtol(p, &end, 10);
+    if (end == p || (*end != ' ' && *end != '\n' && *end != '\0')) return std::nullopt;
+    p = *end == ' ' ? end + 1 : end;
+  }
+  ProcStat stat;
+  stat.pgrp = static_cast<pid_t>(fields[1]);            // field 5
+  stat.tty_nr = static_cast<unsigned>(fields[3]);       // field 7
+  stat.threads = fields[16];                            // field 20
+  return stat;
 }
 
 // tty_nr packs major in bits 8-15 and minor in bits 0-7 and 20-31.
@@ -223,11 +239,24 @@ struct Found {
 // terminal until visit returns true.
 class GroupScan {
  public:
-  GroupScan(dev_t terminal, pid_t pgid) : terminal_(terminal), pgid_(pgid) {}
+  GroupScan(dev_t terminal, pid_t pgid, pid_t tree_root)
+      : terminal_(terminal), pgid_(pgid), tree_root_(tree_root) {}
 
   template <class F>
   void run(F&& visit) {
     if (pgid_ <= 0) return;
+    if (tree_root_ > 0 && walk_process_tree(tree_root_, [&](pid_t pid) {
+          TreeStep step;
+          std::optional<ProcStat> stat = read_stat(pid);
+          if (!stat) {
+            step.descend = false;  // gone (its children reparent to the root)
+            return step;
+          }
+          step.threads = stat->threads;
+          step.stop = stat->pgrp == pgid_ && process(pid, *stat, visit);
+          return step;
+        }))
+      return;
     bool stop = false;
     // The leader first: usually the only process, and it spares the /proc scan when it
     // already proves the case.
@@ -243,9 +272,13 @@ class GroupScan {
  private:
   template <class F>
   bool process(pid_t pid, const ProcStat& stat, F& visit) {
+    std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
+    if (stat.threads == 1) {
+      std::optional<Found> found = thread(pid, pid, stat, wide);
+      return found && visit(*found);
+    }
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/task", pid);
-    std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
     bool stop = false;
     for_each_numeric_entry(path, [&](pid_t tid) {
       std::optional<Found> found = thread(pid, tid, stat, wide);
@@ -356,6 +389,7 @@ class GroupScan {
 
   dev_t terminal_;
   pid_t pgid_;
+  pid_t tree_root_;
 };
 
 }  // namespace
@@ -364,7 +398,7 @@ bool StdinProbe::supported() noexcept { return true; }
 
 void StdinProbe::baseline(pid_t pgid) {
   baseline_.clear();
-  GroupScan(terminal_, pgid).run([&](const Found& found) {
+  GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
     baseline_.emplace_back(found.tid, found.switches);
     return false;
   });
@@ -372,7 +406,7 @@ void StdinProbe::baseline(pid_t pgid) {
 
 ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   bool blocked = false;
-  GroupScan(terminal_, pgid).run([&](const Found& found) {
+  GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
     auto same = std::find_if(baseline_.begin(), baseline_.end(),
                              [&](const auto& mark) { return mark.first == found.tid; });
     if (same != baseline_.end() && same->second == found.switches) return false;  // not run since
@@ -383,9 +417,21 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   return blocked ? ProbeVerdict::blocked_reading : ProbeVerdict::not_proven;
 }
 
-std::vector<pid_t> processes_in_group(pid_t pgid) {
+std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {
   std::vector<pid_t> pids;
   if (pgid <= 0) return pids;
+  if (tree_root > 0 && walk_process_tree(tree_root, [&](pid_t pid) {
+        TreeStep step;
+        std::optional<ProcStat> stat = read_stat(pid);
+        if (!stat) {
+          step.descend = false;
+          return step;
+        }
+        step.threads = stat->threads;
+        if (stat->pgrp == pgid) pids.push_back(pid);
+        return step;
+      }))
+    return pids;
   if (auto stat = read_stat(pgid); stat && stat->pgrp == pgid) pids.push_back(pgid);
   for_each_numeric_entry("/proc", [&](pid_t pid) {
     if (pid == pgid) return false;

@@ -35,12 +35,20 @@
 // unrelated reason in the microseconds between baseline() and the write's bytes reaching
 // the line discipline.
 //
-// Which processes are in the group: /proc is scanned (every /proc/<pid>/stat, for its
-// pgrp field), after the group leader (pid == pgid) is tried first, which settles the
-// usual single-command case without the scan. Cost: one small read per process on the
-// machine plus, per process in the group, one read per thread. Measured by terminal-bench
-// on the dev VM: ~0.9 ms for ~120 processes (~7.5 µs each, mostly open/read/close), so run
-// it on a timer only while a send is live, as the design says.
+// Which processes are in the group: with a tree root (the session's supervisor helper,
+// a subreaper every process of the session descends from), the root's tree is walked
+// through the /proc children files (process_tree.hpp) and each process's pgrp compared:
+// O(session tree). A lone shell costs ~8 small /proc reads (helper and shell stat and
+// children files, then the reader's syscall, fd, status). Without a root, or on a kernel
+// without children files, /proc is scanned (every /proc/<pid>/stat) after the group
+// leader (pid == pgid) is tried first: one small read per process on the machine
+// (~7.5 µs each; ~2,000 reads once a host runs 1,000 sessions), the reason for the root.
+// A process with one thread (num_threads in its stat) is looked at through its main
+// thread only, without listing its task directory. Neither enumeration is atomic: a
+// process forked (or a thread started) after its parent was looked at is not seen. In
+// check() that is only not_proven; in baseline() it matters only if the newcomer is
+// already asleep reading the terminal in the microseconds before the write: the same
+// class as the residual race above.
 //
 // Elsewhere (not Linux, or not x86_64/aarch64) supported() is false and check() says
 // unsupported: the session then relies on the prompt marker and silence.
@@ -73,7 +81,13 @@ struct ProbeEvidence {
 class StdinProbe {
  public:
   // `terminal`: the session PTY slave's device number (st_rdev; see terminal_device).
-  explicit StdinProbe(dev_t terminal) noexcept : terminal_(terminal) {}
+  // `tree_root`: a process every member of the session descends from (the supervisor
+  // helper); 0 scans /proc instead.
+  explicit StdinProbe(dev_t terminal, pid_t tree_root = 0) noexcept
+      : terminal_(terminal), tree_root_(tree_root) {}
+
+  void set_tree_root(pid_t root) noexcept { tree_root_ = root; }
+  pid_t tree_root() const noexcept { return tree_root_; }
 
   static bool supported() noexcept;
 
@@ -87,12 +101,14 @@ class StdinProbe {
 
  private:
   dev_t terminal_;
+  pid_t tree_root_;
   std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, context switches
 };
 
-// The processes whose process group is `pgid`, the leader first when it exists (empty
-// where unsupported). Scans /proc; see the cost above.
-std::vector<pid_t> processes_in_group(pid_t pgid);
+// The processes whose process group is `pgid` (empty where unsupported): with a
+// tree_root, those in its tree (breadth first, a parent before its children), else from
+// a scan of /proc, the leader first when it exists. See the cost above.
+std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root = 0);
 
 // The device number of a terminal fd (e.g. the PTY slave, right after opening it).
 // INVALID_ARGUMENT when fd is not a character device; BACKEND_FAILED if fstat fails.
