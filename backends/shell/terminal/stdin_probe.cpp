@@ -242,8 +242,30 @@ class GroupScan {
   GroupScan(dev_t terminal, pid_t pgid, pid_t tree_root)
       : terminal_(terminal), pgid_(pgid), tree_root_(tree_root) {}
 
+  // Calls visit(found) for each thread blocked reading the terminal until it returns true.
   template <class F>
   void run(F&& visit) {
+    for_each_member([&](pid_t pid, const ProcStat& stat) {
+      std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
+      return for_each_task(pid, stat, [&](pid_t tid) {
+        std::optional<Found> found = thread(pid, tid, stat, wide);
+        return found && visit(*found);
+      });
+    });
+  }
+
+  // Calls visit(pid, tid) for every thread of the group until it returns true.
+  template <class F>
+  void for_each_thread(F&& visit) {
+    for_each_member([&](pid_t pid, const ProcStat& stat) {
+      return for_each_task(pid, stat, [&](pid_t tid) { return visit(pid, tid); });
+    });
+  }
+
+ private:
+  // Calls member(pid, stat) for each process of the group until it returns true.
+  template <class F>
+  void for_each_member(F&& member) {
     if (pgid_ <= 0) return;
     if (tree_root_ > 0 && walk_process_tree(tree_root_, [&](pid_t pid) {
           TreeStep step;
@@ -253,36 +275,30 @@ class GroupScan {
             return step;
           }
           step.threads = stat->threads;
-          step.stop = stat->pgrp == pgid_ && process(pid, *stat, visit);
+          step.stop = stat->pgrp == pgid_ && member(pid, *stat);
           return step;
         }))
       return;
-    bool stop = false;
     // The leader first: usually the only process, and it spares the /proc scan when it
-    // already proves the case.
-    if (auto stat = read_stat(pgid_); stat && stat->pgrp == pgid_) stop = process(pgid_, *stat, visit);
-    if (stop) return;
+    // already settles the case.
+    if (auto stat = read_stat(pgid_); stat && stat->pgrp == pgid_ && member(pgid_, *stat)) return;
     for_each_numeric_entry("/proc", [&](pid_t pid) {
       if (pid == pgid_) return false;
       auto stat = read_stat(pid);
-      return stat && stat->pgrp == pgid_ && process(pid, *stat, visit);
+      return stat && stat->pgrp == pgid_ && member(pid, *stat);
     });
   }
 
- private:
+  // Calls visit(tid) for each thread of pid until it returns true; a single-threaded
+  // process without listing its task directory.
   template <class F>
-  bool process(pid_t pid, const ProcStat& stat, F& visit) {
-    std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
-    if (stat.threads == 1) {
-      std::optional<Found> found = thread(pid, pid, stat, wide);
-      return found && visit(*found);
-    }
+  static bool for_each_task(pid_t pid, const ProcStat& stat, F&& visit) {
+    if (stat.threads == 1) return visit(pid);
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/task", pid);
     bool stop = false;
     for_each_numeric_entry(path, [&](pid_t tid) {
-      std::optional<Found> found = thread(pid, tid, stat, wide);
-      stop = found && visit(*found);
+      stop = visit(tid);
       return stop;
     });
     return stop;
@@ -396,10 +412,15 @@ class GroupScan {
 
 bool StdinProbe::supported() noexcept { return true; }
 
+// Every thread of the group, not only those that look blocked reading now: a thread that
+// was not asleep in a read at baseline can be asleep in one later only after a context
+// switch, which changes its count, so recording it too changes no verdict, and it spares
+// the syscall, exe, memory and fd reads that proving "reading" takes.
 void StdinProbe::baseline(pid_t pgid) {
   baseline_.clear();
-  GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
-    baseline_.emplace_back(found.tid, found.switches);
+  GroupScan(terminal_, pgid, tree_root_).for_each_thread([&](pid_t pid, pid_t tid) {
+    if (std::optional<ThreadStatus> status = read_thread_status(pid, tid))
+      baseline_.emplace_back(tid, status->switches);
     return false;
   });
 }

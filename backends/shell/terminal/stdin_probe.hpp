@@ -26,10 +26,12 @@
 //   - in a 64-bit process (its /proc/<pid>/exe is ELFCLASS64): a 32-bit process reports
 //     compat syscall numbers, which mean something else here.
 //   - and it has run since baseline() (its context-switch count in /proc/<pid>/task/<tid>
-//     /status changed), unless it was not blocked reading at baseline. Call baseline()
-//     just before the send's write: the shell sitting in read(0) at its prompt *before*
-//     it has seen the new input must not count. A thread that was not reading at baseline
-//     (or did not exist) can only have started its read after it.
+//     /status changed), or did not exist then. Call baseline() just before the send's
+//     write: the shell sitting in read(0) at its prompt *before* it has seen the new input
+//     must not count. baseline() records the count of every thread of the group (not only
+//     of those reading then): one that was not asleep in a read then can only be asleep in
+//     one now after a switch, so the answer is the same, and the baseline costs one status
+//     read per thread instead of a full proof.
 // Re-reading the syscall file after the status file confirms the thread did not move
 // between the two reads. What remains unprovable, and is accepted: a thread woken for an
 // unrelated reason in the microseconds between baseline() and the write's bytes reaching
