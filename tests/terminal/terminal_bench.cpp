@@ -121,6 +121,22 @@ int main(int argc, char** argv) {
     }
     std::printf("stdin probe: group scan %.0f us, check %.0f us (%zu processes on the machine, %zu in the group)\n",
                 scan, check, all, members / rounds);
+    // The same through the tree walk from this process (as a session walks from its
+    // helper): O(tree), whatever else runs on the machine.
+    StdinProbe walker(0, ::getpid());
+    start = Clock::now();
+    members = 0;
+    for (int i = 0; i < rounds; ++i) members += processes_in_group(group, ::getpid()).size();
+    double walk = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
+    start = Clock::now();
+    for (int i = 0; i < rounds; ++i) walker.baseline(group);
+    double baseline = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
+    start = Clock::now();
+    for (int i = 0; i < rounds; ++i) (void)walker.check(group);
+    check = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
+    std::printf("stdin probe, tree walk from this process: group %.1f us, baseline %.1f us, check %.1f us "
+                "(%zu in the group)\n",
+                walk, baseline, check, members / rounds);
   }
   return 0;
 }
