@@ -183,15 +183,15 @@ struct Supervisor {
     if (fallback_ms < kMaxFallbackMs) fallback_ms *= 2;
   }
 
+  // Killing: when the next SIGKILL round is due.
+  std::int64_t next_round_ms() const {
+    return reaped_since_round ? earliest_round_ms : fallback_round_ms;
+  }
+
   // The poll timeout: -1 while nothing is pending.
-  int next_timeout(std::int64_t now) {
-    std::int64_t due;
+  int next_timeout(std::int64_t now) const {
     if (phase == Phase::running) return -1;
-    if (phase == Phase::grace) {
-      due = kill_at_ms;
-    } else {
-      due = reaped_since_round ? earliest_round_ms : fallback_round_ms;
-    }
+    std::int64_t due = phase == Phase::grace ? kill_at_ms : next_round_ms();
     return due <= now ? 0 : static_cast<int>(due - now);
   }
 
@@ -224,8 +224,7 @@ struct Supervisor {
         kill_round();
         continue;
       }
-      if (phase == Phase::killing && now >= (reaped_since_round ? earliest_round_ms
-                                                                : fallback_round_ms)) {
+      if (phase == Phase::killing && now >= next_round_ms()) {
         if (reaped_since_round) fallback_ms = kFirstFallbackMs;
         kill_round();
         continue;
