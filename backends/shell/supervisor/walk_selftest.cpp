@@ -6,11 +6,7 @@
 // a tree, walks it and reports over a pipe; a bystander process outside the walker's tree
 // must survive every case.
 //
-// Build and run (not registered with meson: backends/shell/meson.build belongs to the
-// shell engineer):
-//   c++ -std=c++20 -O2 -Wall -Wextra -Werror -pthread -Ibackends/shell
-//     backends/shell/supervisor/walk_selftest.cpp backends/shell/supervisor/descendants.cpp
-//     -o /tmp/walk_selftest && /tmp/walk_selftest          (one line, from the repo root)
+// Registered as `shell-supervisor-walk` in the shell suite (backends/shell/meson.build).
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
