@@ -52,9 +52,9 @@ Result<Record*> ServiceCore::fence(const Owner& owner, std::string_view id) {
   return rec;
 }
 
-Backend* ServiceCore::backend_of(std::string_view type) const {
+std::shared_ptr<Backend> ServiceCore::backend_of(std::string_view type) const {
   for (const auto& b : backends)
-    if (b->type() == type) return b.get();
+    if (b->type() == type) return b;
   return nullptr;
 }
 

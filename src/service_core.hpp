@@ -149,7 +149,7 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
   bool owner_live(const Owner& owner) const noexcept;
   bool minted_here(const Owner& owner) const noexcept;
   Result<Record*> fence(const Owner& owner, std::string_view id);
-  Backend* backend_of(std::string_view type) const;
+  std::shared_ptr<Backend> backend_of(std::string_view type) const;  // null: none
   bool name_taken(const Owner& owner, const std::string& name) const;
   SessionSnapshot snapshot(const Record& rec) const;
   // Erases the record; its session, send and backend go to the graveyard.

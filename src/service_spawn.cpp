@@ -1,7 +1,5 @@
 // Spawn: the checks in the contract's order, the setup record, the backend call under a
 // signal that is the caller's OR the service's, and publication or rollback.
-#include <algorithm>
-
 #include "service_core.hpp"
 
 namespace dshpty::detail {
@@ -12,9 +10,8 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
   if (options.signal.aborted()) return reject(options.signal.reason());
   // A dead owner wins over a missing backend: the caller's identity is the first question.
   if (!owner_live(owner)) return reject(make_error(Code::OWNER_NOT_LIVE));
-  auto found = std::find_if(backends.begin(), backends.end(),
-                            [&](const auto& b) { return b->type() == options.type; });
-  if (found == backends.end())
+  std::shared_ptr<Backend> backend = backend_of(options.type);
+  if (!backend)
     return reject(make_error(Code::NO_BACKEND,
                              "no PTY backend is registered for type \"" + options.type + "\""));
   if (options.name && options.name->empty())
@@ -31,7 +28,7 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
   rec.name = options.name;
   rec.type = options.type;
   rec.state = RecordState::setup;
-  rec.backend = *found;
+  rec.backend = backend;
   rec.caller_signal = options.signal;
   rec.spawn_done = std::move(done);
   records.emplace(rec.serial, std::move(owned));
@@ -45,7 +42,7 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
   spec.request.options = std::move(options.options);
   spec.signal = AbortSignal::any({rec.caller_signal, rec.service_abort.signal()});
 
-  std::shared_ptr<Backend> backend = rec.backend;  // the call may outlive `rec`'s entry
+  // `backend` (not rec.backend) keeps it alive through the call, which may erase `rec`.
   backend->spawn(std::move(spec), [weak = weak_from_this(), serial = rec.serial](
                                       Result<std::unique_ptr<BackendSession>> result) {
     if (auto core = weak.lock()) core->on_spawned(serial, std::move(result));
