@@ -4,14 +4,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include "pidfd.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "pidfd.hpp"
+#include "procfs.hpp"
 #include "protocol.hpp"
 
 #ifndef DSHPTY_SUPERVISOR_DEFAULT
@@ -24,21 +24,8 @@ namespace {
 
 // The ppid field of /proc/<pid>/stat, or -1.
 pid_t parent_of(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char buf[512];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  const char* paren = std::strrchr(buf, ')');
-  if (!paren) return -1;
-  char state = 0;
-  int ppid = -1;
-  if (std::sscanf(paren + 1, " %c %d", &state, &ppid) != 2) return -1;
-  return ppid;
+  procfs::Stat st;
+  return procfs::read_stat(pid, st) ? st.ppid : -1;
 }
 
 struct SpawnAttrs {

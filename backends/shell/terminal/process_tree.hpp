@@ -8,22 +8,20 @@
 // task. The walk is not atomic: a process forked after its parent's children file was read
 // is not seen (callers must treat "not seen" as "no evidence", never as a proof).
 //
-// Header-only and free of the probe, so the supervisor could share it later (it has its
-// own walk today, in backends/shell/supervisor/). No allocation beyond the queue, no fds
-// kept, no stdio.
+// Header-only and free of the probe. The children files are read by procfs.hpp, which the
+// supervisor's own walk (it also pins and signals, backends/shell/supervisor/) shares.
+// No allocation beyond the queue, no fds kept, no stdio.
 #pragma once
 
 #include <sys/types.h>
 
 #if defined(__linux__)
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
-#include <cstdio>
 #include <vector>
+
+#include "procfs.hpp"
 
 namespace dshpty::terminal {
 
@@ -33,56 +31,10 @@ inline bool children_files_supported() noexcept {
   return supported;
 }
 
-// Appends the pids listed in one children file ("12 34 56 "). A missing file (the task
-// is gone) lists nothing.
-inline void read_children_file(const char* path, std::vector<pid_t>& out) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return;
-  char buf[4096];
-  long value = 0;
-  bool digits = false;
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) {
-      char c = buf[i];
-      if (c >= '0' && c <= '9') {
-        if (value < 0x7FFFFFFF / 10) value = value * 10 + (c - '0');
-        digits = true;
-      } else if (digits) {
-        out.push_back(static_cast<pid_t>(value));
-        value = 0;
-        digits = false;
-      }
-    }
-    // A seq_file read stops short of the buffer only at its end, or when the next pid
-    // (at most 11 bytes with its space) would not fit: a clearly short read is the end,
-    // which spares the second read that would return 0.
-    if (static_cast<std::size_t>(n) + 16 < sizeof buf) break;
-  }
-  if (digits) out.push_back(static_cast<pid_t>(value));
-  ::close(fd);
-}
-
 // Appends the children of every task of pid. `threads` == 1 (from the caller's read of
 // /proc/<pid>/stat) reads the main thread's file without listing the task directory.
 inline void read_children(pid_t pid, long threads, std::vector<pid_t>& out) {
-  char path[80];
-  if (threads == 1) {
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(pid), static_cast<int>(pid));
-    read_children_file(path, out);
-    return;
-  }
-  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
-  DIR* dir = ::opendir(path);  // glibc opens it O_CLOEXEC
-  if (!dir) return;
-  while (const dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
-    std::snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", static_cast<int>(pid), entry->d_name);
-    read_children_file(path, out);
-  }
-  ::closedir(dir);
+  procfs::for_each_child(pid, threads, [&](pid_t child) { out.push_back(child); });
 }
 
 // What a visit tells the walk.

@@ -8,7 +8,6 @@
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define DSHPTY_STDIN_PROBE 1
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -23,6 +22,7 @@
 #include <optional>
 #include <string_view>
 
+#include "procfs.hpp"
 #include "terminal/process_tree.hpp"
 #endif
 
@@ -87,25 +87,8 @@ constexpr std::size_t kMaxPollEntries = 1024;
 constexpr std::size_t kMaxSelectBytes = 128;  // FD_SETSIZE bits
 constexpr int kMaxCandidateFds = 16;
 
-// Reads a small /proc file whole (up to cap - 1 bytes), NUL-terminated. -1 on failure.
-// Every file read here (stat, status, syscall, fdinfo) is one seq_file record, produced
-// whole by the first read: a read shorter than asked is the end, no second read needed.
-long read_file(const char* path, char* buf, std::size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return -1;
-  std::size_t len = 0;
-  while (len + 1 < cap) {
-    std::size_t want = cap - 1 - len;
-    ssize_t n = ::read(fd, buf + len, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    len += static_cast<std::size_t>(n);
-    if (static_cast<std::size_t>(n) < want) break;
-  }
-  ::close(fd);
-  buf[len] = '\0';
-  return static_cast<long>(len);
-}
+using procfs::read_small;
+using ProcStat = procfs::Stat;
 
 bool read_memory(pid_t pid, std::uint64_t address, void* buf, std::size_t len) {
   char path[64];
@@ -117,34 +100,9 @@ bool read_memory(pid_t pid, std::uint64_t address, void* buf, std::size_t len) {
   return n == static_cast<ssize_t>(len);
 }
 
-struct ProcStat {
-  pid_t pgrp = 0;
-  unsigned tty_nr = 0;
-  long threads = 0;
-};
-
-// /proc/<pid>/stat: "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
-// cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads ..."; comm
-// may hold anything, ')' included, so the fields start after the last ')'. Parsed by hand:
-// sscanf's cost showed in the probe's profile.
 std::optional<ProcStat> read_stat(pid_t pid) {
-  char path[64], buf[1024];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
-  const char* p = std::strrchr(buf, ')');
-  if (!p || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') return std::nullopt;
-  p += 4;  // past ") S "; now at ppid, field 4
-  long fields[17] = {};  // fields 4..20
-  for (long& field : fields) {
-    char* end = nullptr;
-    field = std::strtol(p, &end, 10);
-    if (end == p || (*end != ' ' && *end != '\n' && *end != '\0')) return std::nullopt;
-    p = *end == ' ' ? end + 1 : end;
-  }
   ProcStat stat;
-  stat.pgrp = static_cast<pid_t>(fields[1]);            // field 5
-  stat.tty_nr = static_cast<unsigned>(fields[3]);       // field 7
-  stat.threads = fields[16];                            // field 20
+  if (!procfs::read_stat(pid, stat)) return std::nullopt;
   return stat;
 }
 
@@ -164,7 +122,7 @@ struct Syscall {
 std::optional<Syscall> read_syscall(pid_t pid, pid_t tid) {
   char path[80], buf[256];
   std::snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
-  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
+  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
   Syscall call;
   char* p = buf;
   char* next = nullptr;
@@ -187,7 +145,7 @@ struct ThreadStatus {
 std::optional<ThreadStatus> read_thread_status(pid_t pid, pid_t tid) {
   char path[80], buf[4096];
   std::snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
-  if (read_file(path, buf, sizeof buf) <= 0) return std::nullopt;
+  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
   ThreadStatus status;
   const char* state = std::strstr(buf, "\nState:");
   const char* voluntary = std::strstr(buf, "\nvoluntary_ctxt_switches:");
@@ -212,20 +170,7 @@ bool is_64_bit_process(pid_t pid) {
   return n == 5 && std::memcmp(ident, "\x7f" "ELF", 4) == 0 && ident[4] == 2;  // ELFCLASS64
 }
 
-template <class F>
-void for_each_numeric_entry(const char* dir_path, F&& visit) {
-  DIR* dir = ::opendir(dir_path);  // glibc opens it O_CLOEXEC
-  if (!dir) return;
-  while (const dirent* entry = ::readdir(dir)) {
-    const char* name = entry->d_name;
-    if (name[0] < '1' || name[0] > '9') continue;
-    char* end = nullptr;
-    long id = std::strtol(name, &end, 10);
-    if (*end != '\0') continue;
-    if (visit(static_cast<pid_t>(id))) break;
-  }
-  ::closedir(dir);
-}
+using procfs::for_each_numeric_entry;
 
 struct Found {
   pid_t pid;
@@ -381,7 +326,7 @@ class GroupScan {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", pid, static_cast<int>(call.args[0]));
     std::array<char, 16384> buf;  // a big epoll set is read in part
-    if (read_file(path, buf.data(), buf.size()) <= 0) return -1;
+    if (read_small(path, buf.data(), buf.size()) <= 0) return -1;
     // "tfd: %8d events: %8x data: %16llx  pos:%lli ino:%lx sdev:%x"
     int tried = 0;
     for (const char* line = std::strstr(buf.data(), "tfd:"); line; line = std::strstr(line + 4, "tfd:")) {
