@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <map>
-#include <set>
 #include <string>
 
 #include "trace.hpp"
@@ -15,8 +14,6 @@ namespace dshpty::fuzz {
 
 struct RunOptions {
   bool verbose = false;  // log every op and backend event to stderr
-  // Known findings not to report (ids from /work/notes/fuzz-findings.md), to look past them.
-  std::set<std::string> tolerate;
 };
 
 struct Outcome {

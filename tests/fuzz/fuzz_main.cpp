@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string>
 
@@ -26,21 +25,20 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: dshpty-fuzz [--iterations N] [--seed S] [--minutes M] [--replay] [--trace FILE]\n"
-               "                   [--verbose] [--no-shrink] [--tolerate FINDING]...\n");
+               "                   [--verbose] [--no-shrink]\n");
   return 2;
 }
 
-void report(const Trace& trace, const Outcome& outcome, bool shrink_it, const char* origin,
-            const std::set<std::string>& tolerate) {
+void report(const Trace& trace, const Outcome& outcome, bool shrink_it, const char* origin) {
   std::printf("VIOLATION (%s) at op %zu: [%s] %s\n", origin, outcome.op_index, outcome.category.c_str(),
               outcome.message.c_str());
   Trace shown = trace;
   if (shrink_it) {
     shown = shrink(trace, [&](const Trace& candidate) {
-      Outcome o = run_trace(candidate, RunOptions{false, tolerate});
+      Outcome o = run_trace(candidate);
       return !o.ok && o.category == outcome.category;
     });
-    Outcome again = run_trace(shown, RunOptions{false, tolerate});
+    Outcome again = run_trace(shown);
     std::printf("shrunk from %zu to %zu ops; it fails with: [%s] %s (at op %zu)\n", trace.size(), shown.size(),
                 again.category.c_str(), again.message.c_str(), again.op_index);
   }
@@ -57,7 +55,6 @@ int main(int argc, char** argv) {
   double minutes = 0;
   bool replay = false, verbose = false, shrink_it = true;
   std::string trace_file;
-  std::set<std::string> tolerate;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -77,10 +74,6 @@ int main(int argc, char** argv) {
       const char* v = value();
       if (!v) return usage();
       trace_file = v;
-    } else if (arg == "--tolerate") {
-      const char* v = value();
-      if (!v) return usage();
-      tolerate.insert(v);
     } else if (arg == "--replay") {
       replay = true;
     } else if (arg == "--verbose") {
@@ -101,12 +94,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dshpty-fuzz: cannot read a trace from %s\n", trace_file.c_str());
       return 2;
     }
-    Outcome outcome = run_trace(*trace, RunOptions{verbose, tolerate});
+    Outcome outcome = run_trace(*trace, RunOptions{verbose});
     if (outcome.ok) {
       std::printf("trace of %zu ops: no violation\n", trace->size());
       return 0;
     }
-    report(*trace, outcome, shrink_it, trace_file.c_str(), tolerate);
+    report(*trace, outcome, shrink_it, trace_file.c_str());
     return 1;
   }
 
@@ -114,12 +107,12 @@ int main(int argc, char** argv) {
     Trace trace = generate(seed);
     std::printf("seed %llu: %zu ops\n%s", static_cast<unsigned long long>(seed), trace.size(), to_cpp(trace).c_str());
     std::fflush(stdout);
-    Outcome outcome = run_trace(trace, RunOptions{verbose, tolerate});
+    Outcome outcome = run_trace(trace, RunOptions{verbose});
     if (outcome.ok) {
       std::printf("seed %llu: no violation\n", static_cast<unsigned long long>(seed));
       return 0;
     }
-    report(trace, outcome, shrink_it, ("seed " + std::to_string(seed)).c_str(), tolerate);
+    report(trace, outcome, shrink_it, ("seed " + std::to_string(seed)).c_str());
     return 1;
   }
 
@@ -134,11 +127,11 @@ int main(int argc, char** argv) {
     const std::uint64_t s = seed + static_cast<std::uint64_t>(done);
     Trace trace = generate(s);
     ops += trace.size();
-    Outcome outcome = run_trace(trace, RunOptions{false, tolerate});
+    Outcome outcome = run_trace(trace);
     for (const auto& [what, n] : outcome.counts) counts[what] += n;
     if (!outcome.ok) {
       std::printf("after %lld clean sequences:\n", done);
-      report(trace, outcome, shrink_it, ("seed " + std::to_string(s)).c_str(), tolerate);
+      report(trace, outcome, shrink_it, ("seed " + std::to_string(s)).c_str());
       std::printf("replay: dshpty-fuzz --seed %llu --replay --verbose\n", static_cast<unsigned long long>(s));
       return 1;
     }

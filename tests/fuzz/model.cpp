@@ -42,13 +42,6 @@ std::string describe(const ErrorMatch& want) {
 }
 
 std::string mismatch(const ErrorMatch& want, const Error& error) {
-  if (want.or_else) {
-    ErrorMatch first = want;
-    first.or_else.reset();
-    std::string why = mismatch(first, error);
-    if (why.empty() || mismatch(*want.or_else, error).empty()) return "";
-    return why + " (nor " + describe(*want.or_else) + ")";
-  }
   if (!error) return "no error, want " + describe(want);
   if (want.same) {
     if (want.same == error) return "";
@@ -551,10 +544,6 @@ void Model::erase(RecordM& rec) {
       // signal: the service completes it once itself, as it does a send (finding F2).
       Expect e;
       e.error = ErrorMatch::code_only(Code::SESSION_CLOSING);
-      if (tolerate.count("F2")) {
-        e.any = true;
-        c.may_never_run = true;
-      }
       c.phase = Phase::due;
       c.expect = e;
     }
@@ -712,7 +701,7 @@ void Model::finish(int disposal) {
 std::vector<std::string> Model::unsettled() const {
   std::vector<std::string> out;
   for (const Completion& c : completions)
-    if ((c.phase == Phase::pending || c.phase == Phase::due) && !c.may_never_run)
+    if (c.phase == Phase::pending || c.phase == Phase::due)
       out.push_back(c.label + (c.phase == Phase::pending ? " (undecided)" : " (due, never ran)"));
   return out;
 }

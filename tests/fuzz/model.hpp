@@ -29,7 +29,6 @@ struct ErrorMatch {
   std::optional<std::string> message;
   bool check_children = false;
   std::vector<ErrorMatch> children;    // matched in any order
-  std::shared_ptr<ErrorMatch> or_else; // an accepted alternative (an open finding)
 
   static ErrorMatch exactly(Error error);
   static ErrorMatch of(Code code);     // the code and its default message
@@ -48,7 +47,6 @@ std::string_view completion_kind_name(CompletionKind kind) noexcept;
 enum class Phase { pending, due, fired, never };
 
 struct Expect {
-  bool any = false;  // any outcome will do (only "exactly once" is checked)
   bool ok = false;
   ErrorMatch error;  // when !ok
   bool flag = false;            // kill
@@ -62,7 +60,6 @@ struct Completion {
   std::string label;
   Phase phase = Phase::pending;
   Expect expect;
-  bool may_never_run = false;  // only under a tolerated finding (RunOptions::tolerate)
 };
 
 // What the model expects of a synchronous call that may reach the backend.
@@ -201,9 +198,6 @@ class Model {
   // The registered backend instance of this type, or -1.
   int instance_of(const std::string& type) const;
   void violation(const std::string& category, const std::string& message);
-
-  // Known findings the run tolerates (see /work/notes/fuzz-findings.md), e.g. "F2".
-  std::set<std::string> tolerate;
 
   std::vector<OwnerM> owners;
   std::vector<std::string> instance_types;

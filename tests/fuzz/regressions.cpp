@@ -1,6 +1,8 @@
-// Shrunk traces the fuzzer once failed on, kept as regression cases of the `fuzz` suite
-// (they live here rather than in the contract suite, whose files another engineer owns).
-// To add one: paste the "trace" lines dshpty-fuzz printed into a new TEST_CASE below.
+// Shrunk traces the fuzzer once failed on, replayed against the reference model: regression
+// cases of the `contract` suite (test contract-fuzz-regressions; the `fuzz` suite runs them
+// too). They live beside the model and driver that give them meaning.
+// To add one: paste the "trace" lines dshpty-fuzz printed into a new TEST_CASE below, with
+// a comment saying what the service got wrong.
 #include <doctest/doctest.h>
 
 #include "driver.hpp"
@@ -30,7 +32,7 @@ TEST_CASE("a quiet sequence: spawn, send, kill, dispose") {
   });
 }
 
-// Finding F1 (fuzz-findings.md): an owner disposal aborts a setup whose backend ignores the
+// Finding F1: an owner disposal aborts a setup whose backend ignores the
 // abort; dispose() begins; the backend then returns a session. The contract's order says
 // SERVICE_DISPOSING (the epilogue's dispose and gate opening do the rest).
 TEST_CASE("F1: a spawn published into a service disposal after an owner disposal") {
