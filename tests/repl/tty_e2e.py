@@ -2,14 +2,18 @@
 socket), keys go in with send-keys and the screen comes back with capture-pane. Checks the
 exact texts of repl.md, --open-main, Tab completion, history, errors, Ctrl-C at the prompt
 (nothing) and during `send main sleep 300` (the send returns and the session stays usable),
-and Ctrl-D (exit 0, every session's tree gone). The tmux server is always killed."""
+and Ctrl-D (exit 0, every session's tree gone). The tmux server is always killed, and its
+socket lives in a private temporary directory that is removed with it (tmux -L would leave
+a socket file in /tmp/tmux-UID behind every run)."""
 
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from repl_harness import DEADLINE_S, check, fail, kill_quietly, wait_gone
@@ -17,13 +21,18 @@ from repl_harness import DEADLINE_S, check, fail, kill_quietly, wait_gone
 
 class Tmux:
     def __init__(self, command):
-        self.socket = f"dshpty-repl-test-{os.getpid()}"
-        # One tmux command, so the pane cannot exit before it is told to remain.
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "150", "-y", "50", command,
-                  ";", "set-option", "-t", "t", "remain-on-exit", "on")
+        self.socket_dir = tempfile.mkdtemp(prefix="dshpty-repl-tmux-")
+        self.socket = os.path.join(self.socket_dir, "socket")
+        try:
+            # One tmux command, so the pane cannot exit before it is told to remain.
+            self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "150", "-y", "50", command,
+                      ";", "set-option", "-t", "t", "remain-on-exit", "on")
+        except BaseException:
+            self.kill()
+            raise
 
     def tmux(self, *args, check_rc=True):
-        result = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
+        result = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True,
                                 timeout=DEADLINE_S)
         if check_rc and result.returncode != 0:
             fail(f"tmux {args}: {result.stderr}")
@@ -67,7 +76,10 @@ class Tmux:
         return False
 
     def kill(self):
-        self.tmux("kill-server", check_rc=False)
+        try:
+            self.tmux("kill-server", check_rc=False)
+        finally:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
 def main(repl_path, supervisor):
