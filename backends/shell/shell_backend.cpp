@@ -10,7 +10,7 @@
 #include "dshpty/shell.hpp"
 #include "environment.hpp"
 #include "shell_session.hpp"
-#include "supervisor_launch.hpp"
+#include "channel/supervisor_launch.hpp"
 
 extern char** environ;
 

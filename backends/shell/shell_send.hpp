@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dshpty/backend.hpp"
-#include "terminal/tail_buffer.hpp"
+#include "text/tail_buffer.hpp"
 
 namespace dshpty::shell {
 
@@ -17,7 +17,7 @@ class ShellSession;
 struct SendState {
   explicit SendState(std::size_t viewport_bytes) : tail(viewport_bytes) {}
 
-  terminal::TailBuffer tail;  // this send's sanitized output
+  text::TailBuffer tail;  // this send's sanitized output
   std::string bytes;          // what the write sends: text, plus "\r" when submitting
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool write_started = false;

@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "environment.hpp"
-#include "pty.hpp"
-#include "supervisor_launch.hpp"
+#include "channel/pty.hpp"
+#include "channel/supervisor_launch.hpp"
 
 namespace dshpty::shell {
 
@@ -50,7 +50,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       config_(config),
       params_(std::move(params)),
       deferred_(loop),
-      scrollback_(terminal::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
+      scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                              config.page_bytes}),
       prompt_watch_(std::string(kPrompt)) {
   session_id_ = params_.session_id;
@@ -142,8 +142,8 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
 Status ShellSession::launch() {
   auto pty = open_pty(params_.rows, params_.cols);
   if (!pty) return pty.error();
-  if (terminal::StdinProbe::supported()) {
-    if (auto dev = terminal::terminal_device(pty->slave.get())) probe_.emplace(*dev);
+  if (proc::StdinProbe::supported()) {
+    if (auto dev = proc::terminal_device(pty->slave.get())) probe_.emplace(*dev);
   }
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {

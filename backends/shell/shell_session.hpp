@@ -31,15 +31,17 @@
 #include "dshpty/backend.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
-#include "protocol.hpp"
+#include "channel/protocol.hpp"
 #include "shell_send.hpp"
-#include "terminal/prompt_watch.hpp"
-#include "terminal/sanitizer.hpp"
-#include "terminal/scrollback.hpp"
-#include "terminal/stdin_probe.hpp"
-#include "unique_fd.hpp"
+#include "text/prompt_watch.hpp"
+#include "text/sanitizer.hpp"
+#include "text/scrollback.hpp"
+#include "proc/stdin_probe.hpp"
+#include "proc/unique_fd.hpp"
 
 namespace dshpty::shell {
+
+using proc::UniqueFd;
 
 // What ShellBackend resolved and checked before a session starts.
 struct StartParams {
@@ -133,7 +135,7 @@ class ShellSession final : public BackendSession {
   void begin_write(const std::shared_ptr<SendState>& send);
   void on_write_progress();
   void on_write_landed();
-  void on_send_output(const terminal::SanitizedText& chunk);
+  void on_send_output(const text::SanitizedText& chunk);
   void check_prompt_readiness();
   void settle_send(WaitReason reason);
   void fail_send(Error error);
@@ -187,11 +189,11 @@ class ShellSession final : public BackendSession {
   std::uint64_t bytes_queued_ = 0;   // into pending_writes_, ever
 
   // Terminal text.
-  terminal::Sanitizer sanitizer_;
-  terminal::SanitizedText chunk_;  // the latest read's text, reused
-  terminal::Scrollback scrollback_;
-  terminal::PromptWatch prompt_watch_;
-  std::optional<terminal::StdinProbe> probe_;  // once the slave's device is known
+  text::Sanitizer sanitizer_;
+  text::SanitizedText chunk_;  // the latest read's text, reused
+  text::Scrollback scrollback_;
+  text::PromptWatch prompt_watch_;
+  std::optional<proc::StdinProbe> probe_;  // once the slave's device is known
 
   // The live send.
   std::shared_ptr<SendState> send_;

@@ -104,7 +104,7 @@ void ShellSession::on_write_landed() {
   if (send_->cancel_requested) interrupt_foreground();
 }
 
-void ShellSession::on_send_output(const terminal::SanitizedText& chunk) {
+void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (!send_->write_started) return;  // output of an earlier command, not this send's
   send_->tail.append(chunk.text);
   send_->last_output = ev_now(loop_);
@@ -145,7 +145,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   }
   pid_t pgid = ::tcgetpgrp(s->master_.get());
   if (pgid <= 0) return;
-  if (s->probe_->check(pgid) != terminal::ProbeVerdict::blocked_reading) return;
+  if (s->probe_->check(pgid) != proc::ProbeVerdict::blocked_reading) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)

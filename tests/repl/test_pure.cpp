@@ -11,26 +11,10 @@
 #include "session_names.hpp"
 #include "text_command.hpp"
 #include "text_format.hpp"
-#include "utf8_decode.hpp"
+#include "text/utf8.hpp"
 
 using namespace dshpty;
 using namespace dshpty::repl;
-
-TEST_CASE("utf8_prefix never ends inside a character") {
-  const std::string euro = "\xE2\x82\xAC";  // 3 bytes
-  const std::string text = "ab" + euro + "cd";
-  CHECK(utf8_prefix(text, 100) == text);
-  CHECK(utf8_prefix(text, 2) == "ab");
-  CHECK(utf8_prefix(text, 3) == "ab");
-  CHECK(utf8_prefix(text, 4) == "ab");
-  CHECK(utf8_prefix(text, 5) == "ab" + euro);
-  CHECK(utf8_prefix(text, 6) == "ab" + euro + "c");
-  const std::string emoji = "\xF0\x9F\x98\x80";  // 4 bytes
-  for (std::size_t cut = 0; cut < 4; ++cut) CHECK(utf8_prefix(emoji + "x", cut).empty());
-  CHECK(utf8_prefix(emoji + "x", 4) == emoji);
-  // Stray continuation bytes are single characters: cut like any byte.
-  CHECK(utf8_prefix("a\x80\x80\x80\x80", 3) == "a\x80\x80");
-}
 
 TEST_CASE("cap_display cuts to the cap and ends with the marker") {
   CHECK(cap_display("short\n", 64).text == "short\n");
@@ -45,30 +29,11 @@ TEST_CASE("cap_display cuts to the cap and ends with the marker") {
   CHECK(capped.text.substr(capped.text.size() - kTruncatedMarker.size()) == kTruncatedMarker);
   const std::string head = capped.text.substr(0, capped.text.find('\n'));
   CHECK(head.size() % 2 == 0);  // whole characters only
-  CHECK(head == utf8_prefix(big, head.size()));
+  CHECK(head == utf8::prefix(big, head.size()));
 
   const CappedText field = cap_field(big, 65);
   CHECK(field.truncated);
   CHECK(field.text.size() == 64);
-}
-
-TEST_CASE("decode_utf8_char: complete, incomplete and invalid input") {
-  auto one = decode_utf8_char("a");
-  CHECK(one.state == DecodedChar::State::complete);
-  CHECK(one.code_point == U'a');
-  CHECK(one.length == 1);
-  auto e = decode_utf8_char("\xC3\xA9z");
-  CHECK(e.code_point == 0xE9);
-  CHECK(e.length == 2);
-  CHECK(decode_utf8_char("\xE2\x82").state == DecodedChar::State::incomplete);
-  CHECK(decode_utf8_char("").state == DecodedChar::State::incomplete);
-  auto bad = decode_utf8_char("\xFFx");
-  CHECK(bad.code_point == 0xFFFD);
-  CHECK(bad.length == 1);
-  CHECK(decode_utf8_char("\xC3x").code_point == 0xFFFD);
-  CHECK(decode_utf8_char("\xE0\x80\x80").code_point == 0xFFFD);  // overlong
-  CHECK(decode_utf8_char("\xED\xA0\x80").code_point == 0xFFFD);  // surrogate
-  CHECK(decode_utf8_char("\xF0\x9F\x98\x80").code_point == 0x1F600);
 }
 
 TEST_CASE("LineSplitter: lines across chunks, CRLF, overlong lines, the last line") {

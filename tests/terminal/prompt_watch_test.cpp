@@ -3,13 +3,13 @@
 
 #include <string>
 
-#include "terminal/prompt_watch.hpp"
-#include "terminal/sanitizer.hpp"
+#include "text/prompt_watch.hpp"
+#include "text/sanitizer.hpp"
 
-using dshpty::terminal::is_exact_prompt;
-using dshpty::terminal::PromptWatch;
-using dshpty::terminal::SanitizedText;
-using dshpty::terminal::Sanitizer;
+using dshpty::text::is_exact_prompt;
+using dshpty::text::PromptWatch;
+using dshpty::text::SanitizedText;
+using dshpty::text::Sanitizer;
 
 namespace {
 // Feeds chunks one by one, as the session would, and reports at_prompt after each.

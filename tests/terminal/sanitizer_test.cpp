@@ -6,15 +6,15 @@
 #include <string>
 
 #include "split_check.hpp"
-#include "terminal/sanitizer.hpp"
+#include "text/sanitizer.hpp"
 
 using namespace std::string_literals;
-using dshpty::terminal::PromptMarker;
-using dshpty::terminal::SanitizedText;
-using dshpty::terminal::Sanitizer;
-using dshpty::terminal::SanitizerConfig;
-using dshpty::terminal::testing::sanitize_every_split;
-using dshpty::terminal::testing::text_of;
+using dshpty::text::PromptMarker;
+using dshpty::text::SanitizedText;
+using dshpty::text::Sanitizer;
+using dshpty::text::SanitizerConfig;
+using dshpty::text::testing::sanitize_every_split;
+using dshpty::text::testing::text_of;
 
 namespace {
 const std::string FFFD = "\xEF\xBF\xBD";

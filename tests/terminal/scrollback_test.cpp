@@ -4,13 +4,13 @@
 #include <string>
 
 #include "dshpty/errors.hpp"
-#include "terminal/scrollback.hpp"
+#include "text/scrollback.hpp"
 
 using dshpty::Code;
 using dshpty::ReadPage;
 using dshpty::ReadRequest;
-using dshpty::terminal::Scrollback;
-using dshpty::terminal::ScrollbackLimits;
+using dshpty::text::Scrollback;
+using dshpty::text::ScrollbackLimits;
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "terminal/sanitizer.hpp"
+#include "text/sanitizer.hpp"
 
-namespace dshpty::terminal::testing {
+namespace dshpty::text::testing {
 
 inline SanitizedText sanitize_whole(std::string_view input, SanitizerConfig config = {}) {
   Sanitizer sanitizer(config);
@@ -75,4 +75,4 @@ inline std::string text_of(std::string_view input, SanitizerConfig config = {}) 
   return out.text;
 }
 
-}  // namespace dshpty::terminal::testing
+}  // namespace dshpty::text::testing

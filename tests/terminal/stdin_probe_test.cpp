@@ -23,17 +23,17 @@
 #include <vector>
 
 #include "dshpty/errors.hpp"
-#include "terminal/process_tree.hpp"
-#include "terminal/stdin_probe.hpp"
+#include "proc/process_tree.hpp"
+#include "proc/stdin_probe.hpp"
 
 extern char** environ;
 
-using dshpty::terminal::children_files_supported;
-using dshpty::terminal::processes_in_group;
-using dshpty::terminal::ProbeEvidence;
-using dshpty::terminal::ProbeVerdict;
-using dshpty::terminal::StdinProbe;
-using dshpty::terminal::terminal_device;
+using dshpty::proc::children_files_supported;
+using dshpty::proc::processes_in_group;
+using dshpty::proc::ProbeEvidence;
+using dshpty::proc::ProbeVerdict;
+using dshpty::proc::StdinProbe;
+using dshpty::proc::terminal_device;
 
 namespace {
 

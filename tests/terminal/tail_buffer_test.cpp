@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "terminal/tail_buffer.hpp"
+#include "text/tail_buffer.hpp"
 
-using dshpty::terminal::TailBuffer;
+using dshpty::text::TailBuffer;
 
 TEST_CASE("under the bound it keeps everything, untruncated") {
   TailBuffer tail(16);

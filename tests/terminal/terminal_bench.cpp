@@ -9,13 +9,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "terminal/prompt_watch.hpp"
-#include "terminal/sanitizer.hpp"
-#include "terminal/scrollback.hpp"
-#include "terminal/stdin_probe.hpp"
-#include "terminal/tail_buffer.hpp"
+#include "text/prompt_watch.hpp"
+#include "text/sanitizer.hpp"
+#include "text/scrollback.hpp"
+#include "proc/stdin_probe.hpp"
+#include "text/tail_buffer.hpp"
 
-using namespace dshpty::terminal;
+using namespace dshpty::text;
+using namespace dshpty::proc;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -13,10 +13,6 @@ inline constexpr std::size_t kDefaultMaxResultBytes = 256u << 10;
 inline constexpr std::size_t kMinMaxResultBytes = 64;
 inline constexpr std::string_view kTruncatedMarker = "[output truncated]";
 
-// The longest prefix of `text` of at most `max_bytes` that does not end inside a UTF-8
-// sequence. Invalid bytes count as single characters (they are kept or cut like any byte).
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) noexcept;
-
 struct CappedText {
   std::string text;
   bool truncated = false;

@@ -11,7 +11,7 @@
 
 #include <editline/readline.h>
 
-#include "utf8_decode.hpp"
+#include "text/utf8.hpp"
 
 namespace dshpty::repl {
 
@@ -205,8 +205,8 @@ int TtyFrontend::read_key(FILE*) {
   TtyFrontend* self = g_frontend;
   if (!self) return -1;
   for (;;) {
-    const DecodedChar decoded = decode_utf8_char(self->typeahead_);
-    if (decoded.state == DecodedChar::State::complete) {
+    const utf8::DecodedChar decoded = utf8::decode(self->typeahead_);
+    if (decoded.state == utf8::DecodedChar::State::complete) {
       self->typeahead_.erase(0, decoded.length);
       return static_cast<int>(decoded.code_point);
     }

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "../pidfd.hpp"
-#include "../procfs.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/procfs.hpp"
 
 namespace dshpty::supervisor {
 

@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../protocol.hpp"
+#include "channel/protocol.hpp"
 #include "descendants.hpp"
 #include "trim_pages.hpp"
 

@@ -12,9 +12,9 @@
 #include <string_view>
 
 #include "dshpty/session.hpp"
-#include "terminal/byte_ring.hpp"
+#include "text/byte_ring.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 class TailBuffer {
  public:
@@ -40,4 +40,4 @@ class TailBuffer {
   std::uint64_t taken_ = 0;  // offset of the first byte not yet taken
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

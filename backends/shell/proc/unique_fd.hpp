@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace dshpty::shell {
+namespace dshpty::proc {
 
 class UniqueFd {
  public:
@@ -33,4 +33,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace dshpty::shell
+}  // namespace dshpty::proc

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 class ByteRing {
  public:
@@ -50,4 +50,4 @@ class ByteRing {
   std::size_t size_ = 0;
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

@@ -3,9 +3,11 @@
 #pragma once
 
 #include "dshpty/result.hpp"
-#include "unique_fd.hpp"
+#include "proc/unique_fd.hpp"
 
 namespace dshpty::shell {
+
+using proc::UniqueFd;
 
 struct PtyPair {
   UniqueFd master;  // O_NONBLOCK, for the loop

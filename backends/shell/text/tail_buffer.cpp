@@ -1,10 +1,10 @@
-#include "terminal/tail_buffer.hpp"
+#include "text/tail_buffer.hpp"
 
 #include <algorithm>
 
-#include "terminal/utf8.hpp"
+#include "text/utf8.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 TailBuffer::TailBuffer(std::size_t max_bytes) : ring_(std::max<std::size_t>(max_bytes, 1)) {}
 
@@ -44,4 +44,4 @@ OutputDelta TailBuffer::take_delta() {
   return delta;
 }
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

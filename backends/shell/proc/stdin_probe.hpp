@@ -64,7 +64,7 @@
 
 #include "dshpty/result.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::proc {
 
 enum class ProbeVerdict {
   blocked_reading,  // proven: the group is waiting for terminal input
@@ -116,4 +116,4 @@ std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root = 0);
 // INVALID_ARGUMENT when fd is not a character device; BACKEND_FAILED if fstat fails.
 Result<dev_t> terminal_device(int fd);
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::proc

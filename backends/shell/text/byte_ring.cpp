@@ -1,12 +1,12 @@
-#include "terminal/byte_ring.hpp"
+#include "text/byte_ring.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 
-#include "terminal/utf8.hpp"
+#include "text/utf8.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 std::size_t ByteRing::index_of(std::uint64_t offset) const noexcept {
   std::size_t i = head_ + static_cast<std::size_t>(offset - begin_);
@@ -74,4 +74,4 @@ std::uint64_t ByteRing::boundary_at_or_after(std::uint64_t offset) const noexcep
   return offset;
 }
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

@@ -21,9 +21,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "procfs.hpp"
+#include "proc/procfs.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::proc {
 
 // Whether this kernel has the children files (asked once: it is a kernel build option).
 inline bool children_files_supported() noexcept {
@@ -62,5 +62,5 @@ bool walk_process_tree(pid_t root, Visit&& visit, std::size_t limit = 1 << 16) {
   return true;
 }
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::proc
 #endif

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "dshpty/result.hpp"
-#include "unique_fd.hpp"
+#include "proc/unique_fd.hpp"
 
 namespace dshpty::shell {
+
+using proc::UniqueFd;
 
 // The helper's path: `configured` if set, else $DSHPTY_SUPERVISOR, else the installed one.
 std::string resolve_supervisor_path(const std::string& configured);

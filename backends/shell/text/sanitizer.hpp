@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 // One ESC ] 133 ; D ; <status> marker: the shell has printed its prompt (or is about to).
 struct PromptMarker {
@@ -134,4 +134,4 @@ class Sanitizer {
   char osc_kept_[kOscKept] = {};
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

@@ -39,10 +39,10 @@
 
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
-#include "terminal/byte_ring.hpp"
-#include "terminal/line_index.hpp"
+#include "text/byte_ring.hpp"
+#include "text/line_index.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 struct ScrollbackLimits {
   std::size_t max_lines = 10'000;
@@ -80,4 +80,4 @@ class Scrollback {
   LineIndex lines_;  // lines_[0] == bytes_.begin() whenever anything is retained
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 class LineIndex {
  public:
@@ -61,4 +61,4 @@ class LineIndex {
   std::size_t size_ = 0;
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

@@ -1,18 +1,18 @@
-#include "terminal/sanitizer.hpp"
+#include "text/sanitizer.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 
-#include "terminal/utf8.hpp"
+#include "text/utf8.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 namespace {
 
 using Byte = unsigned char;
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+using utf8::kReplacement;
 constexpr Byte kBel = 0x07, kEsc = 0x1B, kCan = 0x18, kSub = 0x1A;
 
 // Bytes that pass through ground state unchanged, one at a time: the bulk run.
@@ -23,28 +23,12 @@ constexpr std::array<bool, 256> kPlain = [] {
   return t;
 }();
 
-// A UTF-8 lead byte: the character's length and the range of its second byte (Unicode
-// table 3-7; this is what rules out overlongs, surrogates and code points past U+10FFFF).
-struct Lead {
-  Byte length, lo, hi;
-};
-constexpr std::array<Lead, 256> kLead = [] {
-  std::array<Lead, 256> t{};
-  for (int b = 0xC2; b <= 0xDF; ++b) t[b] = {2, 0x80, 0xBF};
-  t[0xE0] = {3, 0xA0, 0xBF};
-  for (int b = 0xE1; b <= 0xEC; ++b) t[b] = {3, 0x80, 0xBF};
-  t[0xED] = {3, 0x80, 0x9F};
-  t[0xEE] = t[0xEF] = {3, 0x80, 0xBF};
-  t[0xF0] = {4, 0x90, 0xBF};
-  t[0xF1] = t[0xF2] = t[0xF3] = {4, 0x80, 0xBF};
-  t[0xF4] = {4, 0x80, 0x8F};
-  return t;
-}();
+using utf8::Lead;
 
 // The length of a valid character wholly inside [p, end), or 0: the fast path. Anything
 // else (invalid, or cut by the chunk's end) goes to the incremental decoder.
 inline std::size_t whole_character(const Byte* p, const Byte* end) noexcept {
-  const Lead lead = kLead[*p];
+  const Lead lead = utf8::lead(*p);
   if (lead.length == 0 || end - p < lead.length) return 0;
   if (p[1] < lead.lo || p[1] > lead.hi) return 0;
   for (int i = 2; i < lead.length; ++i)
@@ -182,7 +166,7 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
 }
 
 const Sanitizer::Byte* Sanitizer::utf8_start(const Byte* p, const Byte* end, std::string& text) {
-  const Lead lead = kLead[*p];
+  const Lead lead = utf8::lead(*p);
   if (lead.length == 0) {  // a stray continuation byte, C0/C1 leads, F5..FF
     text.append(kReplacement);
     return p + 1;
@@ -196,7 +180,7 @@ const Sanitizer::Byte* Sanitizer::utf8_start(const Byte* p, const Byte* end, std
 const Sanitizer::Byte* Sanitizer::utf8_continue(const Byte* p, const Byte* end, std::string& text) {
   while (utf8_have_ < utf8_need_) {
     if (p == end) return p;
-    const Lead lead = kLead[utf8_bytes_[0]];
+    const Lead lead = utf8::lead(utf8_bytes_[0]);
     const Byte lo = utf8_have_ == 1 ? lead.lo : 0x80;
     const Byte hi = utf8_have_ == 1 ? lead.hi : 0xBF;
     if (*p < lo || *p > hi) {
@@ -312,4 +296,4 @@ void Sanitizer::end_string(SanitizedText& out) {
     out.markers.push_back({out.text.size(), status});
 }
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

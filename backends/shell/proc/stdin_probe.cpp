@@ -1,4 +1,4 @@
-#include "terminal/stdin_probe.hpp"
+#include "proc/stdin_probe.hpp"
 
 #include <sys/stat.h>
 
@@ -22,11 +22,11 @@
 #include <optional>
 #include <string_view>
 
-#include "procfs.hpp"
-#include "terminal/process_tree.hpp"
+#include "proc/procfs.hpp"
+#include "proc/process_tree.hpp"
 #endif
 
-namespace dshpty::terminal {
+namespace dshpty::proc {
 
 Result<dev_t> terminal_device(int fd) {
   struct stat st {};
@@ -409,4 +409,4 @@ std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {
 
 #endif
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::proc

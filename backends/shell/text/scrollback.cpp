@@ -1,12 +1,12 @@
-#include "terminal/scrollback.hpp"
+#include "text/scrollback.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "dshpty/errors.hpp"
-#include "terminal/utf8.hpp"
+#include "text/utf8.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 namespace {
 
 ScrollbackLimits at_least_one(ScrollbackLimits limits) {
@@ -168,4 +168,4 @@ std::string Scrollback::text() const {
   return out;
 }
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

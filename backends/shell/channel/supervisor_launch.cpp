@@ -1,4 +1,4 @@
-#include "supervisor_launch.hpp"
+#include "channel/supervisor_launch.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "pidfd.hpp"
-#include "procfs.hpp"
-#include "protocol.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/procfs.hpp"
+#include "channel/protocol.hpp"
 
 #ifndef DSHPTY_SUPERVISOR_DEFAULT
 #error "DSHPTY_SUPERVISOR_DEFAULT (the installed helper path) must be defined by the build"

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "terminal/sanitizer.hpp"
+#include "text/sanitizer.hpp"
 
-namespace dshpty::terminal {
+namespace dshpty::text {
 
 // True when `tail` (the printable text after the last marker) is exactly `prompt`.
 inline bool is_exact_prompt(std::string_view tail, std::string_view prompt = "dsh> ") noexcept {
@@ -70,4 +70,4 @@ class PromptWatch {
   bool tail_overflow_ = false;
 };
 
-}  // namespace dshpty::terminal
+}  // namespace dshpty::text

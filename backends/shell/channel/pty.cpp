@@ -1,4 +1,4 @@
-#include "pty.hpp"
+#include "channel/pty.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
