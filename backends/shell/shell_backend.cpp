@@ -10,7 +10,7 @@
 #include "dshpty/shell.hpp"
 #include "environment.hpp"
 #include "shell_session.hpp"
-#include "channel/supervisor_launch.hpp"
+#include "channel/launch_plan.hpp"
 
 extern char** environ;
 

@@ -1,21 +1,21 @@
-// One shell session: the host side of a PTY whose process tree lives under its own
-// dshpty-supervisor (protocol: protocol.hpp). Everything is driven by watchers on fds (the
-// master, the control socket, the helper's pidfd) and timers on the host's loop.
+// One shell session: its phases (starting, running, tearing down, closed) and its sends'
+// readiness, over two seams. Where the processes live is the process channel's business
+// (channel/process_channel.hpp; the local one is a PTY plus a dshpty-supervisor helper);
+// what the output means is the output sinks' (text/output_sink.hpp: scrollback, motd, and
+// this session itself as the sink that watches for prompts). The session touches no fd,
+// no pid and no /proc itself.
 //
-// Three events are tracked separately and never inferred from one another:
-//   shell exited  — the helper's `exited` message (the status comes from it, so a host that
-//                   stole the helper's reap changes nothing);
-//   output ended  — EIO on the master: no process holds the slave any more;
-//   quiescent     — the helper said `quiescent` AND its pidfd became readable.
-// status() turns `exited` only once the output ended (or drain_timeout passed after the
-// exit, when a background process still holds the terminal), so every byte the shell
-// wrote before exiting is delivered before anyone sees the exit.
+// The channel reports three events, never inferred from one another: the shell exited,
+// the output ended, the tree is quiescent. status() turns `exited` only once the output
+// ended (or drain_timeout passed after the exit, when a background process still holds the
+// terminal), so every byte the shell wrote before exiting is delivered before anyone sees
+// the exit.
 //
-// Teardown (a failed start-up, or close): ask the helper to kill the tree, wait for
-// quiescence (bounded by close_grace + kQuiesceSlack), then for the master to reach EIO
-// (bounded by drain_timeout: a process outside the tree holding the slave is reported as
-// a failure, not waited for). Success closes every fd; failure clears the close fence so
-// a later close retries.
+// Teardown (a failed start-up, or close): ask the channel to kill the tree, wait for
+// quiescence (bounded by close_grace + kQuiesceSlack), then for the output to end (bounded
+// by drain_timeout: a process outside the tree holding the terminal is reported as a
+// failure, not waited for). Success releases the channel; failure clears the close fence
+// so a later close retries.
 #pragma once
 
 #include <ev.h>
@@ -31,17 +31,14 @@
 #include "dshpty/backend.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
-#include "channel/protocol.hpp"
-#include "shell_send.hpp"
+#include "channel/process_channel.hpp"
+#include "send_state.hpp"
+#include "text/motd_capture.hpp"
+#include "text/output_sink.hpp"
 #include "text/prompt_watch.hpp"
-#include "text/sanitizer.hpp"
 #include "text/scrollback.hpp"
-#include "proc/stdin_probe.hpp"
-#include "proc/unique_fd.hpp"
 
 namespace dshpty::shell {
-
-using proc::UniqueFd;
 
 // What ShellBackend resolved and checked before a session starts.
 struct StartParams {
@@ -55,7 +52,9 @@ struct StartParams {
   AbortSignal signal;
 };
 
-class ShellSession final : public BackendSession {
+class ShellSession final : public BackendSession,
+                           private ChannelEvents,
+                           private text::OutputSink {
  public:
   // Starts a session; `done` gets it once the shell's first prompt appeared, or an error
   // once everything it started is gone (make_backend_cleanup_error when that failed too).
@@ -67,7 +66,7 @@ class ShellSession final : public BackendSession {
   ShellSession(const ShellSession&) = delete;
   ShellSession& operator=(const ShellSession&) = delete;
 
-  const std::string& motd() const override { return motd_; }
+  const std::string& motd() const override { return motd_.text(); }
   std::optional<int> pid() const override;
   SessionStatus status() const override;
   Result<std::unique_ptr<BackendSendOperation>> start_send(SendRequest request,
@@ -83,8 +82,8 @@ class ShellSession final : public BackendSession {
 
   // The three events, for tests and diagnostics.
   bool shell_exited() const noexcept { return shell_status_.has_value(); }
-  bool output_ended() const noexcept { return output_ended_; }
-  bool quiescent() const noexcept { return quiescent_reported_ && helper_gone_; }
+  bool output_ended() const { return channel_ && channel_->output_ended(); }
+  bool quiescent() const { return channel_ && channel_->quiescent(); }
   pid_t supervisor_pid() const noexcept { return helper_pid_; }
   const std::string& id() const noexcept { return session_id_; }
   // Retained output: the scrollback's bytes, and what the text layer holds in all (the
@@ -107,39 +106,33 @@ class ShellSession final : public BackendSession {
   ShellSession(struct ev_loop* loop, const ShellConfig& config, StartParams params);
   Status launch();
 
-  // Watchers.
-  static void on_master_readable(struct ev_loop*, ev_io* w, int);
-  static void on_master_writable(struct ev_loop*, ev_io* w, int);
-  static void on_control_readable(struct ev_loop*, ev_io* w, int);
-  static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
-  static void on_startup_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_quiesce_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_drain_timeout(struct ev_loop*, ev_timer* w, int);
+  // The channel's events (ChannelEvents).
+  void on_started(pid_t shell_pid) override;
+  void on_start_failed(Error cause) override;
+  void on_output(std::string_view bytes) override;
+  void on_output_ended() override;
+  void on_write_progress() override;
+  void on_exited(SessionStatus status) override;
+  void on_quiescent() override;
+  void on_lost(Error cause) override;
 
-  // Reads what the master holds (bounded per call); true when it may hold more.
-  bool read_master();
-  void flush_writes();
-  void read_control();
-  void handle_message(const shell_protocol::ControlMessage& msg);
-  void reap_helper();
+  // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
+  void on_bytes(std::string_view raw) override;
+  void on_text(const text::SanitizedText& chunk) override;
 
-  // The one place output enters the session's text layer.
-  void on_output(std::string_view bytes);
-  void on_output_ended();
-  void on_shell_exited(int wait_status);
   void publish_exit();
+  static void on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int);
 
-  // Sends (shell_session_send.cpp).
+  // Sends (send_readiness.cpp).
   friend class ShellSendOperation;
   void begin_write(const std::shared_ptr<SendState>& send);
-  void on_write_progress();
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
   void check_prompt_readiness();
   void settle_send(WaitReason reason);
   void fail_send(Error error);
-  void drop_send();
+  // Stops the live send's timers and lets go of it (its operation may outlive us).
+  std::shared_ptr<SendState> release_send();
   bool cancel_send(SendState& send);
   void interrupt_foreground();
   static void on_send_timeout(struct ev_loop*, ev_timer* w, int);
@@ -147,15 +140,18 @@ class ShellSession final : public BackendSession {
   static void on_probe_tick(struct ev_loop*, ev_timer* w, int);
 
   // Start-up.
+  static void on_startup_timeout(struct ev_loop*, ev_timer* w, int);
   void try_finish_start();
   void fail_start(Error error);
   void complete_start();
 
   // Teardown.
+  static void on_quiesce_timeout(struct ev_loop*, ev_timer* w, int);
+  static void on_drain_timeout(struct ev_loop*, ev_timer* w, int);
   void begin_teardown();
   void check_teardown();
   void finish_teardown(Error error);
-  void release_fds();
+  void stop_timers();
 
   struct ev_loop* loop_;
   ShellConfig config_;
@@ -163,14 +159,8 @@ class ShellSession final : public BackendSession {
   Deferred deferred_;
   Phase phase_ = Phase::starting;
 
-  UniqueFd master_;
-  UniqueFd control_;
-  UniqueFd pidfd_;
+  std::unique_ptr<ProcessChannel> channel_;
   pid_t helper_pid_ = -1;
-  ev_io master_read_{};
-  ev_io master_write_{};
-  ev_io control_io_{};
-  ev_io pidfd_io_{};
   ev_timer startup_timer_{};
   ev_timer exit_publish_timer_{};
   ev_timer quiesce_timer_{};
@@ -178,22 +168,15 @@ class ShellSession final : public BackendSession {
 
   std::string session_id_;
   std::optional<pid_t> shell_pid_;
-  std::optional<SessionStatus> shell_status_;  // from the helper
+  std::optional<SessionStatus> shell_status_;  // from the channel
   bool exit_published_ = false;                // status() says exited
-  bool output_ended_ = false;
-  bool quiescent_reported_ = false;
-  bool helper_gone_ = false;
-  bool kill_sent_ = false;
-  std::string pending_writes_;
-  std::uint64_t bytes_written_ = 0;  // to the master, ever
-  std::uint64_t bytes_queued_ = 0;   // into pending_writes_, ever
+  Error lost_;  // the channel ended without proving the tree gone
 
-  // Terminal text.
-  text::Sanitizer sanitizer_;
-  text::SanitizedText chunk_;  // the latest read's text, reused
+  // The output, in the order the sinks are fed: scrollback, motd, then this session.
+  text::OutputPipeline pipeline_;
   text::Scrollback scrollback_;
+  text::MotdCapture motd_;
   text::PromptWatch prompt_watch_;
-  std::optional<proc::StdinProbe> probe_;  // once the slave's device is known
 
   // The live send.
   std::shared_ptr<SendState> send_;
@@ -208,11 +191,8 @@ class ShellSession final : public BackendSession {
   Error abort_reason_;
   Error start_error_;
   bool prompt_seen_ = false;
-  bool motd_done_ = false;  // the first marker arrived: the motd is complete
-  std::string motd_;
 
   // Close.
-  std::string close_reason_;
   std::vector<Callback<void>> close_waiters_;
 };
 

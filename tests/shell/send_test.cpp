@@ -47,12 +47,20 @@ struct ScopedEnv {
 // written before that prompt would take it for its own (it arrives after the write). So
 // wait for it: the scrollback ends with the prompt and the shell holds the terminal.
 bool wait_for_prompt(ShellFixture& fx, BackendSession& session) {
-  return run_until(fx.loop(), [&] {
+  bool back = run_until(fx.loop(), [&] {
     auto page = session.read({0, 1});
     return page && page->text.size() >= 5 &&
            page->text.compare(page->text.size() - 5, 5, "dsh> ") == 0 &&
            foreground_pgid(*session.pid()) == *session.pid();
   });
+  if (!back) {
+    // What the terminal showed instead, for the failure's message.
+    auto page = session.read({0, 8});
+    MESSAGE("no prompt; the last lines were:\n" << (page ? page->text : describe(page.error()))
+            << "\nforeground group " << foreground_pgid(*session.pid()) << ", shell "
+            << *session.pid());
+  }
+  return back;
 }
 
 }  // namespace

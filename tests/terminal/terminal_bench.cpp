@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     SanitizedText out;
     Scrollback scrollback;
     TailBuffer tail(256u << 10);
-    PromptWatch watch;
+    PromptWatch watch{"dsh> "};
     report(variant == 0 ? "sanitizer+scrollback+tail+prompt, typical" : "sanitizer+scrollback+tail+prompt, `yes`",
            run(input, total, chunk, [&](std::string_view piece) {
              out.clear();

@@ -1,4 +1,5 @@
-// The control protocol between the host side (shell_session.cpp) and dshpty-supervisor.
+// The control protocol between the host side (channel/local_channel.cpp) and
+// dshpty-supervisor.
 // This comment is its one definition.
 //
 // Transport: an AF_UNIX SOCK_SEQPACKET socketpair made CLOEXEC by the host. Every message

@@ -1,5 +1,5 @@
 // The few /proc reads both halves of the shell backend make: the host's stdin probe
-// (terminal/) and the supervisor helper (supervisor/). Hence the helper's rules for all of
+// (proc/stdin_probe) and the supervisor helper (supervisor/). Hence the helper's rules for all of
 // it: system calls only (no stdio, no allocation, no exceptions), every fd O_CLOEXEC and
 // closed before returning. Linux only.
 #pragma once

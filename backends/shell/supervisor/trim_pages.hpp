@@ -1,7 +1,7 @@
 // Drops from the helper's page tables the pages of its own read-only segments that
 // start-up touched. A statically linked glibc maps ~650 KiB of its text and rodata while
 // starting (the kernel maps up to 64 KiB around every file fault), and the helper then
-// spends its life in poll(): issue 7 wants it under 512 KiB RSS, and unmapped page-cache
+// spends its life in poll(): one helper per session, so each page counts, and unmapped page-cache
 // pages stay reclaimable under pressure, mapped ones 1,000 sessions deep much less so.
 //
 // Only segments without PF_W, in an executable without text relocations, so every page

@@ -13,14 +13,11 @@
 
 namespace dshpty::text {
 
-// True when `tail` (the printable text after the last marker) is exactly `prompt`.
-inline bool is_exact_prompt(std::string_view tail, std::string_view prompt = "dsh> ") noexcept {
-  return tail == prompt;
-}
-
 class PromptWatch {
  public:
-  explicit PromptWatch(std::string prompt = "dsh> ") : prompt_(std::move(prompt)) {}
+  // `prompt`: the exact prompt the shell prints after its marker (the shell backend's is
+  // kPrompt in environment.hpp, where PS1 is set).
+  explicit PromptWatch(std::string prompt) : prompt_(std::move(prompt)) {}
 
   // Forget every marker: call it when the send's write lands, so a prompt printed for an
   // earlier send is never this send's.

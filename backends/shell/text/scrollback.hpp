@@ -41,6 +41,7 @@
 #include "dshpty/session.hpp"
 #include "text/byte_ring.hpp"
 #include "text/line_index.hpp"
+#include "text/output_sink.hpp"
 
 namespace dshpty::text {
 
@@ -50,7 +51,7 @@ struct ScrollbackLimits {
   std::size_t page_bytes = 256u << 10;
 };
 
-class Scrollback {
+class Scrollback final : public OutputSink {
  public:
   // Limits of 0 are taken as 1 (a scrollback that keeps nothing is not a scrollback).
   explicit Scrollback(ScrollbackLimits limits = {});
@@ -58,6 +59,8 @@ class Scrollback {
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them: cuts are made at
   // character boundaries).
   void append(std::string_view text);
+  // As an output sink: every chunk's text.
+  void on_text(const SanitizedText& chunk) override { append(chunk.text); }
   // A page, as described above. Fails INVALID_ARGUMENT for offset < 0 or count < 1.
   Result<ReadPage> read(const ReadRequest& request) const;
 

@@ -29,7 +29,7 @@ struct SendState {
   double last_output = 0.;
   double last_probe = 0.;
   Callback<SendResult> done;
-  ShellSession* session = nullptr;  // cleared when the session lets go of it
+  ShellSession* session = nullptr;  // cleared when the session lets go of it (release_send)
 };
 
 class ShellSendOperation final : public BackendSendOperation {

@@ -1,4 +1,4 @@
-#include "channel/supervisor_launch.hpp"
+#include "channel/launch_plan.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,23 +49,28 @@ std::string resolve_supervisor_path(const std::string& configured) {
   return DSHPTY_SUPERVISOR_DEFAULT;
 }
 
-Result<LaunchedSupervisor> launch_supervisor(const std::string& path,
-                                             const std::vector<std::string>& shell_argv,
-                                             const std::optional<std::string>& cwd,
-                                             const std::vector<std::string>& shell_env,
-                                             int slave_fd, int socket_fd) {
-  std::vector<std::string> args{"dshpty-supervisor"};
+LaunchPlan direct_launch(const std::string& supervisor_path,
+                         const std::vector<std::string>& shell_argv,
+                         const std::optional<std::string>& cwd, std::vector<std::string> env) {
+  LaunchPlan plan;
+  plan.program = supervisor_path;
+  plan.argv.push_back("dshpty-supervisor");
   if (cwd) {
-    args.push_back("--cwd");
-    args.push_back(*cwd);
+    plan.argv.push_back("--cwd");
+    plan.argv.push_back(*cwd);
   }
-  args.push_back("--");
-  args.insert(args.end(), shell_argv.begin(), shell_argv.end());
+  plan.argv.push_back("--");
+  plan.argv.insert(plan.argv.end(), shell_argv.begin(), shell_argv.end());
+  plan.env = std::move(env);
+  return plan;
+}
+
+Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int socket_fd) {
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
-  for (const auto& e : shell_env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& e : plan.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
   SpawnAttrs s;
@@ -96,11 +101,11 @@ Result<LaunchedSupervisor> launch_supervisor(const std::string& path,
   posix_spawn_file_actions_addclosefrom_np(&s.actions, shell_protocol::kSocketFd + 1);
 
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, path.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  int rc = ::posix_spawn(&pid, plan.program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
   if (rc != 0) {
-    return make_system_error(Code::BACKEND_FAILED, "cannot start PTY supervisor " + path, rc);
+    return make_system_error(Code::BACKEND_FAILED, "cannot start PTY supervisor " + plan.program, rc);
   }
-  LaunchedSupervisor out;
+  LaunchedHelper out;
   out.pid = pid;
   out.pidfd.reset(sys::pidfd_open(pid, 0));
   // A host that reaps every child (SIGCHLD handler, SIG_IGN) may have taken the helper
@@ -111,7 +116,7 @@ Result<LaunchedSupervisor> launch_supervisor(const std::string& path,
       out.pidfd.reset();
     }
     return make_system_error(Code::BACKEND_FAILED,
-                             "PTY supervisor " + path + " exited at once", err);
+                             "PTY supervisor " + plan.program + " exited at once", err);
   }
   return out;
 }

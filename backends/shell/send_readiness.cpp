@@ -1,5 +1,5 @@
 // Sends on a shell session: one write of the text (plus "\r"), then completion with the
-// first of (shell-backend.md, "Send readiness"):
+// first of (docs/shell-backend.md, "Send readiness"):
 //   stdin_read     the prompt marker arrived after the write landed, exactly the prompt
 //                  follows it, and the shell's own group has the terminal (decided as the
 //                  bytes arrive); or the stdin probe proves the foreground group blocked
@@ -9,9 +9,7 @@
 //   timeout        the send's deadline, however much output trickles;
 //   session_exit   the shell's exit was published (after its output was drained).
 // Evidence resets when the write lands: a prompt printed for an earlier send never counts.
-#include <errno.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -21,7 +19,7 @@ namespace dshpty::shell {
 
 namespace {
 double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
-// read_master() rounds a probe hit may take to drain the master (each up to 512 KiB).
+// read_available() rounds a probe hit may take to drain the terminal (each up to 512 KiB).
 constexpr int kProbeDrainReads = 8;
 // While output keeps arriving the probe is put off (see on_probe_tick), but never for
 // longer than this: a program that prints on a timer while it polls the terminal (a
@@ -37,7 +35,7 @@ bool ShellSendOperation::cancel() {
 Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendRequest request,
                                                                        Callback<SendResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (shell_status_ || output_ended_) return make_error(Code::SESSION_EXITED);
+  if (shell_status_ || channel_->output_ended()) return make_error(Code::SESSION_EXITED);
   if (send_) return make_error(Code::SEND_ACTIVE);
   auto timeout = request.timeout.value_or(config_.send_timeout);
   auto idle = request.idle.value_or(config_.idle_silence);
@@ -67,28 +65,15 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
 void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   send->write_started = true;
   send->tail.clear();
-  // The probe's baseline: whoever sits in read() on the terminal *now* has not seen this
-  // send's input, and must not count until it ran again.
-  if (probe_) {
-    // Every process of the session descends from the helper (a subreaper): the probe
-    // walks that tree, not all of /proc.
-    probe_->set_tree_root(helper_pid_);
-    pid_t pgid = ::tcgetpgrp(master_.get());
-    if (pgid > 0) {
-      probe_->baseline(pgid);
-    } else {
-      probe_->clear_baseline();
-    }
-  }
-  pending_writes_.append(send->bytes);
-  bytes_queued_ += send->bytes.size();
-  send->lands_at = bytes_queued_;
-  flush_writes();
+  channel_->mark_readers();
+  channel_->write(send->bytes);
+  send->lands_at = channel_->bytes_queued();
   on_write_progress();  // an empty text lands at once
 }
 
 void ShellSession::on_write_progress() {
-  if (send_ && send_->write_started && !send_->landed && bytes_written_ >= send_->lands_at) {
+  if (send_ && send_->write_started && !send_->landed &&
+      channel_->bytes_written() >= send_->lands_at) {
     on_write_landed();
   }
 }
@@ -96,7 +81,7 @@ void ShellSession::on_write_progress() {
 void ShellSession::on_write_landed() {
   send_->landed = true;
   prompt_watch_.reset();
-  if (probe_) {
+  if (channel_->proves_readers()) {
     send_->last_probe = ev_now(loop_);
     ev_timer_set(&probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
     ev_timer_start(loop_, &probe_timer_);
@@ -118,7 +103,7 @@ void ShellSession::check_prompt_readiness() {
   if (!prompt_watch_.at_prompt() || !shell_pid_) return;
   // A nested shell prints the same marker and prompt: only the outer shell's own group
   // holding the terminal means the command finished.
-  if (::tcgetpgrp(master_.get()) != *shell_pid_) return;
+  if (channel_->foreground_group() != *shell_pid_) return;
   settle_send(WaitReason::stdin_read);
 }
 
@@ -129,7 +114,7 @@ void ShellSession::check_prompt_readiness() {
 // interval after the latest output (at most kProbeBusyInterval since the last probe).
 void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
-  if (!s->send_ || !s->probe_) return;
+  if (!s->send_) return;
   const double interval = seconds(kProbeInterval);
   const double now = ev_now(loop);
   const double quiet = now - s->send_->last_output;
@@ -143,14 +128,12 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     w->repeat = interval;
     ev_timer_again(loop, w);
   }
-  pid_t pgid = ::tcgetpgrp(s->master_.get());
-  if (pgid <= 0) return;
-  if (s->probe_->check(pgid) != proc::ProbeVerdict::blocked_reading) return;
+  if (!s->channel_->foreground_reading()) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
-  for (int i = 0; i < kProbeDrainReads && s->send_ && s->master_.valid() && !s->output_ended_; ++i) {
-    if (!s->read_master()) break;
+  for (int i = 0; i < kProbeDrainReads && s->send_; ++i) {
+    if (!s->channel_->read_available()) break;
   }
   if (s->send_) s->settle_send(WaitReason::stdin_read);
 }
@@ -164,9 +147,7 @@ void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
 }
 
 void ShellSession::settle_send(WaitReason reason) {
-  auto send = std::move(send_);
-  drop_send();
-  send->settled = true;
+  auto send = release_send();
   SendResult result;
   result.viewport = send->tail.text();
   result.truncated = send->tail.truncated();
@@ -178,19 +159,21 @@ void ShellSession::settle_send(WaitReason reason) {
 }
 
 void ShellSession::fail_send(Error error) {
-  auto send = std::move(send_);
-  drop_send();
-  send->settled = true;
+  auto send = release_send();
   deferred_.post([done = std::move(send->done), error = std::move(error)] { done(error); });
 }
 
-void ShellSession::drop_send() {
+std::shared_ptr<SendState> ShellSession::release_send() {
   ev_timer_stop(loop_, &send_timeout_timer_);
   ev_timer_stop(loop_, &send_idle_timer_);
   ev_timer_stop(loop_, &probe_timer_);
-  if (probe_) probe_->clear_baseline();
-  if (send_) send_->session = nullptr;
-  send_.reset();
+  if (channel_) channel_->forget_readers();
+  auto send = std::move(send_);
+  if (send) {
+    send->settled = true;
+    send->session = nullptr;
+  }
+  return send;
 }
 
 bool ShellSession::cancel_send(SendState& send) {
@@ -206,8 +189,7 @@ bool ShellSession::cancel_send(SendState& send) {
 
 void ShellSession::interrupt_foreground() {
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
-  pid_t pgid = ::tcgetpgrp(master_.get());
-  if (pgid > 0) ::kill(-pgid, SIGINT);
+  if (pid_t pgid = channel_->foreground_group(); pgid > 0) (void)channel_->signal_group(pgid, SIGINT);
 }
 
 Result<ReadPage> ShellSession::read(const ReadRequest& request) {

@@ -1,0 +1,315 @@
+#include "channel/local_channel.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "channel/pty.hpp"
+
+namespace dshpty::shell {
+
+namespace proto = shell_protocol;
+
+namespace {
+
+constexpr std::size_t kReadChunk = 64 * 1024;
+// Reads per call: bounded so a runaway producer cannot starve the host's loop.
+constexpr int kReadsPerEvent = 8;
+
+SessionStatus status_from_wait(int wait_status) {
+  if (WIFSIGNALED(wait_status)) return SessionStatus::exited_by_signal(WTERMSIG(wait_status));
+  return SessionStatus::exited_with_code(WEXITSTATUS(wait_status));
+}
+
+}  // namespace
+
+LocalChannel::LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLaunch launch)
+    : loop_(loop), events_(events), launch_(std::move(launch)) {
+  ev_io_init(&master_read_, &LocalChannel::on_master_readable, -1, EV_READ);
+  ev_io_init(&master_write_, &LocalChannel::on_master_writable, -1, EV_WRITE);
+  ev_io_init(&control_io_, &LocalChannel::on_control_readable, -1, EV_READ);
+  ev_io_init(&pidfd_io_, &LocalChannel::on_pidfd_readable, -1, EV_READ);
+  master_read_.data = master_write_.data = control_io_.data = pidfd_io_.data = this;
+}
+
+LocalChannel::~LocalChannel() { release(); }
+
+Result<std::unique_ptr<LocalChannel>> LocalChannel::launch(struct ev_loop* loop,
+                                                           ChannelEvents& events,
+                                                           LocalLaunch launch) {
+  std::unique_ptr<LocalChannel> channel(new LocalChannel(loop, events, std::move(launch)));
+  if (Status st = channel->start(); !st) return st.error();
+  return channel;
+}
+
+Status LocalChannel::start() {
+  auto pty = open_pty(launch_.rows, launch_.cols);
+  if (!pty) return pty.error();
+  if (proc::StdinProbe::supported()) {
+    if (auto dev = proc::terminal_device(pty->slave.get())) probe_.emplace(*dev);
+  }
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    return make_system_error(Code::BACKEND_FAILED, "control socketpair", errno);
+  }
+  UniqueFd host_end(sv[0]);
+  UniqueFd helper_end(sv[1]);
+  int flags = ::fcntl(host_end.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(host_end.get(), F_SETFL, flags | O_NONBLOCK) < 0) {
+    return make_system_error(Code::BACKEND_FAILED, "control socket O_NONBLOCK", errno);
+  }
+  auto helper = spawn_helper(launch_.plan, pty->slave.get(), helper_end.get());
+  if (!helper) return helper.error();
+  // Only the helper's copies of the slave and its socket end may stay open, or the master
+  // would never reach EIO and the helper would never see EOF.
+  pty->slave.reset();
+  helper_end.reset();
+  master_ = std::move(pty->master);
+  control_ = std::move(host_end);
+  pidfd_ = std::move(helper->pidfd);
+  helper_pid_ = helper->pid;
+  // Every process of the session descends from the helper (a subreaper): the probe walks
+  // that tree, not all of /proc.
+  if (probe_) probe_->set_tree_root(helper_pid_);
+
+  ev_io_set(&master_read_, master_.get(), EV_READ);
+  ev_io_set(&master_write_, master_.get(), EV_WRITE);
+  ev_io_set(&control_io_, control_.get(), EV_READ);
+  ev_io_set(&pidfd_io_, pidfd_.get(), EV_READ);
+  ev_io_start(loop_, &master_read_);
+  ev_io_start(loop_, &control_io_);
+  ev_io_start(loop_, &pidfd_io_);
+  return {};
+}
+
+void LocalChannel::release() {
+  ev_io_stop(loop_, &master_read_);
+  ev_io_stop(loop_, &master_write_);
+  ev_io_stop(loop_, &control_io_);
+  ev_io_stop(loop_, &pidfd_io_);
+  if (pidfd_.valid() && !helper_gone_) {
+    // Best effort, never blocks: a helper still killing the tree becomes the host's zombie.
+    siginfo_t info{};
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+             WEXITED | WNOHANG);
+  }
+  master_.reset();
+  control_.reset();
+  pidfd_.reset();
+}
+
+// ---- output -------------------------------------------------------------------------------
+
+void LocalChannel::on_master_readable(struct ev_loop*, ev_io* w, int) {
+  static_cast<LocalChannel*>(w->data)->read_available();
+}
+
+bool LocalChannel::read_available() {
+  char buf[kReadChunk];
+  for (int i = 0; i < kReadsPerEvent && master_.valid() && !output_ended_; ++i) {
+    ssize_t n = ::read(master_.get(), buf, sizeof buf);
+    if (n > 0) {
+      events_.on_output(std::string_view(buf, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    // EIO (Linux) or 0: every holder of the slave has closed it; the output is complete.
+    output_ended_ = true;
+    ev_io_stop(loop_, &master_read_);
+    events_.on_output_ended();
+    return false;
+  }
+  return master_.valid() && !output_ended_;
+}
+
+// ---- input --------------------------------------------------------------------------------
+
+void LocalChannel::write(std::string_view bytes) {
+  pending_writes_.append(bytes);
+  bytes_queued_ += bytes.size();
+  flush_writes();
+}
+
+void LocalChannel::on_master_writable(struct ev_loop*, ev_io* w, int) {
+  static_cast<LocalChannel*>(w->data)->flush_writes();
+}
+
+void LocalChannel::flush_writes() {
+  while (!pending_writes_.empty() && master_.valid()) {
+    ssize_t n = ::write(master_.get(), pending_writes_.data(), pending_writes_.size());
+    if (n > 0) {
+      pending_writes_.erase(0, static_cast<std::size_t>(n));
+      bytes_written_ += static_cast<std::uint64_t>(n);
+      events_.on_write_progress();
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      ev_io_start(loop_, &master_write_);
+      return;
+    }
+    // EIO: nobody reads the terminal any more; what was not written never will be.
+    bytes_written_ += pending_writes_.size();
+    pending_writes_.clear();
+    events_.on_write_progress();
+  }
+  ev_io_stop(loop_, &master_write_);
+}
+
+std::optional<std::size_t> LocalChannel::input_unread() const {
+  if (!master_.valid() || output_ended_) return std::nullopt;
+  // The unread input sits in the slave's line discipline, and only the helper holds the
+  // slave: open a transient peer through the master (no path lookup, CLOEXEC), ask, close.
+  // Holding it for the instant of one ioctl cannot delay EIO on the master.
+  UniqueFd peer(::ioctl(master_.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!peer.valid()) return std::nullopt;
+  int unread = 0;
+  if (::ioctl(peer.get(), FIONREAD, &unread) < 0) return std::nullopt;
+  return static_cast<std::size_t>(unread);
+}
+
+Status LocalChannel::resize(unsigned rows, unsigned cols) {
+  return set_window_size(master_.get(), rows, cols);
+}
+
+// ---- the terminal's facts -----------------------------------------------------------------
+
+pid_t LocalChannel::foreground_group() const {
+  if (!master_.valid()) return -1;
+  pid_t pgid = ::tcgetpgrp(master_.get());
+  return pgid > 0 ? pgid : -1;
+}
+
+std::optional<TerminalModes> LocalChannel::terminal_modes() const {
+  // On a PTY master the termios calls act on the slave's line discipline (Linux
+  // tty_mode_ioctl follows the link), which is what the reader set.
+  termios t{};
+  if (!master_.valid() || ::tcgetattr(master_.get(), &t) < 0) return std::nullopt;
+  return TerminalModes{(t.c_lflag & ECHO) != 0, (t.c_lflag & ICANON) != 0};
+}
+
+Status LocalChannel::signal_group(pid_t pgid, int signo) {
+  if (::kill(-pgid, signo) < 0) {
+    return make_system_error(Code::BACKEND_FAILED,
+                             "signal process group " + std::to_string(pgid), errno);
+  }
+  return {};
+}
+
+// ---- readers ------------------------------------------------------------------------------
+
+void LocalChannel::mark_readers() {
+  if (!probe_) return;
+  // Whoever sits in read() on the terminal *now* has not seen the coming input, and must
+  // not count until it ran again.
+  if (pid_t pgid = foreground_group(); pgid > 0) {
+    probe_->baseline(pgid);
+  } else {
+    probe_->clear_baseline();
+  }
+}
+
+void LocalChannel::forget_readers() {
+  if (probe_) probe_->clear_baseline();
+}
+
+bool LocalChannel::foreground_reading() {
+  if (!probe_) return false;
+  pid_t pgid = foreground_group();
+  return pgid > 0 && probe_->check(pgid) == proc::ProbeVerdict::blocked_reading;
+}
+
+// ---- the helper ---------------------------------------------------------------------------
+
+void LocalChannel::on_control_readable(struct ev_loop*, ev_io* w, int) {
+  static_cast<LocalChannel*>(w->data)->read_control();
+}
+
+void LocalChannel::read_control() {
+  while (control_.valid() && ev_is_active(&control_io_)) {
+    proto::ControlMessage msg{};
+    ssize_t n = ::recv(control_.get(), &msg, sizeof msg, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {
+      // The helper closed its end (it exited): the pidfd says the rest.
+      ev_io_stop(loop_, &control_io_);
+      return;
+    }
+    if (n == static_cast<ssize_t>(sizeof msg)) handle_message(msg);
+  }
+}
+
+void LocalChannel::handle_message(const proto::ControlMessage& msg) {
+  switch (msg.type) {
+    case proto::Type::started:
+      events_.on_started(msg.a);
+      break;
+    case proto::Type::start_failed: {
+      std::string what;
+      switch (static_cast<proto::StartStage>(msg.a)) {
+        case proto::StartStage::chdir:
+          what = "cannot enter working directory " + launch_.cwd.value_or("?");
+          break;
+        case proto::StartStage::exec:
+          what = "cannot execute shell " + launch_.shell_path;
+          break;
+        default:
+          what = "PTY supervisor could not start the shell";
+      }
+      events_.on_start_failed(make_system_error(Code::BACKEND_FAILED, what, msg.b));
+      break;
+    }
+    case proto::Type::exited:
+      events_.on_exited(status_from_wait(msg.a));
+      break;
+    case proto::Type::quiescent:
+      quiescent_reported_ = true;
+      if (helper_gone_) events_.on_quiescent();
+      break;
+    default:
+      break;
+  }
+}
+
+void LocalChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
+  auto* c = static_cast<LocalChannel*>(w->data);
+  // Messages the helper sent before exiting (`quiescent`) come first.
+  c->read_control();
+  c->reap_helper();
+}
+
+void LocalChannel::reap_helper() {
+  siginfo_t info{};
+  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+                    WEXITED | WNOHANG);
+  // ECHILD: the host reaped it behind our back (SIGCHLD handler, SIG_IGN, libev's default
+  // loop); the pidfd being readable is proof enough that it exited.
+  if (rc == 0 && info.si_pid == 0) return;  // spurious wake-up: not exited yet
+  helper_gone_ = true;
+  ev_io_stop(loop_, &pidfd_io_);
+  if (quiescent_reported_) {
+    events_.on_quiescent();
+  } else {
+    events_.on_lost(make_error(Code::BACKEND_FAILED,
+                               "PTY supervisor exited without reporting quiescence: the "
+                               "session's processes may still be running"));
+  }
+}
+
+void LocalChannel::kill_tree(std::chrono::milliseconds grace) {
+  if (helper_gone_ || quiescent_reported_ || !control_.valid()) return;
+  proto::ControlMessage msg{proto::Type::kill, static_cast<std::int32_t>(grace.count()), 0};
+  // EPIPE: the helper is gone; its pidfd reports that.
+  while (::send(control_.get(), &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+         errno == EINTR) {
+  }
+}
+
+}  // namespace dshpty::shell

@@ -1,0 +1,98 @@
+// The local process channel: the session's processes on this machine, under their own
+// dshpty-supervisor (wire: channel/protocol.hpp). Three fds on the host's loop and nothing
+// else: the PTY master (output and input), the control socket (the helper's messages), the
+// helper's pidfd (its exit, even when the host stole the reap). No signal handlers, no
+// waitpid(-1), no threads.
+#pragma once
+
+#include <ev.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "channel/launch_plan.hpp"
+#include "channel/process_channel.hpp"
+#include "channel/protocol.hpp"
+#include "proc/stdin_probe.hpp"
+#include "proc/unique_fd.hpp"
+
+namespace dshpty::shell {
+
+struct LocalLaunch {
+  LaunchPlan plan;
+  unsigned rows = 40;
+  unsigned cols = 160;
+  // For the words of a start failure.
+  std::string shell_path;
+  std::optional<std::string> cwd;
+};
+
+class LocalChannel final : public ProcessChannel {
+ public:
+  // Opens the PTY and the control socket and spawns the helper. On failure nothing is left
+  // running. No event is delivered before this returns.
+  static Result<std::unique_ptr<LocalChannel>> launch(struct ev_loop* loop, ChannelEvents& events,
+                                                      LocalLaunch launch);
+  ~LocalChannel() override;
+  LocalChannel(const LocalChannel&) = delete;
+  LocalChannel& operator=(const LocalChannel&) = delete;
+
+  bool read_available() override;
+  bool output_ended() const override { return output_ended_; }
+  void write(std::string_view bytes) override;
+  std::uint64_t bytes_queued() const override { return bytes_queued_; }
+  std::uint64_t bytes_written() const override { return bytes_written_; }
+  std::optional<std::size_t> input_unread() const override;
+  Status resize(unsigned rows, unsigned cols) override;
+  pid_t foreground_group() const override;
+  std::optional<TerminalModes> terminal_modes() const override;
+  Status signal_group(pid_t pgid, int signo) override;
+  bool proves_readers() const override { return probe_.has_value(); }
+  void mark_readers() override;
+  void forget_readers() override;
+  bool foreground_reading() override;
+  void kill_tree(std::chrono::milliseconds grace) override;
+  bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
+  void release() override;
+
+  pid_t helper_pid() const noexcept { return helper_pid_; }
+
+ private:
+  LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLaunch launch);
+  Status start();
+
+  static void on_master_readable(struct ev_loop*, ev_io* w, int);
+  static void on_master_writable(struct ev_loop*, ev_io* w, int);
+  static void on_control_readable(struct ev_loop*, ev_io* w, int);
+  static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
+
+  void flush_writes();
+  void read_control();
+  void handle_message(const shell_protocol::ControlMessage& msg);
+  void reap_helper();
+
+  struct ev_loop* loop_;
+  ChannelEvents& events_;
+  LocalLaunch launch_;
+
+  UniqueFd master_;
+  UniqueFd control_;
+  UniqueFd pidfd_;
+  pid_t helper_pid_ = -1;
+  ev_io master_read_{};
+  ev_io master_write_{};
+  ev_io control_io_{};
+  ev_io pidfd_io_{};
+
+  bool output_ended_ = false;
+  bool quiescent_reported_ = false;
+  bool helper_gone_ = false;
+  std::string pending_writes_;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t bytes_queued_ = 0;
+  std::optional<proc::StdinProbe> probe_;  // where this platform can tell
+};
+
+}  // namespace dshpty::shell

@@ -1,0 +1,119 @@
+// The process channel: everything a shell session knows about where its processes live.
+// The session (shell_session.hpp) keeps its phases and its sends' readiness on top of this
+// interface and never touches an fd, a pid or /proc itself; a channel moves bytes both
+// ways, reports the process events, answers questions about the terminal and kills the
+// tree. The local channel (local_channel.hpp: a PTY master, a control socket to the
+// supervisor helper, the helper's pidfd) is the first implementation; a channel that
+// speaks to a far helper over a byte stream is the next one.
+//
+// Events reach the session through ChannelEvents, from the loop: a watcher of the channel,
+// or — for output and write progress — synchronously inside read_available() and write(),
+// which exist so the session can take what is pending at a moment it chooses. A channel
+// never calls back after release() or its destruction.
+//
+// Three process events are reported separately and never inferred from one another:
+// exited (the shell's status), output ended (no process holds the terminal any more),
+// quiescent (after kill_tree: the channel proved every process of the tree gone).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "dshpty/errors.hpp"
+#include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
+
+namespace dshpty::shell {
+
+class ChannelEvents {
+ public:
+  // The shell is running (its pid as the channel's processes see it).
+  virtual void on_started(pid_t shell_pid) = 0;
+  // The shell could not be started (the cause names the stage); the tree still has to be
+  // killed like any other.
+  virtual void on_start_failed(Error cause) = 0;
+  // Bytes the terminal produced, in order.
+  virtual void on_output(std::string_view bytes) = 0;
+  // No process holds the terminal any more: every byte was delivered.
+  virtual void on_output_ended() = 0;
+  // More queued input reached the terminal (see bytes_written()).
+  virtual void on_write_progress() = 0;
+  // The shell itself was reaped (other processes of the tree may live on).
+  virtual void on_exited(SessionStatus status) = 0;
+  // After kill_tree(): every process of the tree is gone, and the channel can prove it.
+  virtual void on_quiescent() = 0;
+  // The channel ended without that proof (the helper died, the link broke): the tree's
+  // end is unconfirmed. No event follows.
+  virtual void on_lost(Error cause) = 0;
+
+ protected:
+  ~ChannelEvents() = default;
+};
+
+// The terminal's line discipline as its reader set it.
+struct TerminalModes {
+  bool echo = true;       // ECHO: typed input is shown
+  bool canonical = true;  // ICANON: input is read a line at a time
+};
+
+class ProcessChannel {
+ public:
+  // Stops every watcher and closes every fd without waiting. Closing the control link is
+  // the helper's order to kill the tree with no grace.
+  virtual ~ProcessChannel() = default;
+
+  // ---- output -------------------------------------------------------------------------
+  // Delivers what the terminal holds now (bounded per call, so a flood cannot starve the
+  // loop); true when it may hold more.
+  virtual bool read_available() = 0;
+  virtual bool output_ended() const = 0;
+
+  // ---- input --------------------------------------------------------------------------
+  // Queues bytes for the terminal; they are written as it accepts them. Once the output
+  // ended, what was not written never will be and counts as written.
+  virtual void write(std::string_view bytes) = 0;
+  // Bytes ever queued, and ever written (written <= queued).
+  virtual std::uint64_t bytes_queued() const = 0;
+  virtual std::uint64_t bytes_written() const = 0;
+  // Bytes written but not yet read by the terminal's reader (in canonical mode only whole
+  // lines count); nullopt when the channel cannot tell. Linux's line discipline takes
+  // written bytes from the PTY's buffer on a kernel worker, so right after a write the
+  // count may still be 0: "0" alone never proves the input was read.
+  virtual std::optional<std::size_t> input_unread() const = 0;
+  // INVALID_ARGUMENT is the caller's job; BACKEND_FAILED when the terminal refused.
+  virtual Status resize(unsigned rows, unsigned cols) = 0;
+
+  // ---- the terminal's facts -----------------------------------------------------------
+  // The terminal's foreground process group, or -1 when it has none.
+  virtual pid_t foreground_group() const = 0;
+  // nullopt when the terminal cannot be asked.
+  virtual std::optional<TerminalModes> terminal_modes() const = 0;
+  // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
+  virtual Status signal_group(pid_t pgid, int signo) = 0;
+
+  // ---- readers of the terminal (the stdin probe) --------------------------------------
+  // Whether this channel can prove a process blocked reading the terminal.
+  virtual bool proves_readers() const = 0;
+  // Remembers who reads the terminal now: they prove nothing until they have run again.
+  // Call it just before a send's write.
+  virtual void mark_readers() = 0;
+  virtual void forget_readers() = 0;
+  // Is the foreground group provably blocked reading the terminal right now?
+  virtual bool foreground_reading() = 0;
+
+  // ---- the tree -----------------------------------------------------------------------
+  // SIGHUP/SIGTERM to the tree, SIGKILL to all of it after `grace`, until none is left;
+  // then on_quiescent (or on_lost). Idempotent; a second call may only shorten the grace.
+  virtual void kill_tree(std::chrono::milliseconds grace) = 0;
+  // on_quiescent was reported.
+  virtual bool quiescent() const = 0;
+  // Stops watching and closes every fd once the session is done with the channel; the
+  // facts above stay readable.
+  virtual void release() = 0;
+};
+
+}  // namespace dshpty::shell

@@ -1,0 +1,114 @@
+// The local process channel on its own, below any session: its events, the terminal facts
+// it answers (foreground group, modes, unread input), and the difference between a tree
+// proven gone (quiescent) and a helper that vanished without that proof (lost).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "channel/local_channel.hpp"
+#include "fixture.hpp"
+
+using namespace dshpty;
+using namespace dshpty::shell;
+using namespace dshpty::test;
+
+namespace {
+
+struct Recorder final : ChannelEvents {
+  std::optional<pid_t> started;
+  std::vector<Error> start_failures;
+  std::string output;
+  int output_ends = 0;
+  int write_progress = 0;
+  std::optional<SessionStatus> exited;
+  int quiescent = 0;
+  std::vector<Error> lost;
+
+  void on_started(pid_t pid) override { started = pid; }
+  void on_start_failed(Error cause) override { start_failures.push_back(std::move(cause)); }
+  void on_output(std::string_view bytes) override { output.append(bytes); }
+  void on_output_ended() override { ++output_ends; }
+  void on_write_progress() override { ++write_progress; }
+  void on_exited(SessionStatus status) override { exited = status; }
+  void on_quiescent() override { ++quiescent; }
+  void on_lost(Error cause) override { lost.push_back(std::move(cause)); }
+};
+
+LocalLaunch launch_of(const ShellFixture& fx, const std::string& script) {
+  std::vector<std::string> env{"PATH=/usr/bin:/bin", "DSHPTY_TEST_MARK=" + fx.marker()};
+  std::vector<std::string> argv{"/bin/sh", "-c", script};
+  return LocalLaunch{direct_launch(resolve_supervisor_path(""), argv, std::nullopt, env), 24, 80,
+                     "/bin/sh", std::nullopt};
+}
+
+}  // namespace
+
+TEST_CASE("the local channel answers the terminal's facts and proves the tree gone") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "stty -echo; echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  CHECK_FALSE(events.started);  // no event inside launch()
+  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(events.started);
+  // The shell leads its own session and group; sleep replaced it, so it holds the terminal.
+  CHECK(channel.foreground_group() == *events.started);
+  auto modes = channel.terminal_modes();
+  REQUIRE(modes);
+  CHECK_FALSE(modes->echo);  // `stty -echo` ran in the shell, on the slave side
+  CHECK(modes->canonical);
+
+  // Nobody reads: the line stays in the terminal's input queue (CR becomes NL).
+  CHECK(channel.input_unread() == std::size_t{0});
+  channel.write("abc\r");
+  CHECK(channel.bytes_queued() == 4);
+  REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 4; }));
+  CHECK(events.write_progress >= 1);
+  // The line discipline takes written bytes from the PTY's buffer on a kernel worker, a
+  // moment after write() returned: the count follows, it is not there at once.
+  CHECK(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{4}; }));
+  // A partial line is not readable input in canonical mode.
+  channel.write("def");
+  REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 7; }));
+  CHECK(channel.input_unread() == std::size_t{4});
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  CHECK(events.quiescent == 1);
+  CHECK(events.lost.empty());
+  CHECK(events.output_ends == 1);
+  REQUIRE(events.exited);
+  CHECK(events.exited->signal.has_value());  // sleep was killed, it did not exit
+  CHECK(events.start_failures.empty());
+  channel.release();
+  CHECK(channel.quiescent());  // the facts outlive the fds
+  CHECK_FALSE(channel.input_unread());
+  CHECK(channel.foreground_group() == -1);
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("a helper that dies without reporting quiescence is lost, never quiescent") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(::kill(channel.helper_pid(), SIGKILL) == 0);
+  REQUIRE(run_until(fx.loop(), [&] { return !events.lost.empty(); }));
+  CHECK(events.lost.size() == 1);
+  CHECK(events.lost.front()->code == Code::BACKEND_FAILED);
+  CHECK(events.lost.front()->message.find("without reporting quiescence") != std::string::npos);
+  CHECK(events.quiescent == 0);
+  CHECK_FALSE(channel.quiescent());
+  // kill_tree has nobody to ask any more: it must neither block nor report anything.
+  channel.kill_tree(std::chrono::milliseconds(0));
+  channel.release();
+  CHECK(events.quiescent == 0);
+  // The shell outlived its helper (the fixture kills it): exactly what `lost` warns of.
+}
