@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "proc/stdin_probe.hpp"
 #include "text/prompt_watch.hpp"
 #include "text/sanitizer.hpp"
 #include "text/scrollback.hpp"
-#include "proc/stdin_probe.hpp"
 #include "text/tail_buffer.hpp"
 
 using namespace dshpty::text;
