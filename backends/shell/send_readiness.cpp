@@ -9,6 +9,20 @@
 //   timeout        the send's deadline, however much output trickles;
 //   session_exit   the shell's exit was published (after its output was drained).
 // Evidence resets when the write lands: a prompt printed for an earlier send never counts.
+//
+// Integrity (docs/shell-backend.md, "A result belongs to its send"):
+//   write gate     after a signal or a cancel the terminal is in flux (the signalled program
+//                  dying or handling it, the shell about to print a prompt). A send started
+//                  then holds its write until a reader is seen again: the stdin probe proves
+//                  the foreground group blocked reading (it must have run since the signal),
+//                  or, where there is no probe, the shell's marker and prompt came back with
+//                  its group in the foreground. Bounded by the send's idle time; then it
+//                  writes anyway. Output before the write is never this send's.
+//   consumed input a prompt counts only once this send's input has left the terminal's
+//                  input queue: text typed ahead while a job runs waits in the queue, and
+//                  the job's own prompt (printed before the shell read the text) is not this
+//                  send's. Output already readable is taken before the write, so a prompt
+//                  printed before it cannot be mistaken for one after it.
 #include <signal.h>
 
 #include <algorithm>
@@ -57,12 +71,52 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   // The write happens from the loop, so a cancel() right after this call can still stop it.
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
     auto s = weak.lock();
-    if (s && s == send_ && !s->settled && !s->cancel_requested) begin_write(s);
+    if (!s || s != send_ || s->settled || s->cancel_requested) return;
+    if (aftermath_) {
+      hold_write();
+    } else {
+      begin_write(s);
+    }
   });
   return std::unique_ptr<BackendSendOperation>(new ShellSendOperation(std::move(send)));
 }
 
+void ShellSession::hold_write() {
+  send_->gated = true;
+  prompt_watch_.reset();
+  // The first look at once: a signal long past costs one probe.
+  if (channel_->proves_readers()) {
+    ev_timer_set(&probe_timer_, 0., seconds(kProbeInterval));
+    ev_timer_start(loop_, &probe_timer_);
+  }
+}
+
+bool ShellSession::reader_returned() {
+  if (channel_->proves_readers()) return channel_->foreground_reading();
+  return prompt_watch_.at_prompt() && shell_pid_ &&
+         channel_->foreground_group() == *shell_pid_;
+}
+
+void ShellSession::open_gate() {
+  send_->gated = false;
+  aftermath_ = false;
+  ev_timer_stop(loop_, &probe_timer_);
+  ev_timer_again(loop_, &send_idle_timer_);  // the silence is counted from the write
+  if (!send_->cancel_requested) begin_write(send_);
+}
+
+void ShellSession::note_aftermath() {
+  aftermath_ = true;
+  // Readers blocked now have not handled the signal yet: they count once they ran again.
+  channel_->mark_readers();
+  if (!send_ || !send_->landed) prompt_watch_.reset();
+}
+
 void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
+  // Whatever the terminal printed before this write is not this send's: take it now, so
+  // its prompt cannot be read as one printed after the write.
+  channel_->read_available();
+  if (send != send_) return;  // the output settled it (the shell exited)
   send->write_started = true;
   send->tail.clear();
   channel_->mark_readers();
@@ -90,6 +144,12 @@ void ShellSession::on_write_landed() {
 }
 
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
+  if (send_->gated) {
+    // Not this send's output, but it may show the shell back at its prompt.
+    prompt_watch_.observe(chunk);
+    if (prompt_watch_.at_prompt() && reader_returned()) open_gate();
+    return;
+  }
   if (!send_->write_started) return;  // output of an earlier command, not this send's
   send_->tail.append(chunk.text);
   send_->last_output = ev_now(loop_);
@@ -104,7 +164,18 @@ void ShellSession::check_prompt_readiness() {
   // A nested shell prints the same marker and prompt: only the outer shell's own group
   // holding the terminal means the command finished.
   if (channel_->foreground_group() != *shell_pid_) return;
+  if (input_waiting()) {
+    // The shell printed this prompt before it read our input (typed ahead while a job
+    // ran): the prompt after the input is run is the one that counts.
+    prompt_watch_.reset();
+    return;
+  }
   settle_send(WaitReason::stdin_read);
+}
+
+bool ShellSession::input_waiting() const {
+  auto unread = channel_->input_unread();
+  return unread && *unread > 0;
 }
 
 // A probe looks at /proc (a few reads per process in the session's tree), so it runs only
@@ -115,6 +186,11 @@ void ShellSession::check_prompt_readiness() {
 void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   if (!s->send_) return;
+  if (s->send_->gated) {
+    if (s->reader_returned()) s->open_gate();
+    return;
+  }
+  if (!s->send_->landed) return;
   const double interval = seconds(kProbeInterval);
   const double now = ev_now(loop);
   const double quiet = now - s->send_->last_output;
@@ -128,7 +204,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     w->repeat = interval;
     ev_timer_again(loop, w);
   }
-  if (!s->channel_->foreground_reading()) return;
+  if (!s->channel_->foreground_reading() || s->input_waiting()) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
@@ -143,12 +219,26 @@ void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
 }
 
 void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
-  static_cast<ShellSession*>(w->data)->settle_send(WaitReason::inferred_idle);
+  auto* s = static_cast<ShellSession*>(w->data);
+  if (s->send_ && s->send_->gated) {
+    s->open_gate();  // no reader came back within the idle time: write anyway
+    return;
+  }
+  s->settle_send(WaitReason::inferred_idle);
 }
 
 void ShellSession::settle_send(WaitReason reason) {
-  auto send = release_send();
   SendResult result;
+  if (reason == WaitReason::stdin_read) {
+    aftermath_ = false;  // a reader was seen
+    if (auto modes = channel_->terminal_modes()) result.input_hidden = !modes->echo && modes->canonical;
+    if (shell_pid_ && prompt_watch_.at_prompt() &&
+        channel_->foreground_group() == *shell_pid_) {
+      result.exit_code = prompt_watch_.last_status();
+      result.cwd = channel_->working_directory(*shell_pid_);
+    }
+  }
+  auto send = release_send();
   result.viewport = send->tail.text();
   result.truncated = send->tail.truncated();
   result.wait_reason = reason;
@@ -167,7 +257,8 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   ev_timer_stop(loop_, &send_timeout_timer_);
   ev_timer_stop(loop_, &send_idle_timer_);
   ev_timer_stop(loop_, &probe_timer_);
-  if (channel_) channel_->forget_readers();
+  // After a signal the baseline is the gate's, kept for the next send.
+  if (channel_ && !aftermath_) channel_->forget_readers();
   auto send = std::move(send_);
   if (send) {
     send->settled = true;
@@ -189,7 +280,8 @@ bool ShellSession::cancel_send(SendState& send) {
 
 void ShellSession::interrupt_foreground() {
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
-  if (pid_t pgid = channel_->foreground_group(); pgid > 0) (void)channel_->signal_group(pgid, SIGINT);
+  pid_t pgid = channel_->foreground_group();
+  if (pgid > 0 && channel_->signal_group(pgid, SIGINT)) note_aftermath();
 }
 
 Result<ReadPage> ShellSession::read(const ReadRequest& request) {

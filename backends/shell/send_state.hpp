@@ -20,6 +20,7 @@ struct SendState {
   text::TailBuffer tail;  // this send's sanitized output
   std::string bytes;          // what the write sends: text, plus "\r" when submitting
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
+  bool gated = false;  // the write waits for a reader after a signal (the write gate)
   bool write_started = false;
   bool landed = false;
   bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does

@@ -326,6 +326,7 @@ Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
                       "instead");
   }
   if (Status st = channel_->signal_group(pgid, signo); !st) return st;
+  note_aftermath();
   deferred_.post([done = std::move(done), sig, pgid] {
     done(SignalResult{sig, static_cast<int>(pgid)});
   });

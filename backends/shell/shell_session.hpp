@@ -125,6 +125,11 @@ class ShellSession final : public BackendSession,
 
   // Sends (send_readiness.cpp).
   friend class ShellSendOperation;
+  void hold_write();
+  bool reader_returned();
+  void open_gate();
+  void note_aftermath();
+  bool input_waiting() const;
   void begin_write(const std::shared_ptr<SendState>& send);
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
@@ -180,6 +185,9 @@ class ShellSession final : public BackendSession,
 
   // The live send.
   std::shared_ptr<SendState> send_;
+  // A signal or cancel was delivered and no reader has been seen since: the next write
+  // waits for one (send_readiness.cpp, "write gate").
+  bool aftermath_ = false;
   ev_timer send_timeout_timer_{};
   ev_timer send_idle_timer_{};
   ev_timer probe_timer_{};

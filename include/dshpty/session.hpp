@@ -17,9 +17,9 @@ struct SessionStatus {
   std::optional<int> exit_code;  // exited normally: its code
   std::optional<int> signal;     // killed by a signal: its number
 
-  // True while the top-level process runs. Never fails.
+  // True while the top-level process runs.
   bool running() const noexcept { return kind == Kind::running; }
-  // An exit with a code / by a signal. Never fails.
+  // An exit with a code / by a signal.
   static SessionStatus exited_with_code(int code) { return {Kind::exited, code, std::nullopt}; }
   static SessionStatus exited_by_signal(int signo) { return {Kind::exited, std::nullopt, signo}; }
   friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
@@ -43,6 +43,15 @@ struct SendResult {
   WaitReason wait_reason = WaitReason::inferred_idle;
   SessionStatus session_status;
   bool truncated = false;  // the viewport lost its head to the bound
+  // When the send ended at the shell's own prompt (stdin_read, the shell's group holding
+  // the terminal): the exit status of the command before that prompt, and the shell's
+  // working directory (where the backend can tell). nullopt otherwise: a job still
+  // running, a program's own prompt, idle, timeout, exit.
+  std::optional<int> exit_code;
+  std::optional<std::string> cwd;
+  // stdin_read with the reader's terminal echo off in canonical mode: a password prompt
+  // (getpass, sudo, ssh, read -s). A host can ask a person for the secret instead.
+  bool input_hidden = false;
 };
 
 // Output of a live send since the previous read_output().
@@ -67,9 +76,9 @@ struct ReadPage {
 
 // The signals a caller may send to a session's foreground process group.
 enum class Signal { sigint, sigterm, sigkill, sigtstp, sighup };
-// "SIGINT", ... Never fails.
+// "SIGINT", ...
 std::string_view signal_name(Signal signal) noexcept;
-// The POSIX number (SIGINT, ...). Never fails.
+// The POSIX number (SIGINT, ...).
 int signal_number(Signal signal) noexcept;
 // "SIGINT" or "INT" (any case) to a Signal; nullopt for anything outside the set.
 std::optional<Signal> parse_signal(std::string_view name) noexcept;

@@ -1,4 +1,4 @@
-// Issue 3, test 8: bad input fails with a clear error naming what was wrong, and an abort
+// Bad input fails with a clear error naming what was wrong, and an abort
 // at any step of the set-up leaves nothing behind.
 #include <doctest/doctest.h>
 

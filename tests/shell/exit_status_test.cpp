@@ -1,4 +1,4 @@
-// Issue 3, tests 5 and 6: nothing lost at exit, and exit statuses from the helper.
+// Nothing lost at exit, and exit statuses from the helper.
 #include <doctest/doctest.h>
 #include <signal.h>
 

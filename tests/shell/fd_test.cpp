@@ -1,4 +1,4 @@
-// Issue 3, test 4: no host fd reaches the helper or the shell, and spawn/close cycles
+// No host fd reaches the helper or the shell, and spawn/close cycles
 // leave the host's fd count unchanged.
 #include <doctest/doctest.h>
 #include <sys/mman.h>

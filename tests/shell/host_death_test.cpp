@@ -1,4 +1,4 @@
-// Issue 3, test 7: the host dying (SIGKILL to a process that embeds the shell backend,
+// The host dying (SIGKILL to a process that embeds the shell backend,
 // directly or through the Service) leaves no process of its sessions alive: each helper
 // sees EOF on its socket and kills its tree.
 #include <doctest/doctest.h>

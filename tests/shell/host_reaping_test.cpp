@@ -1,4 +1,4 @@
-// Issue 3, test 3: a host that reaps our children behind our back (SIGCHLD ignored, a
+// A host that reaps our children behind our back (SIGCHLD ignored, a
 // SIGCHLD handler calling waitpid(-1), libev's default loop with the host's own ev_child)
 // changes neither exit statuses nor quiescence. Each mode runs in a forked child.
 #include <doctest/doctest.h>

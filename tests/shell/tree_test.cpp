@@ -1,4 +1,4 @@
-// Issue 3, tests 1 and 2: every escape from the process group is captured and gone after
+// Every escape from the process group is captured and gone after
 // close, a fork storm too, with the host's loop running throughout the teardown.
 #include <doctest/doctest.h>
 #include <ev.h>

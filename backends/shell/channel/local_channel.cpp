@@ -9,7 +9,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include "channel/pty.hpp"
+#include "proc/procfs.hpp"
 
 namespace dshpty::shell {
 
@@ -192,6 +195,13 @@ std::optional<TerminalModes> LocalChannel::terminal_modes() const {
   termios t{};
   if (!master_.valid() || ::tcgetattr(master_.get(), &t) < 0) return std::nullopt;
   return TerminalModes{(t.c_lflag & ECHO) != 0, (t.c_lflag & ICANON) != 0};
+}
+
+std::optional<std::string> LocalChannel::working_directory(pid_t pid) const {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink(procfs::Path(pid).text("/cwd").c_str(), path, sizeof path);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof path) return std::nullopt;
+  return std::string(path, static_cast<std::size_t>(n));
 }
 
 Status LocalChannel::signal_group(pid_t pgid, int signo) {

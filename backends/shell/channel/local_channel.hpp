@@ -48,6 +48,7 @@ class LocalChannel final : public ProcessChannel {
   Status resize(unsigned rows, unsigned cols) override;
   pid_t foreground_group() const override;
   std::optional<TerminalModes> terminal_modes() const override;
+  std::optional<std::string> working_directory(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "dshpty/errors.hpp"
@@ -92,6 +93,9 @@ class ProcessChannel {
   virtual pid_t foreground_group() const = 0;
   // nullopt when the terminal cannot be asked.
   virtual std::optional<TerminalModes> terminal_modes() const = 0;
+  // The working directory of process `pid` of the session (the kernel's: symlinks
+  // resolved), or nullopt when it cannot be read.
+  virtual std::optional<std::string> working_directory(pid_t pid) const = 0;
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
 
