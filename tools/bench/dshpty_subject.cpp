@@ -68,8 +68,10 @@ void round_trips(const Plan& plan, Report& report) {
     if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
   }
   report.measured(kFig2, kDshpty, kUs, us,
-                  other ? std::to_string(other) + " sends did not complete as stdin_read"
-                        : "all completed as stdin_read");
+                  (other ? std::to_string(other) + " sends did not complete as stdin_read"
+                         : std::string("all completed as stdin_read")) +
+                      "; p10 " + fixed(us.percentile(10), 0) + ", p90 " +
+                      fixed(us.percentile(90), 0) + ", max " + fixed(us.percentile(100), 0));
 }
 
 void spawns(const Plan& plan, Report& report) {

@@ -9,7 +9,8 @@ namespace bench {
 
 // Figures 1-3 (subject "dshpty").
 void measure_dshpty(const Plan& plan, Report& report);
-// Figure 4: close of a session whose tree has 1, 10, 1,000 processes, to quiescence.
+// Figure 4: close of a session whose tree has 1, 10, 1,000 processes, to quiescence; and
+// of two trees that ignore HUP/TERM (one still forking), with no grace before SIGKILL.
 void measure_kill(const Plan& plan, Report& report);
 // Figure 5: many sessions on one loop: open, memory, idle cost, close-all.
 void measure_scale(const Plan& plan, Report& report);

@@ -17,6 +17,7 @@ Plan Plan::quick_plan() {
   p.spawns = 5;
   p.tree_sizes = {1, 10, 100};
   p.kill_runs = 2;
+  p.storm = 100;
   p.sessions = 20;
   p.open_parallel = 8;
   p.idle_seconds = 1;

@@ -14,6 +14,8 @@ struct Plan {
   int spawns = 30;
   std::vector<int> tree_sizes{1, 10, 1000};
   int kill_runs = 5;       // per tree size (1,000-process trees: 2)
+  int hostile_tree = 10;   // figure 4: a tree ignoring HUP/TERM, closed with no grace
+  int storm = 520;         // figure 4: closed once this many are up, forking on (4x as many)
   int sessions = 1000;     // figure 5
   int open_parallel = 32;  // spawns in flight while opening them
   double idle_seconds = 10;
