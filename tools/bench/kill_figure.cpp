@@ -198,9 +198,11 @@ void measure_kill(const Plan& plan, Report& report) {
     std::string metric;
   };
   std::vector<Case> cases;
-  for (int size : plan.tree_sizes) cases.push_back({Tree::plain, size, "ms, tree of " + std::to_string(size)});
+  for (int size : plan.tree_sizes)
+    cases.push_back({Tree::plain, size, "ms, tree of " + std::to_string(size)});
   cases.push_back({Tree::hostile, plan.hostile_tree,
-                   "ms, tree of " + std::to_string(plan.hostile_tree) + " ignoring HUP/TERM, grace 0"});
+                   "ms, tree of " + std::to_string(plan.hostile_tree) +
+                       " ignoring HUP/TERM, grace 0"});
   cases.push_back({Tree::storm, plan.storm,
                    "ms, storm of " + std::to_string(plan.storm) +
                        "+ ignoring HUP/TERM, still forking, grace 0"});

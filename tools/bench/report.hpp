@@ -24,7 +24,7 @@ struct Row {
 };
 
 struct Verdict {
-  std::string target;  // the words
+  std::string target;  // the target in words: "send p50 below node-pty's"
   std::string measured;
   std::optional<bool> met;  // nullopt: could not be decided (a subject was skipped)
 };

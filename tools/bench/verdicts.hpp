@@ -1,5 +1,6 @@
-// The targets, checked against a finished report. Where a peer was skipped, the
-// issue's own reference number for it stands in, and the verdict says so.
+// The bench's targets (one table, in verdicts.cpp), checked against a finished report.
+// Where a peer was skipped, the reference figure the target was set with stands in, and
+// the verdict says so.
 #pragma once
 
 #include "report.hpp"
