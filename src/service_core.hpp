@@ -1,6 +1,6 @@
 // The service's internals: one table of session records, each in one explicit state.
 //
-// Shape of the machine (contract.md draws it):
+// Shape of the machine (docs/contract.md, "Session states", says what each state means):
 //   setup ──► published ◄──► sending          (send settles: back to published)
 //     │           │              │
 //     │           └──► closing ◄─┘             (kill, disposal, or a spawn's rollback)

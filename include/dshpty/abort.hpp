@@ -20,14 +20,14 @@ struct AbortState;
 class AbortSubscription {
  public:
   AbortSubscription() = default;  // subscribes nothing
-  // Takes over other's subscription; other is left empty. Never fails.
+  // Takes over other's subscription; other is left empty.
   AbortSubscription(AbortSubscription&& other) noexcept;
-  // Ends this one's subscription, then takes over other's. Never fails.
+  // Ends this one's subscription, then takes over other's.
   AbortSubscription& operator=(AbortSubscription&& other) noexcept;
   AbortSubscription(const AbortSubscription&) = delete;
   AbortSubscription& operator=(const AbortSubscription&) = delete;
   ~AbortSubscription();  // unsubscribes
-  // Unsubscribes now (the callback is dropped without running). Never fails; idempotent.
+  // Unsubscribes now (the callback is dropped without running). Idempotent.
   void reset() noexcept;
 
  private:
@@ -43,7 +43,7 @@ class AbortSignal {
  public:
   AbortSignal() = default;  // a signal that never aborts
 
-  // True once its controller aborted. Never fails.
+  // True once its controller aborted.
   bool aborted() const noexcept;
   // The reason given to abort() (the same object: identity is the point); null while not
   // aborted.
@@ -70,9 +70,9 @@ class AbortSignal {
 class AbortController {
  public:
   AbortController();  // not aborted
-  // A view of this controller's abort, cheap to copy. Never fails.
+  // A view of this controller's abort, cheap to copy.
   AbortSignal signal() const noexcept;
-  // True once abort() succeeded. Never fails.
+  // True once abort() succeeded.
   bool aborted() const noexcept;
   // Aborts with `reason` (non-null) and runs the subscribers. Returns false, and changes
   // nothing, when already aborted.

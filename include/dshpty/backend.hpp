@@ -56,9 +56,9 @@ class BackendSession {
  public:
   virtual ~BackendSession() = default;
 
-  virtual const std::string& motd() const = 0;      // start-up output; never fails
+  virtual const std::string& motd() const = 0;      // start-up output
   virtual std::optional<int> pid() const = 0;       // the top-level process, if any
-  // Running, or how the top-level process exited (fresh each call). Never fails.
+  // Running, or how the top-level process exited (fresh each call).
   virtual SessionStatus status() const = 0;
 
   // Starts one send (the service guarantees at most one live). A synchronous failure

@@ -73,7 +73,7 @@ class [[nodiscard]] Operation {
   Result<T> await_resume() { return std::move(*state_->result); }
 
   // A pending operation, completed by whoever is given callback(): the factories below use
-  // it, and a host may adapt a callback API of its own the same way. Never fails.
+  // it, and a host may adapt a callback API of its own the same way.
   Operation() : state_(std::make_shared<State>()) {}
 
  private:
@@ -167,7 +167,7 @@ class Task {
     void unhandled_exception() noexcept { std::terminate(); }
   };
 
-  // True once the coroutine returned. Never fails.
+  // True once the coroutine returned.
   bool done() const noexcept { return *finished_; }
 
  private:

@@ -34,9 +34,9 @@ enum class Code : int {
 #undef DSHPTY_ERROR_ENUM_
 };
 
-// The wire name of a code, e.g. "OWNER_NOT_LIVE". Never fails; an out-of-range value gives "UNKNOWN".
+// The wire name of a code, e.g. "OWNER_NOT_LIVE"; "UNKNOWN" for an out-of-range value.
 std::string_view code_name(Code code) noexcept;
-// The default message of a code. Never fails.
+// The default message of a code; "unknown error" for an out-of-range value.
 std::string_view default_message(Code code) noexcept;
 
 struct ErrorInfo;
@@ -51,9 +51,9 @@ struct ErrorInfo {
   int sys_errno = 0;          // the errno behind a system failure, 0 otherwise
 };
 
-// A new error with the code's default message. Never fails.
+// A new error with the code's default message.
 Error make_error(Code code);
-// A new error with this message and, for an aggregate, its children. Never fails.
+// A new error with this message and, for an aggregate, its children.
 Error make_error(Code code, std::string message, std::vector<Error> children = {}, int sys_errno = 0);
 // A new error for a failed system call: "<what>: <strerror(err)>", sys_errno = err.
 Error make_system_error(Code code, std::string_view what, int err);

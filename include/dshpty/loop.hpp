@@ -21,11 +21,11 @@ class Deferred {
 
   // Queues fn to run from the loop, in FIFO order. Callbacks posted while the queue runs
   // wait for the next loop iteration, so a callback that re-posts itself cannot starve I/O.
-  // The queue owns fn until it runs (or is dropped with the queue). Never fails.
+  // The queue owns fn until it runs (or is dropped with the queue).
   void post(std::function<void()> fn);
-  // Callbacks queued and not yet run. Never fails.
+  // Callbacks queued and not yet run.
   std::size_t pending() const noexcept;
-  // The loop given to the constructor (not owned). Never fails.
+  // The loop given to the constructor (not owned).
   struct ev_loop* loop() const noexcept;
 
  private:

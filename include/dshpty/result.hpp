@@ -21,7 +21,7 @@ class [[nodiscard]] Result {
     assert(std::get<1>(v_) && "a failed Result needs a non-null Error");
   }
 
-  // True when it holds a value. Never fails.
+  // True when it holds a value.
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
@@ -49,7 +49,7 @@ class [[nodiscard]] Result<void> {
     assert(error_ && "a failed Result needs a non-null Error");
   }
 
-  // True when it holds no error. Never fails.
+  // True when it holds no error.
   bool ok() const noexcept { return !error_; }
   explicit operator bool() const noexcept { return ok(); }
   // The error. Precondition: !ok() (null otherwise).

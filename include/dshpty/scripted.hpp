@@ -46,7 +46,7 @@ struct ScriptedGateAccess;
 // Releasing a gate whose session was destroyed is harmless: nothing fires.
 class ScriptedGate {
  public:
-  // A new, unreleased gate, shared by the test and the steps waiting on it. Never fails.
+  // A new, unreleased gate, shared by the test and the steps waiting on it.
   static std::shared_ptr<ScriptedGate> make();
 
   // Releases the waiting steps to do what they were scripted to do. False (no change) when
@@ -54,7 +54,7 @@ class ScriptedGate {
   bool open();
   // Releases the waiting steps as failures with `error` (non-null) instead of their script.
   bool fail(Error error);
-  // True once open() or fail() released it. Never fails.
+  // True once open() or fail() released it.
   bool released() const noexcept { return released_; }
   // Steps currently waiting on this gate (a destroyed session's steps stop waiting).
   std::size_t waiting() const noexcept { return waiters_.size(); }
@@ -281,7 +281,7 @@ class ScriptedBackend final : public Backend {
   ScriptedSessionScript& every_session();
 
   // --- records ---
-  // Every spawn() call, in order. Never fails.
+  // Every spawn() call, in order.
   const std::deque<ScriptedSpawnRecord>& spawn_records() const;
   // Null when no session with that id was ever created.
   ScriptedSessionRecord* session(const std::string& session_id);

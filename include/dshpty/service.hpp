@@ -29,9 +29,9 @@ namespace detail {
 struct ServiceCore;
 }
 
-// A session record's state (contract.md, "Per-session state machine").
+// A session record's state (docs/contract.md, "Session states").
 enum class RecordState { setup, published, sending, closing, closed, cleanup_failed };
-// "setup", "published", ... Never fails.
+// "setup", "published", ...
 std::string_view record_state_name(RecordState state) noexcept;
 
 // A read-only row of the service's table, for diagnostics, tests and tools.
@@ -67,11 +67,11 @@ class Send {
   Send(const Send&) = delete;
   Send& operator=(const Send&) = delete;
 
-  // Output since the previous call (consuming). Empty once the session is gone. Never fails.
+  // Output since the previous call (consuming). Empty once the session is gone.
   OutputDelta read_output();
   // Asks the backend to interrupt the send; false once it has settled (then nothing happens).
   bool cancel();
-  // True once the send's completion was decided (it may still be on its way). Never fails.
+  // True once the send's completion was decided (it may still be on its way).
   bool settled() const noexcept { return settled_; }
 
  private:
@@ -110,7 +110,7 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  // The loop given to the constructor (not owned). Never fails.
+  // The loop given to the constructor (not owned).
   struct ev_loop* loop() const noexcept;
 
   // INVALID_ARGUMENT for a null backend or an empty type; DUPLICATE_BACKEND when the type
@@ -119,9 +119,9 @@ class Service {
   // Registered types, in registration order.
   std::vector<std::string> backend_types() const;
 
-  // A new live owner. Never fails (once disposing, the owner is minted not live).
+  // A new live owner (once dispose() started, it is minted not live).
   Owner mint_owner(std::string label);
-  // True for an owner minted here and not disposed; false otherwise. Never fails.
+  // True for an owner minted here and not disposed; false otherwise.
   bool is_owner_live(const Owner& owner) const noexcept;
 
   // Creates and publishes a session. Every failure comes through `done`, checked in this
@@ -165,10 +165,10 @@ class Service {
   // backends and owners. Afterwards every spawn fails SERVICE_DISPOSING. A second call joins
   // the first, or succeeds at once after it completed.
   void dispose(Callback<void> done);
-  // True from the first dispose() call on (also after it completed). Never fails.
+  // True from the first dispose() call on (also after it completed).
   bool disposing() const noexcept;
 
-  // The whole table, in id order (oldest first); copies, owned by the caller. Never fails.
+  // The whole table, in id order (oldest first); copies, owned by the caller.
   std::vector<RecordView> records() const;
 
  private:

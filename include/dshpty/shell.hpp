@@ -1,6 +1,6 @@
 // The local shell backend (type "shell"): an interactive bash on a PTY, its whole process
 // tree captured by a per-session supervisor helper (a subreaper), watched only through
-// fds on the host's loop. See docs in shared design shell-backend.md.
+// fds on the host's loop. Its behaviour: docs/shell-backend.md.
 #pragma once
 
 #include <chrono>
@@ -48,8 +48,9 @@ struct ShellConfig {
 };
 
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
-// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096). Never fails; configuration
-// errors (a missing shell, cwd or helper) fail each spawn with a message naming the path.
+// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096). Configuration errors (a
+// missing shell, cwd or helper) do not fail this call: each spawn fails with a message
+// naming the path.
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
 
 }  // namespace dshpty
