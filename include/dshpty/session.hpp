@@ -43,6 +43,15 @@ struct SendResult {
   WaitReason wait_reason = WaitReason::inferred_idle;
   SessionStatus session_status;
   bool truncated = false;  // the viewport lost its head to the bound
+  // When the send ended at the shell's own prompt (stdin_read, the shell's group holding
+  // the terminal): the exit status of the command before that prompt, and the shell's
+  // working directory (where the backend can tell). nullopt otherwise: a job still
+  // running, a program's own prompt, idle, timeout, exit.
+  std::optional<int> exit_code;
+  std::optional<std::string> cwd;
+  // stdin_read with the reader's terminal echo off in canonical mode: a password prompt
+  // (getpass, sudo, ssh, read -s). A host can ask a person for the secret instead.
+  bool input_hidden = false;
 };
 
 // Output of a live send since the previous read_output().
