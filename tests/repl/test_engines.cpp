@@ -11,6 +11,7 @@
 
 #include "dshpty/scripted.hpp"
 #include "dshpty/service.hpp"
+#include "engine.hpp"
 #include "json_server.hpp"
 #include "text_session.hpp"
 
@@ -33,6 +34,7 @@ struct Fixture {
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
   std::shared_ptr<ScriptedBackend> backend = std::make_shared<ScriptedBackend>(loop, "shell");
   std::unique_ptr<Service> service = std::make_unique<Service>(loop);
+  std::unique_ptr<engine::Engine> engine = std::make_unique<engine::Engine>(*service, engine::Settings{.max_result_bytes = 4096});
   bool disposed = false;
 
   Fixture() { REQUIRE(service->register_backend(backend)); }
@@ -41,6 +43,7 @@ struct Fixture {
     service->dispose([this](Status) { disposed = true; });
     run_until(loop, [&] { return disposed; });
     run_until(loop, [&] { return backend->pending() == 0; }, 1000);
+    engine.reset();
     service.reset();
     backend.reset();
     ev_loop_destroy(loop);
@@ -49,7 +52,7 @@ struct Fixture {
 
 struct TextFixture : Fixture {
   std::string printed;
-  TextSession text{*service, 4096, [this](std::string s) { printed += s; }};
+  TextSession text{*engine, [this](std::string s) { printed += s; }};
 
   // Runs one line to completion and returns what it printed.
   std::string run(const std::string& line) {
@@ -152,7 +155,7 @@ namespace {
 struct JsonFixture : Fixture {
   std::vector<Json> responses;
   int finished = -1;
-  JsonServer server{*service, 4096,
+  JsonServer server{*engine,
                     {[this](std::string line) { responses.push_back(Json::parse(line)); },
                      [this](int code) { finished = code; }}};
 

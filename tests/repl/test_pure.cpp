@@ -5,16 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "completion.hpp"
 #include "line_splitter.hpp"
 #include "options.hpp"
-#include "output_cap.hpp"
-#include "session_names.hpp"
-#include "text_command.hpp"
-#include "text_format.hpp"
+#include "render/output_cap.hpp"
+#include "render/text_format.hpp"
+#include "session_lookup.hpp"
 #include "text/utf8.hpp"
+#include "text_command.hpp"
 
 using namespace dshpty;
 using namespace dshpty::repl;
+using namespace dshpty::render;
+using dshpty::engine::resolve_session;
 
 TEST_CASE("cap_display cuts to the cap and ends with the marker") {
   CHECK(cap_display("short\n", 64).text == "short\n");

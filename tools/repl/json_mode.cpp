@@ -26,10 +26,10 @@ struct JsonMode {
   int exit_code = 0;
   bool input_done = false;
 
-  JsonMode(struct ev_loop* l, Service& service, OutputWriter& o, const Options& options)
+  JsonMode(struct ev_loop* l, engine::Engine& engine, OutputWriter& o)
       : loop(l),
         out(o),
-        server(service, options.max_result_bytes,
+        server(engine,
                {[this](std::string line) {
                   line += '\n';
                   out.write(line);
@@ -99,8 +99,8 @@ struct JsonMode {
 
 }  // namespace
 
-int run_json_mode(struct ev_loop* loop, Service& service, OutputWriter& out, const Options& options) {
-  JsonMode mode(loop, service, out, options);
+int run_json_mode(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out) {
+  JsonMode mode(loop, engine, out);
   ev_run(loop, 0);
   return mode.exit_code;
 }

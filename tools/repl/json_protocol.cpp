@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "output_cap.hpp"
+#include "render/output_cap.hpp"
 
 namespace dshpty::repl::json_protocol {
 
@@ -124,7 +124,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
 }
 
 Json capped(std::string_view text, std::size_t cap, bool& truncated) {
-  CappedText cut = cap_field(text, cap);
+  render::CappedText cut = render::cap_field(text, cap);
   truncated = truncated || cut.truncated;
   return std::move(cut.text);
 }

@@ -1,6 +1,6 @@
-// The JSON Lines protocol of `dshpty-repl --json` (repl.md): request lines parsed and
-// checked into typed requests, results and errors encoded into response objects. Pure: no
-// service, no I/O.
+// The JSON Lines protocol of `dshpty-repl --json` (docs/tool-protocol.md): request lines
+// parsed and checked into engine requests, results and errors encoded into response
+// objects. Pure: no service, no I/O.
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "dshpty/errors.hpp"
 #include "dshpty/service.hpp"
 #include "dshpty/session.hpp"
+#include "requests.hpp"
 
 namespace dshpty::repl::json_protocol {
 
@@ -23,31 +24,18 @@ using Json = nlohmann::ordered_json;
 
 inline constexpr std::string_view kDefaultOwner = "default";
 
-struct OpenOp {
-  std::string type;
-  std::optional<std::string> name;
-  std::optional<std::string> cwd;
-};
-struct SendOp {
-  std::string session_id;
-  SendRequest request;
-};
+// The ops that act on a session are the engine's requests as they are; cancel and output
+// name their send by the request id, any JSON value.
+using OpenOp = engine::OpenRequest;
+using SendOp = engine::SessionSend;
+using ReadOp = engine::SessionRead;
+using SignalOp = engine::SessionSignal;
+using CloseOp = engine::SessionClose;
 struct CancelOp {
   Json send_id;
 };
 struct OutputOp {
   Json send_id;
-};
-struct ReadOp {
-  std::string session_id;
-  ReadRequest request;
-};
-struct SignalOp {
-  std::string session_id;
-  Signal signal = Signal::sigint;
-};
-struct CloseOp {
-  std::string session_id;
 };
 struct ListOp {};
 struct ActivityOp {};
@@ -68,7 +56,7 @@ struct BadRequest {
   Error error;  // INVALID_ARGUMENT
 };
 
-// One request line. Never throws.
+// One request line. Never throws, whatever the bytes.
 std::variant<Request, BadRequest> parse_request(std::string_view line);
 
 // The key that matches a send request's id to a later cancel/output's sendId.

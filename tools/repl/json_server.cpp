@@ -10,8 +10,6 @@ namespace dshpty::repl {
 namespace jp = json_protocol;
 
 namespace {
-constexpr std::size_t kSettledSendsKept = 64;
-
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
@@ -20,10 +18,7 @@ template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 }  // namespace
 
-JsonServer::JsonServer(Service& service, std::size_t max_result_bytes, Hooks hooks)
-    : service_(service), cap_(max_result_bytes), hooks_(std::move(hooks)) {}
-
-JsonServer::~JsonServer() = default;
+JsonServer::JsonServer(engine::Engine& engine, Hooks hooks) : engine_(engine), hooks_(std::move(hooks)) {}
 
 void JsonServer::handle_line(std::string_view line) {
   // Blank lines are not requests; skipping them keeps hand-typed sessions friendly.
@@ -51,135 +46,61 @@ void JsonServer::respond_error(const Json& id, const Error& error) {
   if (hooks_.write) hooks_.write(jp::serialize(jp::error_response(id, error)));
 }
 
-Owner JsonServer::owner_for(const std::string& label) {
-  auto it = owners_.find(label);
-  if (it == owners_.end()) it = owners_.emplace(label, service_.mint_owner(label)).first;
-  return it->second;
-}
-
-std::shared_ptr<Send> JsonServer::find_send(const Json& send_id) const {
-  const std::string key = jp::id_key(send_id);
-  if (const auto it = sends_.find(key); it != sends_.end()) return it->second;
-  for (const auto& [settled_key, send] : settled_)
-    if (settled_key == key) return send;
-  return nullptr;
-}
-
-void JsonServer::settle_one() {
-  --pending_;
-  maybe_finish();
-}
-
 void JsonServer::dispatch(jp::Request request) {
   const Json id = request.id;
+  const std::string& owner = request.owner;
+  const std::size_t cap = engine_.settings().max_result_bytes;
   std::visit(
       Overloaded{
           [&](jp::OpenOp& op) {
-            SpawnOptions options;
-            options.type = std::move(op.type);
-            options.name = std::move(op.name);
-            options.cwd = std::move(op.cwd);
-            ++pending_;
-            service_.spawn(owner_for(request.owner), std::move(options), [this, id](Result<SpawnResult> result) {
-              answer(id, result, [this](const SpawnResult& r) { return jp::encode_open(r, cap_); });
-              settle_one();
+            engine_.open(owner, std::move(op), [this, id, cap](Result<SpawnResult> result) {
+              answer(id, result, [cap](const SpawnResult& r) { return jp::encode_open(r, cap); });
             });
           },
           [&](jp::SendOp& op) {
-            const std::string key = jp::id_key(id);
-            if (sends_.count(key)) {
-              respond_error(id, make_error(Code::INVALID_ARGUMENT, "a live send already uses request id " + key));
-              return;
-            }
-            auto send = service_.start_send(
-                owner_for(request.owner), op.session_id, std::move(op.request),
-                [this, id, key](Result<SendResult> result) {
-                  if (auto it = sends_.find(key); it != sends_.end()) {
-                    settled_.emplace_back(key, std::move(it->second));
-                    sends_.erase(it);
-                    if (settled_.size() > kSettledSendsKept) settled_.pop_front();
-                  }
-                  answer(id, result, [this](const SendResult& r) { return jp::encode_send(r, cap_); });
-                  settle_one();
-                });
-            if (!send) {
-              respond_error(id, send.error());
-              return;
-            }
-            ++pending_;
-            sends_.emplace(key, std::move(send.value()));
+            auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id, cap](Result<SendResult> result) {
+              answer(id, result, [cap](const SendResult& r) { return jp::encode_send(r, cap); });
+            });
+            if (!status) respond_error(id, status.error());
           },
           [&](jp::CancelOp& op) {
-            const auto send = find_send(op.send_id);
-            if (!send) {
-              respond_error(id, make_error(Code::INVALID_ARGUMENT, "no send with id " + jp::id_key(op.send_id)));
-              return;
-            }
-            respond(id, Json{{"cancelled", send->cancel()}});
+            answer(id, engine_.cancel_send(jp::id_key(op.send_id)),
+                   [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
           },
           [&](jp::OutputOp& op) {
-            const auto send = find_send(op.send_id);
-            if (!send) {
-              respond_error(id, make_error(Code::INVALID_ARGUMENT, "no send with id " + jp::id_key(op.send_id)));
-              return;
-            }
-            respond(id, jp::encode_output(send->read_output(), cap_));
+            answer(id, engine_.send_output(jp::id_key(op.send_id)),
+                   [cap](const OutputDelta& delta) { return jp::encode_output(delta, cap); });
           },
           [&](jp::ReadOp& op) {
-            auto page = service_.read(owner_for(request.owner), op.session_id, op.request);
-            answer(id, page, [this](const ReadPage& p) { return jp::encode_read(p, cap_); });
+            answer(id, engine_.read(owner, op), [cap](const ReadPage& page) { return jp::encode_read(page, cap); });
           },
           [&](jp::SignalOp& op) {
-            auto status = service_.signal(owner_for(request.owner), op.session_id, op.signal,
-                                          [this, id](Result<SignalResult> result) {
-                                            answer(id, result, jp::encode_signal);
-                                            settle_one();
-                                          });
-            if (!status) {
-              respond_error(id, status.error());
-              return;
-            }
-            ++pending_;
+            auto status = engine_.signal(owner, op, [this, id](Result<SignalResult> result) {
+              answer(id, result, jp::encode_signal);
+            });
+            if (!status) respond_error(id, status.error());
           },
           [&](jp::CloseOp& op) {
-            auto status = service_.kill(owner_for(request.owner), op.session_id, [this, id](Result<bool> result) {
-              answer(id, result, [](bool closed) {
-                return Json{{"outcome", closed ? "closed" : "already-closing"}};
-              });
-              settle_one();
+            auto status = engine_.close(owner, op, [this, id](Result<bool> result) {
+              answer(id, result, [](bool closed) { return Json{{"outcome", closed ? "closed" : "already-closing"}}; });
             });
-            if (!status) {
-              respond_error(id, status.error());
-              return;
-            }
-            ++pending_;
+            if (!status) respond_error(id, status.error());
           },
           [&](jp::ListOp&) {
             Json sessions = Json::array();
-            for (const auto& session : service_.list(owner_for(request.owner)))
-              sessions.push_back(jp::encode_snapshot(session));
+            for (const auto& session : engine_.list(owner)) sessions.push_back(jp::encode_snapshot(session));
             respond(id, Json{{"sessions", std::move(sessions)}});
           },
-          [&](jp::ActivityOp&) {
-            respond(id, Json{{"active", service_.has_owner_activity(owner_for(request.owner))}});
-          },
+          [&](jp::ActivityOp&) { respond(id, Json{{"active", engine_.has_activity(owner)}}); },
           [&](jp::DisposeOwnerOp&) {
-            // The label names a new owner from now on, even while this one is torn down.
-            const auto it = owners_.find(request.owner);
-            if (it == owners_.end()) {
-              respond(id, Json::object());
-              return;
-            }
-            const Owner owner = it->second;
-            owners_.erase(it);
-            ++pending_;
-            service_.dispose_owner(owner, [this, id](Result<void> result) {
+            const bool started = engine_.dispose_owner(owner, [this, id](Result<void> result) {
               if (result)
                 respond(id, Json::object());
               else
                 respond_error(id, result.error());
-              settle_one();
             });
+            // A label that never named an owner has nothing to dispose.
+            if (!started) respond(id, Json::object());
           },
           [&](jp::ShutdownOp&) { begin_shutdown(id); },
       },
@@ -188,34 +109,26 @@ void JsonServer::dispatch(jp::Request request) {
 
 void JsonServer::begin_shutdown(std::optional<Json> id) {
   if (id) shutdown_ids_.push_back(std::move(*id));
-  if (shutting_down_) {
-    maybe_finish();
-    return;
-  }
-  shutting_down_ = true;
-  service_.dispose([this](Result<void> result) {
-    disposed_ = true;
-    if (!result) dispose_error_ = result.error();
-    maybe_finish();
+  // A shutdown that arrives after the first one finished is answered at once.
+  if (finished_) return answer_shutdowns();
+  if (shutdown_started_) return;
+  shutdown_started_ = true;
+  engine_.shutdown([this](Status result) {
+    finished_ = true;
+    shutdown_result_ = std::move(result);
+    answer_shutdowns();
+    if (hooks_.finished) hooks_.finished(shutdown_result_ ? 0 : 1);
   });
 }
 
-void JsonServer::maybe_finish() {
-  if (!disposed_ || pending_ != 0) return;
-  // A shutdown that arrives after the first one finished is answered at once.
+void JsonServer::answer_shutdowns() {
   for (const Json& id : shutdown_ids_) {
-    if (dispose_error_)
-      respond_error(id, dispose_error_);
-    else
+    if (shutdown_result_)
       respond(id, Json::object());
+    else
+      respond_error(id, shutdown_result_.error());
   }
   shutdown_ids_.clear();
-  if (finished_) return;
-  finished_ = true;
-  // The service is gone: drop what still points into it.
-  sends_.clear();
-  settled_.clear();
-  if (hooks_.finished) hooks_.finished(dispose_error_ ? 1 : 0);
 }
 
 }  // namespace dshpty::repl

@@ -1,19 +1,16 @@
-// `--json` mode's engine: turns parsed requests into Service calls and their outcomes into
-// response lines. Requests overlap; every request gets exactly one response. No I/O of its
-// own: lines come in through handle_line(), responses leave through the write hook.
+// The JSON Lines face of dshpty-repl (docs/tool-protocol.md): parses each request line into
+// an engine operation and encodes what the engine returns into one response line. Requests
+// overlap; every request gets exactly one response. No I/O of its own: lines come in
+// through handle_line(), responses leave through the write hook.
 #pragma once
 
-#include <cstddef>
-#include <deque>
 #include <functional>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "dshpty/service.hpp"
+#include "engine.hpp"
 #include "json_protocol.hpp"
 
 namespace dshpty::repl {
@@ -26,8 +23,7 @@ class JsonServer {
     std::function<void(int exit_code)> finished;
   };
 
-  JsonServer(Service& service, std::size_t max_result_bytes, Hooks hooks);
-  ~JsonServer();
+  JsonServer(engine::Engine& engine, Hooks hooks);
   JsonServer(const JsonServer&) = delete;
   JsonServer& operator=(const JsonServer&) = delete;
 
@@ -36,8 +32,7 @@ class JsonServer {
   void handle_overlong_line();
   // EOF on stdin: a shutdown nobody waits for.
   void end_of_input();
-  bool shutting_down() const noexcept { return shutting_down_; }
-  std::size_t pending() const noexcept { return pending_; }
+  bool shutting_down() const noexcept { return shutdown_started_; }
 
  private:
   using Json = json_protocol::Json;
@@ -52,25 +47,15 @@ class JsonServer {
     else
       respond_error(id, result.error());
   }
-  Owner owner_for(const std::string& label);
   void begin_shutdown(std::optional<Json> id);
-  void settle_one();
-  void maybe_finish();
-  std::shared_ptr<Send> find_send(const Json& send_id) const;
+  void answer_shutdowns();
 
-  Service& service_;
-  std::size_t cap_;
+  engine::Engine& engine_;
   Hooks hooks_;
-  std::map<std::string, Owner> owners_;                  // label -> its current owner
-  std::map<std::string, std::shared_ptr<Send>> sends_;   // request id key -> live send
-  // Recently settled sends stay reachable for a late cancel/output.
-  std::deque<std::pair<std::string, std::shared_ptr<Send>>> settled_;
-  std::size_t pending_ = 0;  // requests waiting for an asynchronous completion
-  bool shutting_down_ = false;
-  bool disposed_ = false;
+  bool shutdown_started_ = false;
   bool finished_ = false;
-  Error dispose_error_;
-  std::vector<Json> shutdown_ids_;
+  Status shutdown_result_;
+  std::vector<Json> shutdown_ids_;  // shutdown requests waiting for the engine to settle
 };
 
 }  // namespace dshpty::repl

@@ -1,5 +1,6 @@
 // dshpty-repl: one program driving a real dshpty::Service with the shell backend in one
-// libev loop; text for people, --json for programs (see --help and repl.md).
+// libev loop, through one engine; text for people, --json for programs (see --help and
+// docs/tool-protocol.md).
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include "dshpty/service.hpp"
 #include "dshpty/shell.hpp"
+#include "engine.hpp"
 #include "modes.hpp"
 #include "options.hpp"
 #include "output_writer.hpp"
@@ -42,8 +44,6 @@ ShellConfig shell_config(const Options& options) {
   if (options.cwd) config.cwd = *options.cwd;
   if (options.rows) config.rows = *options.rows;
   if (options.cols) config.cols = *options.cols;
-  if (options.idle) config.idle_silence = *options.idle;
-  if (options.timeout) config.send_timeout = *options.timeout;
   config.supervisor_path = find_supervisor();
   return config;
 }
@@ -111,9 +111,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dshpty-repl: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
     } else {
+      // --idle-ms and --timeout-ms are the engine's defaults for a send, whatever its backend.
+      engine::Engine engine(service, {.max_result_bytes = options.max_result_bytes,
+                                      .send_idle = options.idle,
+                                      .send_timeout = options.timeout});
       OutputWriter out(loop, STDOUT_FILENO);
-      exit_code = options.json ? run_json_mode(loop, service, out, options)
-                               : run_text_mode(loop, service, out, options);
+      exit_code = options.json ? run_json_mode(loop, engine, out) : run_text_mode(loop, engine, out, options);
     }
   }
   ev_loop_destroy(loop);

@@ -73,7 +73,7 @@ Result<Options> parse_options(const std::vector<std::string_view>& args) {
       if (!n) return n.error();
       (arg == "--idle-ms" ? options.idle : options.timeout) = std::chrono::milliseconds(*n);
     } else if (arg == "--max-result-bytes") {
-      auto n = number(kMinMaxResultBytes, std::uint64_t{1} << 32);
+      auto n = number(render::kMinMaxResultBytes, std::uint64_t{1} << 32);
       if (!n) return n.error();
       options.max_result_bytes = static_cast<std::size_t>(*n);
     } else {

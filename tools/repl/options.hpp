@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dshpty/result.hpp"
-#include "output_cap.hpp"
+#include "render/output_cap.hpp"
 
 namespace dshpty::repl {
 
@@ -24,7 +24,7 @@ struct Options {
   std::optional<unsigned> cols;
   std::optional<std::chrono::milliseconds> idle;
   std::optional<std::chrono::milliseconds> timeout;
-  std::size_t max_result_bytes = kDefaultMaxResultBytes;
+  std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
 };
 
 // `args` without the program name. Accepts "--opt VALUE" and "--opt=VALUE".

@@ -8,7 +8,7 @@
 
 #include "line_splitter.hpp"
 #include "modes.hpp"
-#include "text_format.hpp"
+#include "render/text_format.hpp"
 #include "text_session.hpp"
 #include "tty_frontend.hpp"
 
@@ -78,7 +78,7 @@ class PlainFrontend {
     std::string line = std::move(lines_.front());
     lines_.pop_front();
     if (line == kOverlong) {
-      out_.write(format_error(make_error(Code::INVALID_ARGUMENT, "command line is longer than " +
+      out_.write(render::format_error(make_error(Code::INVALID_ARGUMENT, "command line is longer than " +
                                                                      std::to_string(kMaxCommandLineBytes) + " bytes")));
       deferred_.post([this] { next(); });
       return;
@@ -122,10 +122,10 @@ struct TextMode {
   Frontend frontend;
   ev_signal signals[4];
 
-  TextMode(struct ev_loop* l, Service& service, OutputWriter& o, const Options& options)
+  TextMode(struct ev_loop* l, engine::Engine& engine, OutputWriter& o)
       : loop(l),
         out(o),
-        session(service, options.max_result_bytes, [this](std::string text) { out.write(text); }),
+        session(engine, [this](std::string text) { out.write(text); }),
         frontend(l, session, o, [this](int code) {
           exit_code = code;
           out.when_drained([this] { ev_break(loop, EVBREAK_ALL); });
@@ -154,8 +154,8 @@ struct TextMode {
 };
 
 template <class Frontend>
-int run_with(struct ev_loop* loop, Service& service, OutputWriter& out, const Options& options) {
-  TextMode<Frontend> mode(loop, service, out, options);
+int run_with(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, const Options& options) {
+  TextMode<Frontend> mode(loop, engine, out);
   mode.frontend.start(options.open_main ? "open shell main" : "");
   ev_run(loop, 0);
   return mode.exit_code;
@@ -163,9 +163,9 @@ int run_with(struct ev_loop* loop, Service& service, OutputWriter& out, const Op
 
 }  // namespace
 
-int run_text_mode(struct ev_loop* loop, Service& service, OutputWriter& out, const Options& options) {
-  if (isatty(STDIN_FILENO)) return run_with<TtyFrontend>(loop, service, out, options);
-  return run_with<PlainFrontend>(loop, service, out, options);
+int run_text_mode(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, const Options& options) {
+  if (isatty(STDIN_FILENO)) return run_with<TtyFrontend>(loop, engine, out, options);
+  return run_with<PlainFrontend>(loop, engine, out, options);
 }
 
 }  // namespace dshpty::repl

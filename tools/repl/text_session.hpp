@@ -1,24 +1,24 @@
-// Text mode's engine: runs one command line at a time against the Service for the REPL's
-// own owner and prints the texts of repl.md through the print hook. Knows nothing of the
-// terminal, so the same engine serves libedit, plain stdin and the tests.
+// The text face of dshpty-repl: runs one command line at a time as engine operations for the
+// REPL's own owner and prints the texts of docs/tool-protocol.md through the print hook.
+// Knows nothing of the terminal, so the same face serves libedit, plain stdin and the tests.
 #pragma once
 
-#include <cstddef>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "dshpty/abort.hpp"
-#include "dshpty/service.hpp"
+#include "engine.hpp"
 
 namespace dshpty::repl {
 
 class TextSession {
  public:
-  TextSession(Service& service, std::size_t max_result_bytes, std::function<void(std::string)> print);
+  // The owner label of the person at the REPL.
+  static constexpr std::string_view kOwner = "repl";
+
+  TextSession(engine::Engine& engine, std::function<void(std::string)> print);
   TextSession(const TextSession&) = delete;
   TextSession& operator=(const TextSession&) = delete;
 
@@ -34,23 +34,21 @@ class TextSession {
   // Disposes the service (every session's tree gone); done(exit code) once it completed.
   void shut_down(std::function<void(int exit_code)> done);
 
-  const Owner& owner() const noexcept { return owner_; }
   std::vector<std::string> complete(std::string_view line_before_word, std::string_view word) const;
 
  private:
   void finish();
   std::string target_id(const std::optional<std::string>& target) const;
+  std::size_t cap() const noexcept { return engine_.settings().max_result_bytes; }
 
-  Service& service_;
-  std::size_t cap_;
+  engine::Engine& engine_;
   std::function<void(std::string)> print_;
-  Owner owner_;
   std::optional<std::string> current_;  // `use`
   bool busy_ = false;
   bool quit_requested_ = false;
+  bool send_live_ = false;
+  bool open_pending_ = false;
   std::function<void()> done_;
-  std::shared_ptr<Send> live_send_;
-  std::unique_ptr<AbortController> pending_open_;
 };
 
 }  // namespace dshpty::repl

@@ -1,6 +1,7 @@
-// The exact texts text mode prints (repl.md, "Text commands and their output"). Every
-// function returns whole lines, each ending in '\n'. Bodies (motd, viewport, page) are cut
-// to `cap` bytes with "[output truncated]".
+// The texts a person or a model reads for each result: the text REPL prints them and any
+// other text face shows the same words (docs/tool-protocol.md, "Text commands and their
+// output"). Every function returns whole lines, each ending in '\n'. Bodies (motd, viewport,
+// page) are cut to `cap` bytes with "[output truncated]".
 #pragma once
 
 #include <cstddef>
@@ -11,8 +12,10 @@
 #include "dshpty/service.hpp"
 #include "dshpty/session.hpp"
 
-namespace dshpty::repl {
+namespace dshpty::render {
 
+// "pty-1 (main)" or "pty-1".
+std::string session_label(const SessionSnapshot& session);
 // "running" or "exited code=2 signal=null".
 std::string format_status(const SessionStatus& status);
 
@@ -26,4 +29,4 @@ std::string format_use(const SessionSnapshot& session);
 // "error: CODE: message", an aggregate's children indented below.
 std::string format_error(const Error& error);
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::render

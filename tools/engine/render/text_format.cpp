@@ -1,9 +1,8 @@
 #include "text_format.hpp"
 
 #include "output_cap.hpp"
-#include "session_names.hpp"
 
-namespace dshpty::repl {
+namespace dshpty::render {
 
 namespace {
 // `body` capped, ending in a newline; `placeholder` when it is empty.
@@ -20,6 +19,10 @@ std::string body_lines(const std::string& body, bool backend_truncated, std::siz
 
 std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
 }  // namespace
+
+std::string session_label(const SessionSnapshot& session) {
+  return session.name ? session.id + " (" + *session.name + ")" : session.id;
+}
 
 std::string format_status(const SessionStatus& status) {
   if (status.running()) return "running";
@@ -75,4 +78,4 @@ std::string format_error(const Error& error) {
   return out;
 }
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::render

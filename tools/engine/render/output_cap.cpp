@@ -2,8 +2,7 @@
 
 #include "text/utf8.hpp"
 
-namespace dshpty::repl {
-
+namespace dshpty::render {
 
 CappedText cap_field(std::string_view text, std::size_t cap) {
   const std::string_view kept = utf8::prefix(text, cap);
@@ -21,4 +20,4 @@ CappedText cap_display(std::string_view text, std::size_t cap) {
   return {std::move(out), true};
 }
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::render

@@ -1,23 +1,11 @@
-#include "session_names.hpp"
+#include "completion.hpp"
 
 #include <algorithm>
 
+#include "session_lookup.hpp"
 #include "text_command.hpp"
 
 namespace dshpty::repl {
-
-std::optional<std::string> resolve_session(std::string_view word,
-                                           const std::vector<SessionSnapshot>& sessions) {
-  for (const auto& session : sessions)
-    if (session.id == word) return session.id;
-  for (const auto& session : sessions)
-    if (session.name && *session.name == word) return session.id;
-  return std::nullopt;
-}
-
-std::string session_label(const SessionSnapshot& session) {
-  return session.name ? session.id + " (" + *session.name + ")" : session.id;
-}
 
 namespace {
 void add_matching(std::vector<std::string>& out, std::string_view word, const std::string& candidate) {
@@ -50,7 +38,7 @@ std::vector<std::string> completion_candidates(std::string_view line_before_word
   }
   const std::string& verb = before.front();
   const std::size_t position = before.size();  // 1: the first argument
-  const bool first_is_session = position >= 2 && resolve_session(before[1], sessions).has_value();
+  const bool first_is_session = position >= 2 && engine::resolve_session(before[1], sessions).has_value();
   if (verb == "open") {
     if (position == 1)
       for (const auto& type : backend_types) add_matching(out, word, type);

@@ -1,0 +1,137 @@
+#include "engine.hpp"
+
+#include <utility>
+
+#include "session_lookup.hpp"
+
+namespace dshpty::engine {
+
+Engine::Engine(Service& service, Settings settings)
+    : service_(service), settings_(std::move(settings)), late_(service.loop()), owners_(service) {}
+
+template <class T>
+Callback<T> Engine::counted(Callback<T> done) {
+  return [this, done = std::move(done)](Result<T> result) {
+    done(std::move(result));
+    --pending_;
+    settle_if_quiet();
+  };
+}
+
+template <class T>
+Callback<T> Engine::owed(Callback<T> done) {
+  ++pending_;
+  return counted(std::move(done));
+}
+
+bool Engine::dispose_owner(std::string_view label, Callback<void> done) {
+  auto owner = owners_.take(label);
+  if (!owner) return false;
+  service_.dispose_owner(*owner, owed(std::move(done)));
+  return true;
+}
+
+bool Engine::has_activity(std::string_view owner) { return service_.has_owner_activity(owners_.get(owner)); }
+
+std::vector<SessionSnapshot> Engine::list(std::string_view owner) { return service_.list(owners_.get(owner)); }
+
+std::optional<std::string> Engine::resolve(std::string_view owner, std::string_view word) {
+  return resolve_session(word, list(owner));
+}
+
+void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key) {
+  SpawnOptions options;
+  options.type = std::move(request.type);
+  options.name = std::move(request.name);
+  options.cwd = std::move(request.cwd);
+  // A key already pending stays with its first open; this one is then not abortable.
+  bool abortable = false;
+  if (!abort_key.empty()) {
+    auto [it, inserted] = opens_.try_emplace(abort_key);
+    if (inserted) options.signal = it->second.signal();
+    abortable = inserted;
+  }
+  service_.spawn(owners_.get(owner), std::move(options),
+                 owed<SpawnResult>([this, abortable, key = std::move(abort_key),
+                                    done = std::move(done)](Result<SpawnResult> result) {
+                   if (abortable) opens_.erase(key);
+                   done(std::move(result));
+                 }));
+}
+
+bool Engine::abort_open(std::string_view abort_key, Error reason) {
+  const auto it = opens_.find(abort_key);
+  return it != opens_.end() && it->second.abort(std::move(reason));
+}
+
+Status Engine::send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
+  if (sends_.is_live(send_key))
+    return make_error(Code::INVALID_ARGUMENT, "a live send already uses request id " + send_key);
+  if (!request.request.idle) request.request.idle = settings_.send_idle;
+  if (!request.request.timeout) request.request.timeout = settings_.send_timeout;
+  auto send = service_.start_send(owners_.get(owner), request.session_id, std::move(request.request),
+                                  counted<SendResult>([this, send_key, done = std::move(done)](Result<SendResult> result) {
+                                    sends_.settle(send_key);
+                                    done(std::move(result));
+                                  }));
+  if (!send) return send.error();
+  ++pending_;
+  sends_.add_live(std::move(send_key), std::move(send.value()));
+  return {};
+}
+
+Result<bool> Engine::cancel_send(std::string_view send_key) {
+  const auto send = sends_.find(send_key);
+  if (!send) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
+  return send->cancel();
+}
+
+Result<OutputDelta> Engine::send_output(std::string_view send_key) {
+  const auto send = sends_.find(send_key);
+  if (!send) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
+  return send->read_output();
+}
+
+Result<ReadPage> Engine::read(std::string_view owner, const SessionRead& request) {
+  return service_.read(owners_.get(owner), request.session_id, request.request);
+}
+
+Status Engine::signal(std::string_view owner, const SessionSignal& request, Callback<SignalResult> done) {
+  auto status = service_.signal(owners_.get(owner), request.session_id, request.signal, counted(std::move(done)));
+  if (status) ++pending_;
+  return status;
+}
+
+Status Engine::close(std::string_view owner, const SessionClose& request, Callback<bool> done) {
+  auto status = service_.kill(owners_.get(owner), request.session_id, counted(std::move(done)));
+  if (status) ++pending_;
+  return status;
+}
+
+void Engine::shutdown(Callback<void> done) {
+  if (settled_) {
+    late_.post([done = std::move(done), result = dispose_result_] { done(result); });
+    return;
+  }
+  shutdown_waiters_.push_back(std::move(done));
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  service_.dispose([this](Status result) {
+    disposed_ = true;
+    dispose_result_ = std::move(result);
+    settle_if_quiet();
+  });
+}
+
+void Engine::settle_if_quiet() {
+  if (!disposed_ || pending_ != 0 || settled_) return;
+  settled_ = true;
+  // The service is disposed: drop what still points into it.
+  sends_.clear();
+  opens_.clear();
+  auto waiters = std::move(shutdown_waiters_);
+  shutdown_waiters_.clear();
+  for (auto& waiter : waiters) waiter(dispose_result_);
+}
+
+}  // namespace dshpty::engine

@@ -1,0 +1,111 @@
+// The one engine under the tools' faces (the text REPL, JSON Lines, an MCP server): typed
+// operations on a Service, with the state every face needs and none should copy — owners by
+// label, live sends by key, pending opens, the count of completions still owed, defaults
+// and caps, and a shutdown that settles everything. No I/O and no encoding: a face parses
+// its input into these calls and renders what they return. Every callback runs once, from
+// the loop; an operation that fails synchronously never calls its callback.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dshpty/abort.hpp"
+#include "dshpty/loop.hpp"
+#include "dshpty/service.hpp"
+#include "owner_table.hpp"
+#include "render/output_cap.hpp"
+#include "requests.hpp"
+#include "send_table.hpp"
+
+namespace dshpty::engine {
+
+// Every member has a default initializer, so designated initializers are -Wextra clean.
+struct Settings {
+  // Results are cut to this many bytes by the face that renders them.
+  std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
+  // For a send that names none; unset: the backend's own default.
+  std::optional<std::chrono::milliseconds> send_idle{};
+  std::optional<std::chrono::milliseconds> send_timeout{};
+};
+
+class Engine {
+ public:
+  // `service` must outlive the engine; its loop runs the engine's own late completions.
+  Engine(Service& service, Settings settings = {});
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Settings& settings() const noexcept { return settings_; }
+  std::vector<std::string> backend_types() const { return service_.backend_types(); }
+
+  // Owners, by label: the first use of a label mints its owner.
+  Owner owner(std::string_view label) { return owners_.get(label); }
+  // Disposes the label's owner (its sessions closed, its setups aborted); the label names a
+  // fresh owner from this call on. False when the label names no owner yet: nothing to
+  // dispose, and `done` never runs.
+  bool dispose_owner(std::string_view label, Callback<void> done);
+  bool has_activity(std::string_view owner);
+  // The owner's sessions, in publication order.
+  std::vector<SessionSnapshot> list(std::string_view owner);
+  // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
+  std::optional<std::string> resolve(std::string_view owner, std::string_view word);
+
+  // Opens a session; every failure comes through `done`. With an `abort_key`, abort_open()
+  // can stop it while it is pending.
+  void open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key = {});
+  // Aborts the pending open under `abort_key` with `reason`; false when none is pending.
+  bool abort_open(std::string_view abort_key, Error reason);
+
+  // Starts the session's send, tracked as `send_key` until it settles. INVALID_ARGUMENT when a
+  // live send already has that key; otherwise the service's synchronous failures.
+  Status send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
+  // Interrupts the send under `send_key` (live, or settled lately: then false). INVALID_ARGUMENT
+  // when the key names no send.
+  Result<bool> cancel_send(std::string_view send_key);
+  // The send's output since the previous call (consuming). INVALID_ARGUMENT as cancel_send().
+  Result<OutputDelta> send_output(std::string_view send_key);
+
+  Result<ReadPage> read(std::string_view owner, const SessionRead& request);
+  Status signal(std::string_view owner, const SessionSignal& request, Callback<SignalResult> done);
+  // `done` gets true when this call closed the session, false when a close was in flight.
+  Status close(std::string_view owner, const SessionClose& request, Callback<bool> done);
+
+  // Disposes the service (every session's process tree gone) and completes, with the
+  // disposal's outcome, once every other operation's callback has run. A call while one is
+  // in flight joins it; a call after it completed gets the same outcome on a later turn.
+  void shutdown(Callback<void> done);
+  bool shutting_down() const noexcept { return shutting_down_; }
+  // Operations whose callback has not run yet.
+  std::size_t pending() const noexcept { return pending_; }
+
+ private:
+  // `done`, then one fewer owed callback. For calls that can fail synchronously (then the
+  // callback never runs), the count goes up only once the call succeeded.
+  template <class T>
+  Callback<T> counted(Callback<T> done);
+  // counted(), owed from now on: for calls whose every outcome comes through the callback.
+  template <class T>
+  Callback<T> owed(Callback<T> done);
+  void settle_if_quiet();
+
+  Service& service_;
+  Settings settings_;
+  Deferred late_;  // completions for calls that arrive after shutdown completed
+  OwnerTable owners_;
+  SendTable sends_;
+  std::map<std::string, AbortController, std::less<>> opens_;  // abortable opens by key
+  std::size_t pending_ = 0;
+  bool shutting_down_ = false;
+  bool disposed_ = false;
+  bool settled_ = false;
+  Status dispose_result_;
+  std::vector<Callback<void>> shutdown_waiters_;
+};
+
+}  // namespace dshpty::engine

@@ -1,0 +1,39 @@
+// The requests of the engine's operations, as plain values: what a face parsed from its
+// input (a text command, a JSON request, an MCP tool call) before the engine runs it.
+// The acting owner is not in them: every operation takes the owner's label beside them.
+// Every member has a default initializer, so designated initializers are -Wextra clean.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dshpty/session.hpp"
+
+namespace dshpty::engine {
+
+struct OpenRequest {
+  std::string type{};  // the backend type, e.g. "shell"
+  std::optional<std::string> name{};
+  std::optional<std::string> cwd{};
+};
+
+struct SessionSend {
+  std::string session_id{};
+  SendRequest request{};  // an unset timeout or idle takes the engine's default
+};
+
+struct SessionRead {
+  std::string session_id{};
+  ReadRequest request{};
+};
+
+struct SessionSignal {
+  std::string session_id{};
+  Signal signal = Signal::sigint;
+};
+
+struct SessionClose {
+  std::string session_id{};
+};
+
+}  // namespace dshpty::engine

@@ -1,0 +1,29 @@
+#include "send_table.hpp"
+
+namespace dshpty::engine {
+
+void SendTable::add_live(std::string key, std::shared_ptr<Send> send) {
+  live_.emplace(std::move(key), std::move(send));
+}
+
+void SendTable::settle(std::string_view key) {
+  const auto it = live_.find(key);
+  if (it == live_.end()) return;
+  settled_.emplace_back(it->first, std::move(it->second));
+  live_.erase(it);
+  if (settled_.size() > kSettledKept) settled_.pop_front();
+}
+
+std::shared_ptr<Send> SendTable::find(std::string_view key) const {
+  if (const auto it = live_.find(key); it != live_.end()) return it->second;
+  for (const auto& [settled_key, send] : settled_)
+    if (settled_key == key) return send;
+  return nullptr;
+}
+
+void SendTable::clear() {
+  live_.clear();
+  settled_.clear();
+}
+
+}  // namespace dshpty::engine
