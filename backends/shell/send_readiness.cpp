@@ -159,6 +159,13 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   check_prompt_readiness();
 }
 
+void ShellSession::on_send_rewrite(std::string_view line) {
+  send_->tail.rewrite_line(line);
+  send_->last_output = ev_now(loop_);
+  ev_timer_again(loop_, &send_idle_timer_);
+  if (send_->landed) prompt_watch_.rewrite();
+}
+
 void ShellSession::check_prompt_readiness() {
   if (!prompt_watch_.at_prompt() || !shell_pid_) return;
   // A nested shell prints the same marker and prompt: only the outer shell's own group

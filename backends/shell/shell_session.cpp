@@ -163,6 +163,14 @@ void ShellSession::on_text(const text::SanitizedText& chunk) {
   if (send_) on_send_output(chunk);
 }
 
+void ShellSession::on_line_rewrite(std::string_view line) {
+  if (!prompt_seen_ || (send_ && !send_->write_started)) {
+    prompt_watch_.rewrite();
+    return;
+  }
+  if (send_) on_send_rewrite(line);
+}
+
 void ShellSession::on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   s->channel_->read_available();  // whatever is readable now still comes before the exit

@@ -119,6 +119,7 @@ class ShellSession final : public BackendSession,
   // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
   void on_bytes(std::string_view raw) override;
   void on_text(const text::SanitizedText& chunk) override;
+  void on_line_rewrite(std::string_view line) override;
 
   void publish_exit();
   static void on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int);
@@ -133,6 +134,7 @@ class ShellSession final : public BackendSession,
   void begin_write(const std::shared_ptr<SendState>& send);
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
+  void on_send_rewrite(std::string_view line);
   void check_prompt_readiness();
   void settle_send(WaitReason reason);
   void fail_send(Error error);

@@ -214,3 +214,24 @@ TEST_CASE("password prompts are flagged input_hidden; the secret is never shown"
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }
+
+TEST_CASE("carriage returns as a terminal shows them: in the viewport and the scrollback") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto r = fx.send(*s.session, request(R"(printf 'abc\rX\n')", 10s));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->viewport.find("\nXbc\n") != std::string::npos, show(r));
+  r = fx.send(*s.session,
+              request(R"(for i in $(seq 1 300); do printf '\rworking %d/300' $i; done; printf '\r\033[Kdone\n')", 10s));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->viewport.find("\ndone\n") != std::string::npos, show(r));
+  CHECK_MESSAGE(r->viewport.find("working 1/300") == std::string::npos, show(r));  // the frames are gone
+  CHECK_MESSAGE(r->viewport.find("working 300/300") == std::string::npos, show(r));
+  auto page = s.session->read({0, 10'000});
+  REQUIRE(page);
+  CHECK(page->text.find("working 2/300") == std::string::npos);
+  CHECK(page->text.find("\nXbc\n") != std::string::npos);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}

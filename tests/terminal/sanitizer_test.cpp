@@ -22,11 +22,14 @@ const std::string ESC = "\x1B";
 const std::string BEL = "\x07";
 const std::string ST = "\x1B\\";
 
+// Clean text: valid UTF-8 whose only controls are newline, tab and the line editor's
+// in-band codes.
 bool valid_utf8_without_controls(const std::string& s) {
   for (std::size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return false;
+      const bool line_code = c == '\r' || c == 0x0B || c == 0x0C;
+      if ((c < 0x20 && c != '\n' && c != '\t' && !line_code) || c == 0x7F) return false;
       ++i;
       continue;
     }
@@ -63,7 +66,7 @@ TEST_CASE("a multi-byte character split across chunks comes out intact") {
 
 TEST_CASE("CSI sequences are removed, whatever their parameters") {
   CHECK(text_of(ESC + "[31mred" + ESC + "[0m plain") == "red plain");
-  CHECK(text_of("a" + ESC + "[?25l" + ESC + "[?2004h" + ESC + "[2 q" + ESC + "[K" + ESC + "[1;1Hb") == "ab");
+  CHECK(text_of("a" + ESC + "[?25l" + ESC + "[?2004h" + ESC + "[2 q" + ESC + "[K" + ESC + "[1;1Hb") == "a\x0B" "b");
   CHECK(text_of(ESC + "[38;2;255;0;0mx" + ESC + "[>0;1c") == "x");
   CHECK(text_of("a" + ESC + "[" + std::string(5000, '1') + "mb") == "ab");  // long params
 }
@@ -95,10 +98,10 @@ TEST_CASE("two-byte and nF escapes are dropped") {
   CHECK(text_of(ESC + "\xC3\xA9") == "\xC3\xA9");  // ESC then text
 }
 
-TEST_CASE("CR LF and lone CR become newlines; a CR ending a chunk waits for the next") {
-  CHECK(text_of("a\r\nb\rc\r") == "a\nb\nc\n");
-  CHECK(text_of("\r\r\n") == "\n\n");
-  CHECK(text_of("x\r" + ESC + "[Ky") == "x\ny");
+TEST_CASE("CR LF becomes a newline, a lone CR stays a return; a CR ending a chunk waits") {
+  CHECK(text_of("a\r\nb\rc\r") == "a\nb\rc\r");
+  CHECK(text_of("\r\r\n") == "\r\n");
+  CHECK(text_of("x\r" + ESC + "[Ky") == "x\r\x0By");
 
   Sanitizer s;
   SanitizedText out;
@@ -107,7 +110,13 @@ TEST_CASE("CR LF and lone CR become newlines; a CR ending a chunk waits for the 
   s.feed("\nnext\r", out);
   CHECK(out.text == "line\nnext");
   s.finish(out);  // and flushed at the end
-  CHECK(out.text == "line\nnext\n");
+  CHECK(out.text == "line\nnext\r");
+}
+
+TEST_CASE("erase in line becomes the line editor's codes, in any split; other CSIs vanish") {
+  CHECK(text_of("a" + ESC + "[Kb" + ESC + "[0Kc" + ESC + "[2Kd" + ESC + "[1Ke" + ESC + "[3Kf") ==
+        "a\x0B" "b\x0B" "c\x0C" "def");
+  CHECK(text_of("a" + ESC + "[?2K" + ESC + "[;K" + ESC + "[22Kb") == "ab");
 }
 
 TEST_CASE("BEL and other C0 controls are dropped; newline and tab are kept") {

@@ -25,6 +25,9 @@ class ByteRing {
 
   // Precondition: size() + bytes.size() <= limit().
   void append(std::string_view bytes);
+  // Forgets the bytes from `offset` on: the next byte appended has offset `offset`.
+  // Precondition: begin() <= offset <= end().
+  void truncate(std::uint64_t offset) noexcept { size_ = static_cast<std::size_t>(offset - begin_); }
   // Forgets the oldest n bytes. Precondition: n <= size().
   void drop_front(std::size_t n) noexcept;
   // Empties the ring; the next byte appended has offset `offset` (>= end()). For a chunk

@@ -46,6 +46,10 @@ class LineIndex {
     size_ -= n;
     if (size_ == 0) head_ = 0;
   }
+  void pop_back() noexcept {
+    assert(size_ > 0);
+    if (--size_ == 0) head_ = 0;
+  }
   void clear() noexcept { head_ = size_ = 0; }
 
  private:

@@ -24,6 +24,13 @@ class MotdCapture final : public OutputSink {
     done_ = first != nullptr;
   }
 
+  void on_line_rewrite(std::string_view line) override {
+    if (done_) return;
+    const std::size_t newline = motd_.rfind('\n');
+    motd_.resize(newline == std::string::npos ? 0 : newline + 1);
+    motd_.append(line.substr(0, kMaxBytes - std::min(kMaxBytes, motd_.size())));
+  }
+
   // Complete once the first marker arrived.
   bool complete() const noexcept { return done_; }
   const std::string& text() const noexcept { return motd_; }

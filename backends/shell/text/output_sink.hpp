@@ -1,13 +1,14 @@
 // Output sinks: the consumers of a session's terminal output, fed in order by one
 // OutputPipeline. Each sees every byte, as the terminal wrote it (on_bytes: what a terminal
-// emulator needs) and as the sanitizer turned it into text (on_text: scrollback, the motd,
-// the live send's tail and prompt evidence). Like libvterm's layers, a sink does no I/O
+// emulator needs) and as text (on_text and on_line_rewrite: scrollback, the motd, the live
+// send's tail and prompt evidence), after the sanitizer and the line editor. Like libvterm's layers, a sink does no I/O
 // and is fed in order, so each one is testable alone on any split of the stream.
 #pragma once
 
 #include <string_view>
 #include <vector>
 
+#include "text/line_editor.hpp"
 #include "text/sanitizer.hpp"
 
 namespace dshpty::text {
@@ -16,43 +17,50 @@ class OutputSink {
  public:
   // Raw bytes, in order, exactly as read from the terminal.
   virtual void on_bytes(std::string_view /*raw*/) {}
-  // The sanitizer's text of the same bytes (markers positioned in this chunk's text).
+  // Text appended to the stream (markers positioned in this chunk's text).
   virtual void on_text(const SanitizedText& /*chunk*/) {}
+  // The newest line, which no '\n' has ended yet, now reads `line` (a carriage return
+  // redrew it): replace what was appended of it since the last '\n'.
+  virtual void on_line_rewrite(std::string_view /*line*/) {}
 
  protected:
   ~OutputSink() = default;
 };
 
-class OutputPipeline {
+class OutputPipeline final : private LineEditor::Output {
  public:
   explicit OutputPipeline(SanitizerConfig config = {}) : sanitizer_(config) {}
 
   // Sinks are fed in the order they were added; each must outlive the pipeline's use.
   void add(OutputSink& sink) { sinks_.push_back(&sink); }
 
-  // One read's bytes: every sink's on_bytes, then every sink's on_text, even when the
-  // bytes were all escape sequences and the text is empty (the output still happened: a
-  // send's silence timer restarts on it).
+  // One read's bytes: every sink's on_bytes, then their text, at least one on_text even
+  // when the bytes were all escape sequences and the text is empty (the output still
+  // happened: a send's silence timer restarts on it).
   void feed(std::string_view bytes) {
     for (OutputSink* sink : sinks_) sink->on_bytes(bytes);
     chunk_.clear();
     sanitizer_.feed(bytes, chunk_);
-    deliver();
+    editor_.process(chunk_, *this);
   }
 
-  // The output ended: what the sanitizer still held (a partial character) as text, if any.
+  // The output ended: what the sanitizer still held (a partial character, a CR), if any.
   void finish() {
     chunk_.clear();
     sanitizer_.finish(chunk_);
-    if (!chunk_.text.empty()) deliver();
+    if (!chunk_.text.empty()) editor_.process(chunk_, *this);
   }
 
  private:
-  void deliver() {
-    for (OutputSink* sink : sinks_) sink->on_text(chunk_);
+  void append(const SanitizedText& chunk) override {
+    for (OutputSink* sink : sinks_) sink->on_text(chunk);
+  }
+  void rewrite(std::string_view line) override {
+    for (OutputSink* sink : sinks_) sink->on_line_rewrite(line);
   }
 
   Sanitizer sanitizer_;
+  LineEditor editor_;
   SanitizedText chunk_;  // the latest feed's text, reused
   std::vector<OutputSink*> sinks_;
 };

@@ -42,6 +42,14 @@ class PromptWatch {
     keep(chunk.text_after_last_marker());
   }
 
+  // The current line was redrawn (a carriage return): whatever follows the marker is no
+  // longer known to be exactly the prompt, until a new marker.
+  void rewrite() noexcept {
+    if (!seen_) return;
+    tail_overflow_ = true;
+    tail_.clear();
+  }
+
   // A marker arrived since reset() and exactly the prompt followed the last one.
   bool at_prompt() const noexcept { return seen_ && !tail_overflow_ && tail_ == prompt_; }
   bool marker_seen() const noexcept { return seen_; }

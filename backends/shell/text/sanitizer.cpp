@@ -81,7 +81,7 @@ void Sanitizer::feed(std::string_view bytes, SanitizedText& out) {
       case State::ground: p = ground(p, end, out); break;
       case State::escape: p = escape(p); break;
       case State::intermediate: p = intermediate(p); break;
-      case State::csi: p = csi(p, end); break;
+      case State::csi: p = csi(p, end, out); break;
       case State::string: p = string(p, end, out); break;
       case State::string_escape: p = string_escape(p, out); break;
     }
@@ -89,7 +89,7 @@ void Sanitizer::feed(std::string_view bytes, SanitizedText& out) {
 }
 
 void Sanitizer::finish(SanitizedText& out) {
-  if (cr_pending_) out.text.push_back('\n');
+  if (cr_pending_) out.text.push_back(kReturn);
   if (utf8_need_ != 0) out.text.append(kReplacement);
   cr_pending_ = false;
   utf8_have_ = utf8_need_ = 0;
@@ -102,8 +102,11 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
   std::string& text = out.text;
   if (cr_pending_) {
     cr_pending_ = false;
-    text.push_back('\n');
-    if (*p == '\n') return p + 1;
+    if (*p == '\n') {
+      text.push_back('\n');
+      return p + 1;
+    }
+    text.push_back(kReturn);
   }
   if (utf8_need_ != 0) {
     p = utf8_continue(p, end, text);
@@ -139,7 +142,7 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
         ++p;
         continue;
       }
-      text.push_back('\n');
+      text.push_back(kReturn);
       ++p;
     } else if (c == kEsc) {
       // The common case, a whole CSI (colours, cursor moves) inside this chunk, is skipped
@@ -147,8 +150,10 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
       const Byte* q = p + 1;
       if (q < end && *q == '[') {
         ++q;
+        const Byte* params = q;
         while (q < end && *q >= 0x20 && *q <= 0x3F) ++q;
         if (q < end && *q >= 0x40 && *q <= 0x7E) {
+          if (*q == 'K') erase_in_line(std::string_view(reinterpret_cast<const char*>(params), q - params), text);
           p = q + 1;
           run = p;
           continue;
@@ -200,7 +205,10 @@ const Sanitizer::Byte* Sanitizer::utf8_continue(const Byte* p, const Byte* end, 
 const Sanitizer::Byte* Sanitizer::escape(const Byte* p) {
   const Byte c = *p;
   switch (c) {
-    case '[': state_ = State::csi; return p + 1;
+    case '[':
+      state_ = State::csi;
+      csi_params_length_ = 0;
+      return p + 1;
     case ']': start_string(true); return p + 1;
     case 'P': case 'X': case '^': case '_': start_string(false); return p + 1;
     case kEsc: return p + 1;  // the first ESC led nowhere; this one starts afresh
@@ -228,8 +236,12 @@ const Sanitizer::Byte* Sanitizer::intermediate(const Byte* p) {
   return p;
 }
 
-const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end) {
-  while (p < end && *p >= 0x20 && *p <= 0x3F) ++p;  // parameters and intermediates
+const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end, SanitizedText& out) {
+  // Parameters and intermediates; the first few are kept, for an erase in line.
+  for (; p < end && *p >= 0x20 && *p <= 0x3F; ++p) {
+    if (csi_params_length_ < sizeof csi_params_) csi_params_[csi_params_length_] = static_cast<char>(*p);
+    ++csi_params_length_;
+  }
   if (p == end) return p;
   const Byte c = *p;
   if (c == kEsc) {
@@ -237,8 +249,20 @@ const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end) {
     return p + 1;
   }
   state_ = State::ground;
+  if (c == 'K' && csi_params_length_ <= sizeof csi_params_)
+    erase_in_line(std::string_view(csi_params_, csi_params_length_), out.text);
   if ((c >= 0x40 && c <= 0x7E) || c == kCan || c == kSub) return p + 1;
   return p;
+}
+
+void Sanitizer::erase_in_line(std::string_view params, std::string& text) {
+  // EL: no parameter or 0 erases from the cursor to the end of the line, 2 the whole line.
+  // (1, from the start to the cursor, is left alone: a redraw writes over it anyway.)
+  if (params.empty() || params == "0") {
+    text.push_back(kEraseToEnd);
+  } else if (params == "2") {
+    text.push_back(kEraseLine);
+  }
 }
 
 void Sanitizer::start_string(bool osc) noexcept {

@@ -10,8 +10,12 @@
 //   - Invalid UTF-8 becomes U+FFFD, one per maximal ill-formed subpart (the Unicode
 //     "best practice": F0 90 41 gives U+FFFD 'A'). Bytes 0x80-0x9F are never read as C1
 //     controls: in a UTF-8 stream they are continuation bytes.
-//   - CR LF and a lone CR become '\n'. A CR at the end of a chunk waits for the next byte
-//     (finish() turns it into '\n').
+//   - CR LF becomes '\n'. A lone CR stays '\r' (kReturn): the line editor (line_editor.hpp)
+//     moves back to the line's start, as a terminal does. A CR at the end of a chunk waits
+//     for the next byte (finish() turns it into '\r').
+//   - ESC [ K and ESC [ 0 K (erase to the end of the line) become kEraseToEnd, ESC [ 2 K
+//     (erase the line) kEraseLine: in-band codes for the line editor, which no other byte
+//     of the output can produce (the C0 controls they use are dropped as input).
 //   - Other C0 controls (BEL, BS, ...) and DEL are dropped.
 //   - ESC starts an escape sequence, which is removed whole:
 //       CSI      ESC [ <0x20-0x3F>* <final 0x40-0x7E>
@@ -30,7 +34,7 @@
 //     prints it from PROMPT_COMMAND): removed, and reported with its position in the text
 //     and its status. Only an OSC of at most min(escape_cap, 64) payload bytes can be one.
 //
-// finish() ends the stream: a carried CR becomes '\n', a partial character U+FFFD, an
+// finish() ends the stream: a carried CR becomes '\r', a partial character U+FFFD, an
 // unfinished escape is dropped, and the sanitizer is back in its initial state.
 #pragma once
 
@@ -41,6 +45,11 @@
 #include <vector>
 
 namespace dshpty::text {
+
+// The in-band codes the sanitizer leaves in its text for the line editor.
+inline constexpr char kReturn = '\r';
+inline constexpr char kEraseToEnd = '\x0B';  // VT: dropped as input, so never ambiguous
+inline constexpr char kEraseLine = '\x0C';   // FF: likewise
 
 // One ESC ] 133 ; D ; <status> marker: the shell has printed its prompt (or is about to).
 struct PromptMarker {
@@ -108,7 +117,8 @@ class Sanitizer {
   const Byte* ground(const Byte* p, const Byte* end, SanitizedText& out);
   const Byte* escape(const Byte* p);
   const Byte* intermediate(const Byte* p);
-  const Byte* csi(const Byte* p, const Byte* end);
+  const Byte* csi(const Byte* p, const Byte* end, SanitizedText& out);
+  static void erase_in_line(std::string_view params, std::string& text);
   const Byte* string(const Byte* p, const Byte* end, SanitizedText& out);
   const Byte* string_escape(const Byte* p, SanitizedText& out);
 
@@ -124,6 +134,9 @@ class Sanitizer {
   SanitizerConfig config_;
   State state_ = State::ground;
   bool cr_pending_ = false;  // a CR ended the last chunk
+  // The CSI in progress: its first parameter bytes (enough to tell an erase in line).
+  char csi_params_[4] = {};
+  std::size_t csi_params_length_ = 0;
   // A character in progress: its bytes so far, how many it needs, the next byte's range.
   Byte utf8_bytes_[4] = {};
   unsigned char utf8_have_ = 0;

@@ -26,6 +26,16 @@ std::uint64_t Scrollback::line_end_offset(std::size_t line) const noexcept {
 }
 
 
+void Scrollback::rewrite_line(std::string_view line) {
+  if (bytes_.size() > 0 && bytes_.at(bytes_.end() - 1) != '\n') {
+    // lines_ is never empty while bytes are retained; its newest entry starts the partial
+    // line (or is the cut head of one).
+    bytes_.truncate(lines_[lines_.size() - 1]);
+    lines_.pop_back();
+  }
+  append(line);
+}
+
 // Appending keeps one rule, whatever the chunking: after it, the retained text starts at
 // the earliest line start from which the rest fits in max_bytes, or, when the newest line
 // alone is too long, at the earliest character boundary from which it fits. (Appending

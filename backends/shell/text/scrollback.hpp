@@ -59,8 +59,12 @@ class Scrollback final : public OutputSink {
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them: cuts are made at
   // character boundaries).
   void append(std::string_view text);
-  // As an output sink: every chunk's text.
+  // The newest line, if no '\n' has ended it yet, is replaced by `line` (appended when
+  // the text ends in '\n'). Lines a long partial line evicted do not come back.
+  void rewrite_line(std::string_view line);
+  // As an output sink: every chunk's text, every rewrite.
   void on_text(const SanitizedText& chunk) override { append(chunk.text); }
+  void on_line_rewrite(std::string_view line) override { rewrite_line(line); }
   // A page, as described above. Fails INVALID_ARGUMENT for offset < 0 or count < 1.
   Result<ReadPage> read(const ReadRequest& request) const;
 

@@ -24,6 +24,14 @@ void TailBuffer::append(std::string_view text) {
   ring_.append(text);
 }
 
+void TailBuffer::rewrite_line(std::string_view line) {
+  std::uint64_t cut = ring_.end();
+  while (cut > ring_.begin() && ring_.at(cut - 1) != '\n') --cut;
+  ring_.truncate(cut);
+  taken_ = std::min(taken_, cut);
+  append(line);
+}
+
 void TailBuffer::clear() noexcept {
   ring_.reset_at(ring_.end());
   start_ = taken_ = ring_.end();

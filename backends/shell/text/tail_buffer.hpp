@@ -23,6 +23,10 @@ class TailBuffer {
 
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them).
   void append(std::string_view text);
+  // The newest line, if no '\n' has ended it yet, is replaced by `line`: what the buffer
+  // holds of it goes (all of it when the line began before the buffer's start). A delta
+  // already taken keeps the old text; the next one has the new.
+  void rewrite_line(std::string_view line);
   // Forgets everything: a new send starts with an empty, untruncated viewport and delta.
   void clear() noexcept;
 

@@ -1,0 +1,55 @@
+// The line editor: carriage returns as a terminal shows them. A lone CR goes back to the
+// start of the line and what follows overwrites it (`abc\rX\n` reads `Xbc`); an erase in
+// line (ESC [ K, ESC [ 2 K) blanks what it covers; so a progress bar redrawn 300 times is
+// one line. It sits between the sanitizer and the text sinks and turns the sanitizer's
+// in-band codes (kReturn, kEraseToEnd, kEraseLine) into two kinds of delivery:
+//   append   text that only adds to the stream (the common case, passed through as is);
+//   rewrite  "the newest line, which no '\n' has ended yet, now reads <line>": delivered
+//            once per chunk, at its end or when the line ends, so a partial line that was
+//            redrawn is visible to reads and viewports at once, and a sink never sees the
+//            intermediate frames of a redraw within one chunk.
+// Characters are overwritten one for one (code points; a wide character counts as one).
+// Pure and O(1) in memory: it mirrors the current line up to kMaxLine bytes; on a longer
+// line, returns and erases are ignored until the next '\n' (the text is appended as is).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "text/sanitizer.hpp"
+
+namespace dshpty::text {
+
+class LineEditor {
+ public:
+  static constexpr std::size_t kMaxLine = 64 * 1024;
+
+  class Output {
+   public:
+    virtual void append(const SanitizedText& chunk) = 0;
+    virtual void rewrite(std::string_view line) = 0;
+
+   protected:
+    ~Output() = default;
+  };
+
+  // One chunk of the sanitizer's text (markers positioned in it). At least one delivery
+  // is made per call, an empty append when nothing else: output that was all escapes
+  // still happened.
+  void process(const SanitizedText& chunk, Output& out);
+
+  // The current line as displayed (for tests).
+  const std::string& line() const noexcept { return line_; }
+
+ private:
+  void process_slowly(const SanitizedText& chunk, Output& out);
+  void mirror_appended(std::string_view text);
+
+  std::string line_;        // the current line, as displayed, while it fits kMaxLine
+  std::size_t cursor_ = 0;  // byte offset in line_ (a character boundary)
+  bool overlong_ = false;   // the current line outgrew kMaxLine: appended as is
+  SanitizedText segment_;   // the slow path's append in progress, reused
+};
+
+}  // namespace dshpty::text

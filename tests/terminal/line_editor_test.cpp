@@ -1,0 +1,134 @@
+// Carriage returns as a terminal shows them, through the whole text pipeline (sanitizer,
+// line editor, scrollback and a send's tail), for every way of splitting the stream.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "split_check.hpp"
+#include "text/line_editor.hpp"
+#include "text/output_sink.hpp"
+#include "text/scrollback.hpp"
+#include "text/tail_buffer.hpp"
+
+using namespace dshpty::text;
+using dshpty::text::testing::printable;
+
+namespace {
+
+const std::string ESC = "\x1B";
+
+// A send's tail as a sink, like the session's.
+struct TailSink final : OutputSink {
+  TailBuffer tail{1 << 20};
+  void on_text(const SanitizedText& chunk) override { tail.append(chunk.text); }
+  void on_line_rewrite(std::string_view line) override { tail.rewrite_line(line); }
+};
+
+struct Rendered {
+  std::string scrollback;
+  std::string tail;
+};
+
+Rendered render(const std::vector<std::string_view>& chunks) {
+  OutputPipeline pipeline;
+  Scrollback scrollback;
+  TailSink tail;
+  pipeline.add(scrollback);
+  pipeline.add(tail);
+  for (auto chunk : chunks) pipeline.feed(chunk);
+  pipeline.finish();
+  return {scrollback.text(), tail.tail.text()};
+}
+
+// What the stream shows, checked whole, in every two-way split, and byte by byte.
+std::string shown(std::string_view input) {
+  INFO("input: " << printable(input));
+  const Rendered whole = render({input});
+  CHECK(whole.tail == whole.scrollback);
+  for (std::size_t cut = 0; cut <= input.size(); ++cut) {
+    INFO("cut at " << cut);
+    const Rendered split = render({input.substr(0, cut), input.substr(cut)});
+    CHECK(printable(split.scrollback) == printable(whole.scrollback));
+    CHECK(printable(split.tail) == printable(whole.tail));
+  }
+  std::vector<std::string_view> bytes;
+  for (std::size_t i = 0; i < input.size(); ++i) bytes.push_back(input.substr(i, 1));
+  CHECK(printable(render(bytes).scrollback) == printable(whole.scrollback));
+  return whole.scrollback;
+}
+
+}  // namespace
+
+TEST_CASE("a lone CR returns to the line's start and later text overwrites it") {
+  CHECK(shown("abc\rX\n") == "Xbc\n");
+  CHECK(shown("abc\r\n") == "abc\n");  // CR LF: the line stays
+  CHECK(shown("one\r\ntwo\rTW\n") == "one\nTWo\n");
+  CHECK(shown("abc\rXYZW\n") == "XYZW\n");
+  CHECK(shown("partial\rPA") == "PArtial");  // a partial line is shown as redrawn
+  CHECK(shown("caf\xC3\xA9!\rab\xE2\x82\xAC" "d\n") == "ab\xE2\x82\xAC" "d!\n");  // characters, not bytes
+}
+
+TEST_CASE("a progress bar redrawn 300 times is one line") {
+  std::string bar;
+  for (int i = 1; i <= 300; ++i) bar += "\r[" + std::string(static_cast<std::size_t>(i / 10), '#') + "] " + std::to_string(i) + "/300";
+  bar += "\r\ndone\r\n";
+  OutputPipeline pipeline;
+  Scrollback scrollback;
+  pipeline.add(scrollback);
+  // As a PTY delivers it: a few hundred bytes at a time.
+  for (std::size_t at = 0; at < bar.size(); at += 97) pipeline.feed(std::string_view(bar).substr(at, 97));
+  pipeline.finish();
+  CHECK(scrollback.text() == "[" + std::string(30, '#') + "] 300/300\ndone\n");
+  CHECK(scrollback.total_lines() == 2);
+}
+
+TEST_CASE("erase in line: CR then ESC [ K erases the rest, ESC [ 2 K the whole line") {
+  CHECK(shown("abcdef\r" + ESC + "[Kxy\n") == "xy\n");
+  CHECK(shown("abcdef\rxy" + ESC + "[K\n") == "xy\n");
+  CHECK(shown("abcdef\rxy" + ESC + "[0K!\n") == "xy!\n");
+  CHECK(shown("abc" + ESC + "[2K\rxy\n") == "xy\n");
+  CHECK(shown("abc" + ESC + "[2KZ\n") == "   Z\n");  // the cursor kept its column
+  CHECK(shown("abc" + ESC + "[K\n") == "abc\n");     // nothing after the cursor
+}
+
+TEST_CASE("prompt markers keep their place in text around redraws") {
+  OutputPipeline pipeline;
+  struct Markers final : OutputSink {
+    std::string text;
+    std::vector<std::size_t> at;
+    void on_text(const SanitizedText& chunk) override {
+      for (const auto& m : chunk.markers) at.push_back(text.size() + m.position);
+      text += chunk.text;
+    }
+  } sink;
+  pipeline.add(sink);
+  pipeline.feed("50%\r100%\r\n" + ESC + "]133;D;0\x07" "dsh> ");
+  REQUIRE(sink.at.size() == 1);
+  CHECK(sink.text.substr(sink.at[0]) == "dsh> ");
+}
+
+TEST_CASE("a send's tail: a line begun before it is replaced whole; deltas follow") {
+  TailBuffer tail(1024);
+  tail.append("old line\nhalf");
+  auto delta = tail.take_delta();
+  CHECK(delta.text == "old line\nhalf");
+  tail.rewrite_line("HALF done");
+  CHECK(tail.text() == "old line\nHALF done");
+  CHECK(tail.take_delta().text == "HALF done");
+  TailBuffer fresh(1024);
+  fresh.append("xyz");  // the send began in the middle of a line
+  fresh.rewrite_line("dsh> redrawn");
+  CHECK(fresh.text() == "dsh> redrawn");
+}
+
+TEST_CASE("the line editor's memory is bounded: an endless line is appended as it comes") {
+  OutputPipeline pipeline;
+  Scrollback scrollback(ScrollbackLimits{100, 1 << 20, 1 << 20});
+  pipeline.add(scrollback);
+  const std::string chunk(4096, 'y');
+  for (int i = 0; i < 20; ++i) pipeline.feed(chunk);  // 80 KiB with no newline
+  pipeline.feed("\rZ\n");
+  CHECK(scrollback.text() == std::string(20 * 4096, 'y') + "Z\n");
+  pipeline.feed("abc\rX\n");  // the next line is edited again
+  CHECK(scrollback.text().substr(20 * 4096 + 2) == "Xbc\n");
+}
