@@ -1,10 +1,11 @@
-// Issue 2, cases 4 and 5: fencing to the exact owner, and the one-live-send rule.
+// Fencing to the exact owner (owner identity included), the one-live-send rule, and
+// signals (docs/contract.md, "Fencing", "Sends", "Reads and signals").
 #include "contract_helpers.hpp"
 
 using namespace contract;
 
 // 4.
-TEST_CASE("4 a foreign owner fails synchronously with FOREIGN_SESSION; unknown ids NO_SESSION") {
+TEST_CASE("fencing: a foreign owner fails synchronously with FOREIGN_SESSION; unknown ids NO_SESSION") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Owner intruder = f.service.mint_owner("agent");  // same label: still another agent
@@ -63,7 +64,7 @@ TEST_CASE("4 a foreign owner fails synchronously with FOREIGN_SESSION; unknown i
   CHECK(f.service.read(o, id2).ok());
 }
 
-TEST_CASE("4 backend validation errors pass through read") {
+TEST_CASE("fencing: backend validation errors pass through read") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -85,7 +86,7 @@ TEST_CASE("4 backend validation errors pass through read") {
 }
 
 // 5.
-TEST_CASE("5 sends: one live send, consuming output, cancel until settled, the slot frees") {
+TEST_CASE("send: one live send, consuming output, cancel until settled, the slot frees") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -177,7 +178,7 @@ TEST_CASE("5 sends: one live send, consuming output, cancel until settled, the s
   CHECK(failing.calls() == 1);
 }
 
-TEST_CASE("5 send while closing fails; a close settles the live send first; Send outlives it") {
+TEST_CASE("send: fails while closing; a close settles the live send first; Send outlives it") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -220,7 +221,7 @@ TEST_CASE("5 send while closing fails; a close settles the live send first; Send
   CHECK(live.calls() == 1);
 }
 
-TEST_CASE("5 signals: the backend's result and failures; an exited session refuses") {
+TEST_CASE("signal: the backend's result and failures; an exited session refuses") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   ScriptedSpawn sp;
@@ -255,4 +256,24 @@ TEST_CASE("5 signals: the backend's result and failures; an exited session refus
   f.turn();
   CHECK(c.calls() == 0);
   CHECK(d.calls() == 0);
+}
+
+TEST_CASE("owners: labels are display only, identity is exact") {
+  Fixture f;
+  Owner a = f.service.mint_owner("same");
+  Owner b = f.service.mint_owner("same");
+  Owner copy = a;
+  CHECK(a.label() == "same");
+  CHECK(a.valid());
+  CHECK_FALSE(Owner{}.valid());
+  CHECK(Owner{}.label().empty());
+  CHECK(Owner{}.serial() == 0);
+  CHECK(a.serial() != b.serial());
+  CHECK(copy == a);
+  CHECK_FALSE(a == b);
+  CHECK(f.service.is_owner_live(a));
+  CHECK_FALSE(f.service.is_owner_live(Owner{}));
+  std::string id = f.spawn_ok(copy);  // a copy is the same owner
+  CHECK(f.service.read(a, id).ok());
+  CHECK(f.service.read(b, id).error()->code == Code::FOREIGN_SESSION);
 }

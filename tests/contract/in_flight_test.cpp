@@ -6,7 +6,7 @@
 
 using namespace contract;
 
-TEST_CASE("gap: a signal in flight when the session closes still completes exactly once") {
+TEST_CASE("signal: one in flight when the session closes still completes exactly once") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -25,7 +25,7 @@ TEST_CASE("gap: a signal in flight when the session closes still completes exact
   CHECK_FALSE(sig.inside());
 }
 
-TEST_CASE("gap: a signal in flight when the owner is disposed still completes exactly once") {
+TEST_CASE("signal: one in flight when the owner is disposed still completes exactly once") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);

@@ -1,5 +1,6 @@
-// Issue 2, cases 15-19: kill and its close fence, joins, failures and retries; owner and
-// service disposal.
+// Close and disposal (docs/contract.md, "Close and kill", "Owner disposal", "Service
+// disposal"): kill and its close fence, joins, failures and retries; owner and service
+// disposal, also racing a kill in flight or each other.
 #include <algorithm>
 
 #include "contract_helpers.hpp"
@@ -20,7 +21,7 @@ bool in_order(const std::vector<std::string>& all, const std::vector<std::string
 }  // namespace
 
 // 15.
-TEST_CASE("15 kill whose close fails: error, still listed as cleanup_failed, a retry succeeds") {
+TEST_CASE("kill: a close that fails: error, still listed as cleanup_failed, a retry succeeds") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o, "n");
@@ -57,7 +58,7 @@ TEST_CASE("15 kill whose close fails: error, still listed as cleanup_failed, a r
   CHECK(k2.calls() == 1);
 }
 
-TEST_CASE("15 a stale failing attempt never clears a newer attempt's fence") {
+TEST_CASE("kill: a stale failing attempt never clears a newer attempt's fence") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -109,7 +110,7 @@ TEST_CASE("15 a stale failing attempt never clears a newer attempt's fence") {
 }
 
 // 16.
-TEST_CASE("16 a gated close: sends fail closing, a second kill joins, then NO_SESSION") {
+TEST_CASE("kill: while a close is in flight sends fail closing, a second kill joins, then NO_SESSION") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -151,7 +152,7 @@ TEST_CASE("16 a gated close: sends fail closing, a second kill joins, then NO_SE
 }
 
 // 17.
-TEST_CASE("17 owner disposal and service disposal close with their reasons; then SERVICE_DISPOSING") {
+TEST_CASE("disposal: owner and service disposal close with their reasons; then SERVICE_DISPOSING") {
   Fixture f;
   Owner a = f.service.mint_owner("a");
   Owner b = f.service.mint_owner("b");
@@ -219,7 +220,7 @@ TEST_CASE("17 owner disposal and service disposal close with their reasons; then
 }
 
 // 18.
-TEST_CASE("18 two concurrent closes of a failing record: both fail, one backend close, retry works") {
+TEST_CASE("kill: two concurrent closes of a failing record: both fail, one backend close, retry works") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -246,7 +247,7 @@ TEST_CASE("18 two concurrent closes of a failing record: both fail, one backend 
 }
 
 // 19.
-TEST_CASE("19 dispose with a failing close still clears backends, reservations and owners") {
+TEST_CASE("disposal: dispose with a failing close still clears backends, reservations and owners") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o, "n");
@@ -279,7 +280,7 @@ TEST_CASE("19 dispose with a failing close still clears backends, reservations a
   CHECK(d2.ok());  // the failure was consumed by the first
 }
 
-TEST_CASE("19 dispose_owner with a failing close reports it and consumes it") {
+TEST_CASE("disposal: dispose_owner with a failing close reports it and consumes it") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o, "n");
@@ -297,4 +298,90 @@ TEST_CASE("19 dispose_owner with a failing close reports it and consumes it") {
   // The service goes on for everyone else.
   Owner next = f.service.mint_owner("next");
   f.spawn_ok(next, "n");
+}
+
+TEST_CASE("disposal: owner disposal joins a failing kill already in flight and reports its failure") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  std::string id = f.spawn_ok(o);
+  auto gate = f.gate();
+  Error failed = make_error(Code::BACKEND_FAILED, "close failed");
+  f.backend->session_script(id).closes.push(ScriptedStep::fail(failed).on_gate(gate));
+  f.backend->session_script(id).closes.set_default(ScriptedStep::fail(failed));
+  Capture<bool> k;
+  REQUIRE(f.service.kill(o, id, k.cb()).ok());
+  auto d = f.dispose_owner(o);
+  f.turn();
+  CHECK_FALSE(d.done());  // waits for the close in flight
+  gate->open();
+  REQUIRE(f.run_until([&] { return k.done() && d.done(); }));
+  CHECK(contains_error(k.error(), failed));
+  CHECK(d.error()->message == "failed to clean up PTY lifecycle");
+  CHECK(contains_error(d.error(), failed));
+  CHECK_FALSE(f.service.has_owner_activity(o));
+  CHECK(f.service.records().empty());
+  CHECK(f.backend->session(id)->destroyed);
+}
+
+TEST_CASE("disposal: owner disposal joins a kill in flight that succeeds") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  std::string id = f.spawn_ok(o);
+  auto gate = f.gate();
+  f.backend->session_script(id).closes.push(ScriptedStep::gated(gate));
+  Capture<bool> k;
+  REQUIRE(f.service.kill(o, id, k.cb()).ok());
+  auto d = f.dispose_owner(o);
+  f.turn();
+  CHECK_FALSE(d.done());
+  gate->open();
+  REQUIRE(f.run_until([&] { return k.done() && d.done(); }));
+  CHECK(k.result().value() == true);
+  CHECK(d.ok());
+  CHECK(f.backend->session(id)->close_attempts == 1);
+  CHECK_FALSE(f.service.has_owner_activity(o));
+}
+
+TEST_CASE("disposal: disposing an owner whose published session is cleanup_failed ends its activity") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  std::string id = f.spawn_ok(o);
+  f.backend->session_script(id).closes.push(ScriptedStep::fail());
+  auto k = f.kill(o, id);
+  REQUIRE_FALSE(k.ok());
+  CHECK(f.service.has_owner_activity(o));
+  auto d = f.dispose_owner(o);
+  REQUIRE(f.run_until([&] { return d.done(); }));
+  // Whether the disposal retried the close (default success now) or reported the retained
+  // failure, afterwards nothing of the owner is left.
+  CHECK_FALSE(f.service.has_owner_activity(o));
+  CHECK(f.service.records().empty());
+  const ScriptedSessionRecord* s = f.backend->session(id);
+  CHECK(s->destroyed);
+  if (d.ok()) {
+    CHECK(s->closed);
+    CHECK(s->close_reasons.back() == "PTY owner disposed");
+  }
+}
+
+TEST_CASE("disposal: a service disposal during an owner disposal: both complete") {
+  Fixture f;
+  Owner a = f.service.mint_owner("a");
+  Owner b = f.service.mint_owner("b");
+  std::string ida = f.spawn_ok(a);
+  std::string idb = f.spawn_ok(b);
+  auto gate = f.gate();
+  f.backend->session_script(ida).closes.push(ScriptedStep::gated(gate));
+  auto da = f.dispose_owner(a);
+  auto d = f.dispose();
+  f.turn();
+  CHECK_FALSE(da.done());
+  CHECK_FALSE(d.done());
+  gate->open();
+  REQUIRE(f.run_until([&] { return da.done() && d.done(); }));
+  CHECK(da.ok());
+  CHECK(d.ok());
+  CHECK(f.backend->session(ida)->close_reasons == std::vector<std::string>{"PTY owner disposed"});
+  CHECK(f.backend->session(idb)->close_reasons == std::vector<std::string>{"PTY service disposed"});
+  CHECK(f.service.records().empty());
 }

@@ -1,5 +1,5 @@
-// Issue 2, cases 6-14: spawns aborted by the caller or by owner/service disposal, with the
-// backend settling late, failing, failing its cleanup, or the rollback close failing.
+// Spawns aborted by the caller or by owner/service disposal (docs/contract.md, "Spawn"), with
+// the backend settling late, failing, failing its cleanup, or the rollback close failing.
 #include "contract_helpers.hpp"
 
 using namespace contract;
@@ -42,7 +42,7 @@ const ScriptedSpawnRecord& spawn_record(Fixture& f, const std::string& id) {
 }  // namespace
 
 // 6.
-TEST_CASE("6 owner disposal during a pending spawn: abort, wait, reject, roll back") {
+TEST_CASE("spawn abort: owner disposal during a pending spawn: abort, wait, reject, roll back") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   HeldSpawn h = hold_spawn(f, o, f.options("n"));
@@ -84,7 +84,7 @@ TEST_CASE("6 owner disposal during a pending spawn: abort, wait, reject, roll ba
   CHECK(f.service.list(o).empty());
 }
 
-TEST_CASE("6 owner disposal during a pending spawn whose backend honours the abort") {
+TEST_CASE("spawn abort: owner disposal during a pending spawn whose backend honours the abort") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Owner bystander = f.service.mint_owner("other");
@@ -105,7 +105,7 @@ TEST_CASE("6 owner disposal during a pending spawn whose backend honours the abo
 }
 
 // 7.
-TEST_CASE("7 service disposal during a pending spawn: SERVICE_DISPOSING, wait, roll back") {
+TEST_CASE("spawn abort: service disposal during a pending spawn: SERVICE_DISPOSING, wait, roll back") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   HeldSpawn h = hold_spawn(f, o, f.options("n"));
@@ -130,7 +130,7 @@ TEST_CASE("7 service disposal during a pending spawn: SERVICE_DISPOSING, wait, r
 }
 
 // 8.
-TEST_CASE("8 caller aborts, the backend then resolves: exact reason, rollback, spawn again") {
+TEST_CASE("spawn abort: caller aborts, the backend then resolves: exact reason, rollback, spawn again") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   AbortController caller;
@@ -160,7 +160,7 @@ TEST_CASE("8 caller aborts, the backend then resolves: exact reason, rollback, s
   CHECK(h.capture.calls() == 1);
 }
 
-TEST_CASE("8 caller aborts and the backend honours it: exact reason, nothing left") {
+TEST_CASE("spawn abort: caller aborts and the backend honours it: exact reason, nothing left") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   AbortController caller;
@@ -175,7 +175,7 @@ TEST_CASE("8 caller aborts and the backend honours it: exact reason, nothing lef
 }
 
 // 9.
-TEST_CASE("9 caller aborts and the rollback close fails: caller's reason; activity until dispose") {
+TEST_CASE("spawn abort: caller aborts and the rollback close fails: caller's reason; activity until dispose") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   AbortController caller;
@@ -214,7 +214,7 @@ TEST_CASE("9 caller aborts and the rollback close fails: caller's reason; activi
 }
 
 // 10.
-TEST_CASE("10 the backend rejects with its own error after a caller abort: caller's reason") {
+TEST_CASE("spawn abort: the backend rejects with its own error after a caller abort: caller's reason") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   AbortController caller;
@@ -270,15 +270,15 @@ static void cleanup_error_after_caller_abort(bool whole_service) {
   CHECK_FALSE(record_of(f.service, h.id).has_value());
 }
 
-TEST_CASE("11 a BackendCleanupError after a caller abort: retained until dispose_owner reports it") {
+TEST_CASE("spawn abort: a BackendCleanupError after a caller abort: retained until dispose_owner reports it") {
   cleanup_error_after_caller_abort(false);
 }
 
-TEST_CASE("11 a BackendCleanupError after a caller abort: retained until dispose reports it") {
+TEST_CASE("spawn abort: a BackendCleanupError after a caller abort: retained until dispose reports it") {
   cleanup_error_after_caller_abort(true);
 }
 
-TEST_CASE("11 a BackendCleanupError without any abort: the backend's error, retained") {
+TEST_CASE("spawn abort: a BackendCleanupError without any abort: the backend's error, retained") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Error cleanup = make_error(Code::BACKEND_FAILED, "fd leak");
@@ -299,7 +299,7 @@ TEST_CASE("11 a BackendCleanupError without any abort: the backend's error, reta
 }
 
 // 12.
-TEST_CASE("12 disposal during a spawn whose rollback fails: both reject") {
+TEST_CASE("spawn abort: disposal during a spawn whose rollback fails: both reject") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   HeldSpawn h = hold_spawn(f, o, f.options("n"));
@@ -325,7 +325,7 @@ TEST_CASE("12 disposal during a spawn whose rollback fails: both reject") {
 }
 
 // 13.
-TEST_CASE("13 the backend completes with a cleanup error while disposal aborts it") {
+TEST_CASE("spawn abort: the backend completes with a cleanup error while disposal aborts it") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   HeldSpawn h = hold_spawn(f, o, f.options("n"), ScriptedAbortPolicy::honour_cleanup_fails);
@@ -361,7 +361,7 @@ class InterceptingBackend final : public Backend {
 };
 }  // namespace
 
-TEST_CASE("14 owner disposed inside the backend's spawn, and the returned session's close fails") {
+TEST_CASE("spawn abort: owner disposed inside the backend's spawn, and the returned session's close fails") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Capture<void> d;
@@ -389,7 +389,7 @@ TEST_CASE("14 owner disposed inside the backend's spawn, and the returned sessio
   f.backend->every_session().closes.fallback.reset();
 }
 
-TEST_CASE("14 owner disposed inside the backend's spawn, backend honours: clean rejection") {
+TEST_CASE("spawn abort: owner disposed inside the backend's spawn, backend honours: clean rejection") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Capture<void> d;
@@ -404,4 +404,52 @@ TEST_CASE("14 owner disposed inside the backend's spawn, backend honours: clean 
   CHECK(f.backend->spawn_records()[0].aborted_at_start);
   CHECK_FALSE(f.service.has_owner_activity(o));
   CHECK(f.service.records().empty());
+}
+
+TEST_CASE("spawn abort: aborting the caller's signal after publication changes nothing") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  AbortController caller;
+  auto sp = f.spawn(o, f.options("n", caller.signal()));
+  REQUIRE(sp.ok());
+  caller.abort(make_error(Code::ABORTED));
+  f.turn();
+  std::string id = sp.result()->session.id;
+  CHECK(f.backend->session(id)->close_reasons.empty());
+  CHECK(record_of(f.service, id)->state == RecordState::published);
+  CHECK(f.service.read(o, id).ok());
+}
+
+TEST_CASE("spawn abort: caller abort and owner disposal together: the caller's exact reason wins") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  auto gate = f.gate();
+  f.backend->spawns().push(ScriptedSpawn::with(ScriptedStep::gated(gate), ScriptedAbortPolicy::ignore));
+  AbortController caller;
+  auto sp = f.start_spawn(o, f.options("n", caller.signal()));
+  std::string id = f.backend->spawn_records()[0].spec.session_id;
+  Error reason = make_error(Code::ABORTED, "mine");
+  caller.abort(reason);
+  auto d = f.dispose_owner(o);
+  gate->open();
+  REQUIRE(f.run_until([&] { return sp.done() && d.done(); }));
+  CHECK(sp.error() == reason);
+  CHECK(d.ok());
+  CHECK(f.backend->session(id)->close_reasons == std::vector<std::string>{"PTY spawn rolled back"});
+
+  // And the other way round: disposal first, then the caller: the caller's reason still.
+  Owner p = f.service.mint_owner("p");
+  auto gate2 = f.gate();
+  f.backend->spawns().push(ScriptedSpawn::with(ScriptedStep::gated(gate2), ScriptedAbortPolicy::ignore));
+  AbortController caller2;
+  auto sp2 = f.start_spawn(p, f.options("n", caller2.signal()));
+  auto d2 = f.dispose_owner(p);
+  Error reason2 = make_error(Code::ABORTED, "mine too");
+  caller2.abort(reason2);
+  gate2->open();
+  REQUIRE(f.run_until([&] { return sp2.done() && d2.done(); }));
+  // The backend's signal fired with the service's reason first; the caller did abort,
+  // and the contract says the caller's exact reason wins whenever the caller aborted.
+  CHECK(sp2.error() == reason2);
+  CHECK(d2.ok());
 }

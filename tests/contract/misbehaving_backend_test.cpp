@@ -6,7 +6,7 @@
 
 using namespace contract;
 
-TEST_CASE("gap: a backend calling its spawn completion twice is not believed twice") {
+TEST_CASE("misbehaving backend: a spawn completion called twice is not believed twice") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Error late = make_error(Code::BACKEND_FAILED, "late duplicate");
@@ -23,7 +23,7 @@ TEST_CASE("gap: a backend calling its spawn completion twice is not believed twi
   CHECK_FALSE(f.service.has_owner_activity(o));
 }
 
-TEST_CASE("gap: a stale duplicate send completion never settles the next send") {
+TEST_CASE("misbehaving backend: a stale duplicate send completion never settles the next send") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -56,7 +56,7 @@ TEST_CASE("gap: a stale duplicate send completion never settles the next send") 
   CHECK(second.calls() == 1);
 }
 
-TEST_CASE("gap: a duplicate signal completion reaches the caller once") {
+TEST_CASE("misbehaving backend: a duplicate signal completion reaches the caller once") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);

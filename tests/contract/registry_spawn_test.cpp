@@ -1,4 +1,5 @@
-// Issue 2, cases 1-3 and 23: the backend registry, publication, the spawn check order, ids.
+// The backend registry, publication, the spawn check order, and ids and table order
+// (docs/contract.md, "Backends", "Spawn").
 #include <set>
 
 #include "contract_helpers.hpp"
@@ -6,7 +7,7 @@
 using namespace contract;
 
 // 1.
-TEST_CASE("1 registry: duplicate and empty types, stale handles, order, unregister keeps sessions") {
+TEST_CASE("registry: duplicate and empty types, stale handles, order, unregister keeps sessions") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o, "keep");
@@ -85,7 +86,7 @@ TEST_CASE("1 registry: duplicate and empty types, stale handles, order, unregist
 }
 
 // 2.
-TEST_CASE("2 spawn publishes only after the backend completes; snapshot fields; list per owner") {
+TEST_CASE("spawn: publishes only after the backend completes; snapshot fields; list per owner") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Owner other = f.service.mint_owner("agent");  // same label, different owner
@@ -158,7 +159,7 @@ TEST_CASE("2 spawn publishes only after the backend completes; snapshot fields; 
 }
 
 // 3.
-TEST_CASE("3 the spawn check order") {
+TEST_CASE("spawn: failures are checked in the contract's order") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Owner gone = f.service.mint_owner("gone");
@@ -218,7 +219,7 @@ TEST_CASE("3 the spawn check order") {
   REQUIRE(f.run_until([&] { return d.done(); }));
 }
 
-TEST_CASE("3 concurrent spawns with different names resolve independently") {
+TEST_CASE("spawn: concurrent spawns with different names resolve independently") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   auto ga = f.gate();
@@ -244,7 +245,7 @@ TEST_CASE("3 concurrent spawns with different names resolve independently") {
 }
 
 // 23.
-TEST_CASE("23 ids are unique for the service's life, across owners, including failed spawns") {
+TEST_CASE("ids: unique for the service's life, across owners, including failed spawns") {
   Fixture f;
   std::set<std::string> ids;
   std::vector<std::string> published;
@@ -282,4 +283,28 @@ TEST_CASE("23 ids are unique for the service's life, across owners, including fa
     std::string id = f.spawn_ok(c);
     CHECK(ids.insert(id).second);
   }
+}
+
+TEST_CASE("ids: records() and list() keep creation order past ten sessions") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  std::vector<std::string> made;
+  for (int i = 0; i < 13; ++i) made.push_back(f.spawn_ok(o));
+  std::vector<std::string> table;
+  for (const auto& r : f.service.records()) table.push_back(r.id);
+  CHECK(table == made);  // "in id order (oldest first)": oldest first, not string order
+  CHECK(ids_of(f.service.list(o)) == made);
+}
+
+TEST_CASE("registry: a spawn pending when its backend is unregistered still lands") {
+  Fixture f;
+  Owner o = f.service.mint_owner("agent");
+  auto gate = f.gate();
+  f.backend->spawns().push(ScriptedSpawn::with(ScriptedStep::gated(gate)));
+  auto sp = f.start_spawn(o, f.options("n"));
+  CHECK(f.registration.unregister());
+  gate->open();
+  REQUIRE(f.run_until([&] { return sp.done(); }));
+  REQUIRE(sp.ok());
+  CHECK(f.kill(o, sp.result()->session.id).result().value());
 }

@@ -1,5 +1,6 @@
-// Issue 2, cases 20-22: has_owner_activity sampled at every loop turn and callback, every
-// completion exactly once and never inside its call, and re-entrant calls from completions.
+// The invariants (docs/contract.md, "Exactly once, from the loop", "Re-entrancy"):
+// has_owner_activity sampled at every loop turn and callback, every completion exactly once
+// and never inside its call, and re-entrant calls from completions.
 #include "contract_helpers.hpp"
 
 using namespace contract;
@@ -54,7 +55,7 @@ void check_samples(const Sampler& s) {
 }  // namespace
 
 // 20.
-TEST_CASE("20 activity through spawn, publish, send, close: never false early, never true late") {
+TEST_CASE("activity: through spawn, publish, send, close: never false early, never true late") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   auto spawn_gate = f.gate();
@@ -111,7 +112,7 @@ TEST_CASE("20 activity through spawn, publish, send, close: never false early, n
   check_samples(s);
 }
 
-TEST_CASE("20 activity through a failed spawn and through a rollback") {
+TEST_CASE("activity: through a failed spawn and through a rollback") {
   // Between the backend settling (or the disposal starting) and the completion's delivery
   // either value is right: the record is gone, the news just has not arrived. Outside those
   // windows the value is exact.
@@ -191,7 +192,7 @@ TEST_CASE("20 activity through a failed spawn and through a rollback") {
 }
 
 // 21.
-TEST_CASE("21 every completion runs exactly once and never inside the call that started it") {
+TEST_CASE("completions: each runs exactly once and never inside the call that started it") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Owner dead = f.service.mint_owner("dead");
@@ -270,7 +271,7 @@ TEST_CASE("21 every completion runs exactly once and never inside the call that 
 }
 
 // 22.
-TEST_CASE("22 re-entrancy: kill inside a spawn completion") {
+TEST_CASE("re-entrancy: kill inside a spawn completion") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   Capture<bool> k;
@@ -290,7 +291,7 @@ TEST_CASE("22 re-entrancy: kill inside a spawn completion") {
   CHECK(k.calls() == 1);
 }
 
-TEST_CASE("22 re-entrancy: dispose_owner inside a send completion; a new send inside one") {
+TEST_CASE("re-entrancy: dispose_owner inside a send completion; a new send inside one") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -319,7 +320,7 @@ TEST_CASE("22 re-entrancy: dispose_owner inside a send completion; a new send in
   CHECK(d.calls() == 1);
 }
 
-TEST_CASE("22 re-entrancy: dispose inside a kill completion, spawn inside a failed spawn") {
+TEST_CASE("re-entrancy: dispose inside a kill completion, spawn inside a failed spawn") {
   Fixture f;
   Owner o = f.service.mint_owner("agent");
   std::string id = f.spawn_ok(o);
@@ -349,7 +350,7 @@ TEST_CASE("22 re-entrancy: dispose inside a kill completion, spawn inside a fail
   CHECK(failed.calls() == 1);
 }
 
-TEST_CASE("22 re-entrancy: kill inside a signal completion, dispose_owner inside dispose_owner") {
+TEST_CASE("re-entrancy: kill inside a signal completion, dispose_owner inside dispose_owner") {
   Fixture f;
   Owner a = f.service.mint_owner("a");
   Owner b = f.service.mint_owner("b");
@@ -371,7 +372,7 @@ TEST_CASE("22 re-entrancy: kill inside a signal completion, dispose_owner inside
   CHECK(f.backend->all_processes_gone());
 }
 
-TEST_CASE("22 re-entrancy: a backend destroyed-session completion path — kill from a kill") {
+TEST_CASE("re-entrancy: a backend destroyed-session completion path — kill from a kill") {
   // A kill from inside the completion of a kill of another session, while disposal runs.
   Fixture f;
   Owner o = f.service.mint_owner("agent");
