@@ -1,5 +1,5 @@
 """dshpty-repl's text mode with stdin a pipe (no terminal): commands one per line, the exact
-texts of repl.md, errors that do not end the REPL, EOF as quit with nothing left behind."""
+texts of docs/tool-protocol.md, errors that do not end the REPL, EOF as quit with nothing left behind."""
 
 import re
 import subprocess

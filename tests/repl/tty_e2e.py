@@ -1,6 +1,6 @@
 """dshpty-repl's text mode in a real terminal: the REPL runs under tmux (its own server
 socket), keys go in with send-keys and the screen comes back with capture-pane. Checks the
-exact texts of repl.md, --open-main, Tab completion, history, errors, Ctrl-C at the prompt
+exact texts of docs/tool-protocol.md, --open-main, Tab completion, history, errors, Ctrl-C at the prompt
 (nothing) and during `send main sleep 300` (the send returns and the session stays usable),
 and Ctrl-D (exit 0, every session's tree gone). The tmux server is always killed, and its
 socket lives in a private temporary directory that is removed with it (tmux -L would leave

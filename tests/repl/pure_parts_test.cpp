@@ -1,5 +1,6 @@
-// dshpty-repl's pure parts: the result cap, UTF-8 input decoding, the line splitter, the
-// command line, the text command parser, session naming and completion, and the exact texts.
+// The pure parts of dshpty-repl and of the engine's render/: the result cap, the line
+// splitter, the command line, the text command parser, session naming and completion, and
+// the exact texts.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -255,7 +256,7 @@ TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   CHECK(completion_candidates("send main ", "", sessions, types).empty());
 }
 
-TEST_CASE("the exact texts of repl.md") {
+TEST_CASE("every result prints its exact text") {
   SpawnResult opened;
   opened.session = snapshot("pty-1", "main", 42);
   opened.motd = "";

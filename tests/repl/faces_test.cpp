@@ -1,6 +1,6 @@
-// dshpty-repl's two engines (TextSession for text mode, JsonServer for --json) against a
-// real Service and the scripted backend: owners, naming, `use`, overlapping requests,
-// cancel/output by send id, disposal. No shell, no terminal.
+// dshpty-repl's two faces (TextSession for text mode, JsonServer for --json) over one
+// engine, a real Service and the scripted backend: owners, naming, `use`, overlapping
+// requests, cancel/output by send id, disposal. No shell, no terminal.
 #include <doctest/doctest.h>
 
 #include <ev.h>
