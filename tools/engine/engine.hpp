@@ -37,7 +37,7 @@ struct Settings {
 class Engine {
  public:
   // `service` must outlive the engine; its loop runs the engine's own late completions.
-  Engine(Service& service, Settings settings = {});
+  explicit Engine(Service& service, Settings settings = {});
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

@@ -96,7 +96,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       return;
     }
     case Kind::send: {
-      engine::SessionSend send{.session_id = target_id(command.target), .request = {}};
+      engine::SessionSend send{.session_id = target_id(command.target)};
       send.request.text = std::move(command.text);
       send.request.submit = command.submit;
       send.request.timeout = command.timeout;
@@ -113,7 +113,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       return;
     }
     case Kind::read: {
-      engine::SessionRead read{.session_id = target_id(command.target), .request = {}};
+      engine::SessionRead read{.session_id = target_id(command.target)};
       if (command.offset) read.request.offset = *command.offset;
       if (command.count) read.request.count = *command.count;
       auto page = engine_.read(kOwner, read);
