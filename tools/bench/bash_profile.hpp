@@ -1,6 +1,7 @@
-// The one bash every subject of the bench runs, as the reference numbers were taken:
-// `--noprofile --norc -i`, 80x24, only PATH, HOME, TERM=dumb, HISTFILE=, PS1 and the
-// prompt-marker PROMPT_COMMAND. A prompt is "marker ESC]133;D;<status>BEL, then exactly PS1".
+// The one bash every subject of the bench runs, as the reference figures of the targets
+// table (verdicts.cpp) were taken: `--noprofile --norc -i`, 80x24, only PATH, HOME,
+// TERM=dumb, HISTFILE=, PS1 and the prompt-marker PROMPT_COMMAND. A prompt is "marker
+// ESC]133;D;<status>BEL, then exactly PS1".
 #pragma once
 
 #include <string>

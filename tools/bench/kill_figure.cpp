@@ -32,13 +32,16 @@ namespace {
 enum class Tree {
   plain,    // N-1 sleeps, every third escaped into its own session with setsid
   hostile,  // N-1 sleeps that ignore HUP and TERM
-  storm,    // a subshell ignoring HUP and TERM that forks 4N such sleeps, never waiting
+  storm,    // typed at the first prompt: a subshell ignoring HUP and TERM that forks 4N
+            // such sleeps, never waiting
 };
 
-// A temporary rcfile that starts the tree before the first prompt; removed on scope exit.
+// A temporary rcfile that starts the tree before the first prompt (the storm's command is
+// typed after it instead); removed on scope exit.
 struct TreeRc {
   std::filesystem::path dir;
   std::filesystem::path file;
+  std::string typed;  // typed at the first prompt, when not empty
   TreeRc(Tree kind, int processes) {
     char tmpl[] = "/tmp/dshpty-bench-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
@@ -59,8 +62,8 @@ struct TreeRc {
            << "done\n";
         break;
       case Tree::storm:
-        rc << "(trap '' HUP TERM; for ((i=0; i<" << 4 * processes << "; i++)); do sleep "
-           << kSleep << " & done; wait) >/dev/null 2>&1 &\n";
+        typed = "(trap '' HUP TERM; for ((i=0; i<" + std::to_string(4 * processes) +
+                "; i++)); do sleep " + kSleep + " & done; wait) >/dev/null 2>&1 &";
         break;
     }
     // --rcfile does not skip Debian's /etc/bash.bashrc (only --norc does): its PS1 goes.
@@ -173,6 +176,7 @@ Samples dshpty_kill(const Plan& plan, const TreeRc& rc, std::size_t size, int ru
     pid_t shell = s.session.pid.value_or(0);
     pid_t supervisor = parent_of(shell);
     if (shell <= 0 || supervisor <= 1) throw std::runtime_error("no shell/supervisor pid");
+    if (!rc.typed.empty()) h.send(s.session.id, rc.typed);
     auto tree = wait_for_tree(supervisor, size);
     auto t0 = Clock::now();
     h.close(s.session.id);
