@@ -5,7 +5,7 @@
 //   dshpty-fuzz --trace FILE [--verbose]                      a saved (printed) trace
 //
 // A failure prints the seed, the violation, and the shrunk trace as C++ initializer lines
-// to paste into tests/fuzz/regressions.cpp. Exit status: 0 clean, 1 a violation, 2 usage.
+// to paste into tests/fuzz/regressions_test.cpp. Exit status: 0 clean, 1 a violation, 2 usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +42,7 @@ void report(const Trace& trace, const Outcome& outcome, bool shrink_it, const ch
     std::printf("shrunk from %zu to %zu ops; it fails with: [%s] %s (at op %zu)\n", trace.size(), shown.size(),
                 again.category.c_str(), again.message.c_str(), again.op_index);
   }
-  std::printf("trace (paste into tests/fuzz/regressions.cpp, or save and run with --trace FILE):\n%s",
+  std::printf("trace (paste into tests/fuzz/regressions_test.cpp, or save and run with --trace FILE):\n%s",
               to_cpp(shown).c_str());
   std::fflush(stdout);
 }

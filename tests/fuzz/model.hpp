@@ -1,4 +1,4 @@
-// The reference model of ../shared/design/contract.md (and, where the contract is silent,
+// The reference model of docs/contract.md (and, where the contract is silent,
 // of service.hpp's comments): what the service's table, every completion and
 // has_owner_activity must be, given what the backends did.
 //

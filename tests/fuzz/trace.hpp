@@ -1,6 +1,6 @@
 // A fuzz sequence as data: a list of operations, each a kind plus small numeric fields, so a
 // shortened list (what the shrinker makes) replays deterministically and prints as a C++
-// initializer that tests/fuzz/regressions.cpp can hold.
+// initializer that tests/fuzz/regressions_test.cpp can hold.
 //
 // Fields by kind (references are taken modulo what exists at the time, so any value is valid):
 //   register_backend   a: type slot (0 "alpha", 1 "beta", 2 "" = invalid)

@@ -19,7 +19,7 @@ void check_clean(const Trace& trace) {
 
 }  // namespace
 
-TEST_CASE("a quiet sequence: spawn, send, kill, dispose") {
+TEST_CASE("trace: a quiet sequence (spawn, send, kill, dispose) runs clean") {
   check_clean({
       {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
       {OpKind::register_backend, 0, 0, 0, 0, 0x00000000, false},
@@ -32,10 +32,10 @@ TEST_CASE("a quiet sequence: spawn, send, kill, dispose") {
   });
 }
 
-// Finding F1: an owner disposal aborts a setup whose backend ignores the
-// abort; dispose() begins; the backend then returns a session. The contract's order says
+// Found by the fuzzer: an owner disposal aborts a setup whose backend ignores the abort;
+// dispose() begins; the backend then returns a session. The contract's order says
 // SERVICE_DISPOSING (the epilogue's dispose and gate opening do the rest).
-TEST_CASE("F1: a spawn published into a service disposal after an owner disposal") {
+TEST_CASE("regression: a spawn published into a service disposal after an owner disposal") {
   check_clean({
       {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
       {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
@@ -45,9 +45,9 @@ TEST_CASE("F1: a spawn published into a service disposal after an owner disposal
   });
 }
 
-// Finding F2: a signal still in flight when the epilogue's dispose() closes its session
+// Found by the fuzzer: a signal still in flight when the epilogue's dispose() closes its session
 // must still complete exactly once (the backend never will: its session is destroyed).
-TEST_CASE("F2: a signal in flight when its session closes") {
+TEST_CASE("regression: a signal in flight when its session closes") {
   check_clean({
       {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
       {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
@@ -60,7 +60,7 @@ TEST_CASE("F2: a signal in flight when its session closes") {
   });
 }
 
-TEST_CASE("traces round-trip through their printed form") {
+TEST_CASE("trace: round-trips through its printed form") {
   Trace trace = {
       {OpKind::spawn, 2, 1, 5, 2, 0x0004c0de, true},
       {OpKind::release_gate, 1, 1, 0, 0, 0x00000000, false},
