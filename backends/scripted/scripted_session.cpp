@@ -231,6 +231,10 @@ class ScriptedSession final : public BackendSession {
       live.ops.cancel(st->op);
       SendResult result = st->script.result;
       result.wait_reason = WaitReason::session_exit;
+      // Not at a prompt: a shell's result carries no exit code, cwd or hidden input then.
+      result.exit_code.reset();
+      result.cwd.reset();
+      result.input_hidden = false;
       result.session_status = SessionStatus::exited_by_signal(SIGHUP);
       st->op = live.core->schedule_now(live.ops, [session, st, result](const Error&) {
         session->settle_send(st, result);

@@ -107,16 +107,24 @@ void ShellSession::open_gate() {
 
 void ShellSession::note_aftermath() {
   aftermath_ = true;
+  idle_at_prompt_ = false;
   // Readers blocked now have not handled the signal yet: they count once they ran again.
   channel_->mark_readers();
   if (!send_ || !send_->landed) prompt_watch_.reset();
 }
 
 void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
-  // Whatever the terminal printed before this write is not this send's: take it now, so
-  // its prompt cannot be read as one printed after the write.
-  channel_->read_available();
-  if (send != send_) return;  // the output settled it (the shell exited)
+  // Typed ahead unless the shell sits at the prompt the previous send ended on: only then
+  // is its input read at once, so only then can the queue checks be skipped (they cost a
+  // few system calls a send).
+  send->typed_ahead = !idle_at_prompt_;
+  idle_at_prompt_ = false;
+  if (send->typed_ahead) {
+    // Whatever the terminal printed before this write is not this send's: take it now,
+    // so its prompt cannot be read as one printed after the write.
+    channel_->read_available();
+    if (send != send_) return;  // the output settled it (the shell exited)
+  }
   send->write_started = true;
   send->tail.clear();
   channel_->mark_readers();
@@ -171,7 +179,7 @@ void ShellSession::check_prompt_readiness() {
   // A nested shell prints the same marker and prompt: only the outer shell's own group
   // holding the terminal means the command finished.
   if (channel_->foreground_group() != *shell_pid_) return;
-  if (input_waiting()) {
+  if (send_->typed_ahead && input_waiting()) {
     // The shell printed this prompt before it read our input (typed ahead while a job
     // ran): the prompt after the input is run is the one that counts.
     prompt_watch_.reset();
@@ -211,7 +219,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     w->repeat = interval;
     ev_timer_again(loop, w);
   }
-  if (!s->channel_->foreground_reading() || s->input_waiting()) return;
+  if (!s->channel_->foreground_reading() || (s->send_->typed_ahead && s->input_waiting())) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
@@ -238,11 +246,14 @@ void ShellSession::settle_send(WaitReason reason) {
   SendResult result;
   if (reason == WaitReason::stdin_read) {
     aftermath_ = false;  // a reader was seen
-    if (auto modes = channel_->terminal_modes()) result.input_hidden = !modes->echo && modes->canonical;
     if (shell_pid_ && prompt_watch_.at_prompt() &&
         channel_->foreground_group() == *shell_pid_) {
+      // The shell's own prompt: its line editor reads, never a hidden input.
       result.exit_code = prompt_watch_.last_status();
       result.cwd = channel_->working_directory(*shell_pid_);
+      idle_at_prompt_ = true;
+    } else if (auto modes = channel_->terminal_modes()) {
+      result.input_hidden = !modes->echo && modes->canonical;
     }
   }
   auto send = release_send();

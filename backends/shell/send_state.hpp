@@ -21,6 +21,7 @@ struct SendState {
   std::string bytes;          // what the write sends: text, plus "\r" when submitting
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool gated = false;  // the write waits for a reader after a signal (the write gate)
+  bool typed_ahead = true;  // written while the shell may not have been reading
   bool write_started = false;
   bool landed = false;
   bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does

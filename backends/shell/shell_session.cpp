@@ -363,6 +363,7 @@ Status ShellSession::resize(unsigned rows, unsigned cols) {
 Status ShellSession::write(std::string_view bytes) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
   if (channel_->output_ended()) return make_error(Code::SESSION_EXITED);
+  idle_at_prompt_ = false;
   channel_->write(bytes);
   return {};
 }

@@ -190,6 +190,9 @@ class ShellSession final : public BackendSession,
   // A signal or cancel was delivered and no reader has been seen since: the next write
   // waits for one (send_readiness.cpp, "write gate").
   bool aftermath_ = false;
+  // The last send ended at the shell's own prompt and nothing was written or signalled
+  // since: the next send's input is read at once, not typed ahead.
+  bool idle_at_prompt_ = false;
   ev_timer send_timeout_timer_{};
   ev_timer send_idle_timer_{};
   ev_timer probe_timer_{};

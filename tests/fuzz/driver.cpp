@@ -64,7 +64,8 @@ std::string match(const Expect& e, const Result<SendResult>& r) {
   return match_result(e, r, [&](const SendResult& v) -> std::string {
     const SendResult& w = e.send;
     if (v.viewport != w.viewport || v.wait_reason != w.wait_reason || !(v.session_status == w.session_status) ||
-        v.truncated != w.truncated)
+        v.truncated != w.truncated || v.exit_code != w.exit_code || v.cwd != w.cwd ||
+        v.input_hidden != w.input_hidden)
       return "send result \"" + v.viewport + "\" " + std::string(wait_reason_name(v.wait_reason)) +
              " differs from the backend's \"" + w.viewport + "\" " + std::string(wait_reason_name(w.wait_reason));
     return "";

@@ -92,6 +92,10 @@ ScriptedSend decode_send(std::uint32_t f, const GateSlots& gates, int serial) {
   send.result.viewport = "view" + std::to_string(serial);
   send.result.wait_reason = static_cast<WaitReason>((f >> 12) & 3);
   send.result.truncated = (f >> 14) & 1;
+  // What a shell result adds at its prompt, so the harness checks they reach the caller.
+  if ((f >> 15) & 1) send.result.exit_code = serial % 256;
+  if ((f >> 16) & 1) send.result.cwd = "/cwd" + std::to_string(serial);
+  send.result.input_hidden = (f >> 17) & 1;
   return send;
 }
 
@@ -100,6 +104,9 @@ std::string describe_send(std::uint32_t f) {
   if ((f >> 8) & 1) out += ", settles on cancel";
   if (int deltas = (f >> 9) & 3) out += ", " + std::to_string(deltas) + " deltas";
   out += ", " + std::string(wait_reason_name(static_cast<WaitReason>((f >> 12) & 3)));
+  if ((f >> 15) & 1) out += ", exit code";
+  if ((f >> 16) & 1) out += ", cwd";
+  if ((f >> 17) & 1) out += ", input hidden";
   return out;
 }
 

@@ -34,7 +34,8 @@ ScriptedSpawn decode_spawn(std::uint32_t f, const GateSlots& gates);
 std::string describe_spawn(std::uint32_t f);
 
 // send f: bits 0-7 the step; 8 settle on cancel; 9-10 output deltas; 11 the first delta is
-// truncated; 12-13 wait_reason; 14 the result is truncated. `serial` names the texts.
+// truncated; 12-13 wait_reason; 14 the result is truncated; 15 it has an exit code, 16 a
+// cwd, 17 input_hidden. `serial` names the texts.
 ScriptedSend decode_send(std::uint32_t f, const GateSlots& gates, int serial);
 std::string describe_send(std::uint32_t f);
 

@@ -22,6 +22,7 @@ def main_session(repl):
     check("hello-42" in sent["viewport"], sent)
     check(sent["waitReason"] == "stdin_read" and sent["sessionStatus"] == {"kind": "running"}, sent)
     check(sent["truncated"] is False, sent)
+    check(sent["exitCode"] == 0 and sent["cwd"].startswith("/") and sent["inputHidden"] is False, sent)
 
     page = repl.ok({"id": 4, "op": "read", "sessionId": "pty-1"})
     check("hello-42" in page["text"] and page["totalLines"] >= 1, page)
@@ -97,6 +98,28 @@ def bad_lines(repl):
     repl.error({"id": 35, "op": "read", "sessionId": "pty-99"}, "NO_SESSION")
 
 
+def interrupt_then_go_on(repl):
+    # An agent interrupts a job and sends the next command at once, several times over:
+    # every result is that command's own, never the interrupted job's prompt.
+    for n in range(5):
+        running = repl.ok({"id": f"job-{n}", "op": "send", "sessionId": "pty-1", "text": "sleep 5",
+                           "idleMs": 300})
+        check(running["waitReason"] == "inferred_idle" and running["exitCode"] is None, running)
+        sig = repl.ok({"id": f"int-{n}", "op": "signal", "sessionId": "pty-1", "signal": "SIGINT"})
+        check(sig["delivered"] is True and isinstance(sig["targetPgid"], int), sig)
+        after = repl.ok({"id": f"after-{n}", "op": "send", "sessionId": "pty-1", "text": f"echo after-{n}"})
+        check(after["waitReason"] == "stdin_read" and f"after-{n}\n" in after["viewport"], after)
+        check(after["exitCode"] == 0, after)
+    # A password prompt is flagged, and the secret sent to it is never shown.
+    asked = repl.ok({"id": "pw", "op": "send", "sessionId": "pty-1",
+                     "text": 'read -s -p "Password: " pw; echo "length ${#pw}"'})
+    check(asked["waitReason"] == "stdin_read" and asked["inputHidden"] is True, asked)
+    answered = repl.ok({"id": "secret", "op": "send", "sessionId": "pty-1", "text": "hunter2-x"})
+    check("length 9" in answered["viewport"] and "hunter2" not in answered["viewport"], answered)
+    page = repl.ok({"id": "pw-page", "op": "read", "sessionId": "pty-1", "count": 10000})
+    check("hunter2" not in page["text"], "the secret reached the scrollback")
+
+
 def test_main_flow(repl_path):
     repl = JsonRepl(repl_path)
     try:
@@ -105,9 +128,7 @@ def test_main_flow(repl_path):
         agent_pid = owners(repl)
         bad_lines(repl)
 
-        # Last, since bash drops a line typed while it handles the interrupt.
-        sig = repl.ok({"id": 39, "op": "signal", "sessionId": "pty-1", "signal": "SIGINT"})
-        check(sig["delivered"] is True and isinstance(sig["targetPgid"], int), sig)
+        interrupt_then_go_on(repl)
         check(repl.ok({"id": 40, "op": "close", "sessionId": "pty-1"}) == {"outcome": "closed"}, "close")
         repl.error({"id": 41, "op": "close", "sessionId": "pty-1"}, "NO_SESSION")
         check(repl.ok({"id": 42, "op": "list"}) == {"sessions": []}, "list after close")

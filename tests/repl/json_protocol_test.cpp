@@ -111,6 +111,17 @@ TEST_CASE("responses: shape, status, errors, caps") {
   auto cut = encode_send(sent, 101);
   CHECK(cut["viewport"].get<std::string>().size() == 100);
   CHECK(cut["truncated"] == true);
+  // Not at the shell's prompt: exitCode and cwd are there, and null.
+  CHECK(full["exitCode"].is_null());
+  CHECK(full["cwd"].is_null());
+  CHECK(full["inputHidden"] == false);
+  sent.viewport = "ok\n";
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.exit_code = 7;
+  sent.cwd = "/usr/share";
+  CHECK(encode_send(sent, 100).dump() ==
+        R"({"viewport":"ok\n","waitReason":"stdin_read","sessionStatus":{"kind":"running"},)"
+        R"("truncated":false,"exitCode":7,"cwd":"/usr/share","inputHidden":false})");
 
   ReadPage page;
   page.text = "a\n";

@@ -269,6 +269,14 @@ TEST_CASE("every result prints its exact text") {
   sent.viewport = "hi\n";
   sent.wait_reason = WaitReason::stdin_read;
   CHECK(format_send(sent, 1024) == "hi\n[wait: stdin_read]\n[session: running]\n");
+  sent.exit_code = 1;
+  sent.cwd = "/tmp";
+  CHECK(format_send(sent, 1024) == "hi\n[wait: stdin_read]\n[exit: 1]\n[cwd: /tmp]\n[session: running]\n");
+  sent.exit_code.reset();
+  sent.cwd.reset();
+  sent.input_hidden = true;
+  CHECK(format_send(sent, 1024) == "hi\n[wait: stdin_read, input hidden]\n[session: running]\n");
+  sent.input_hidden = false;
   sent.viewport.clear();
   sent.wait_reason = WaitReason::session_exit;
   sent.session_status = SessionStatus::exited_with_code(2);

@@ -99,7 +99,8 @@ def main(repl_path, supervisor):
         tmux.type("send main echo hello-$((6*7))")
         tmux.keys("Enter")
         screen = tmux.wait_text("[session: running]")
-        check("hello-42\n" in screen and "[wait: stdin_read]\n[session: running]" in screen, screen)
+        check("hello-42\n" in screen and
+              re.search(r"\[wait: stdin_read\]\n\[exit: 0\]\n\[cwd: /[^\n]*\]\n\[session: running\]", screen), screen)
 
         # Tab completes commands and session names.
         tmux.type("sen")
@@ -140,7 +141,8 @@ def main(repl_path, supervisor):
         tmux.wait_for(lambda s: s.count("dshpty> ") > prompts, "the prompt after Ctrl-C")
         screen = tmux.screen()
         tail = screen[screen.rfind("dshpty> send sleep 300"):]
-        check("[wait: stdin_read]\n[session: running]\n" in tail, tail)
+        # Interrupted at its prompt: bash reports 128 + SIGINT.
+        check("[wait: stdin_read]\n[exit: 130]\n[cwd: " in tail, tail)
         tmux.type("send echo still-$((2+3))")
         tmux.keys("Enter")
         tmux.wait_text("still-5\n")

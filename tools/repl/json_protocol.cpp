@@ -210,7 +210,10 @@ Json encode_send(const SendResult& result, std::size_t cap) {
   return Json{{"viewport", std::move(viewport)},
               {"waitReason", std::string(wait_reason_name(result.wait_reason))},
               {"sessionStatus", encode_status(result.session_status)},
-              {"truncated", truncated}};
+              {"truncated", truncated},
+              {"exitCode", result.exit_code ? Json(*result.exit_code) : Json(nullptr)},
+              {"cwd", result.cwd ? Json(*result.cwd) : Json(nullptr)},
+              {"inputHidden", result.input_hidden}};
 }
 
 Json encode_output(const OutputDelta& delta, std::size_t cap) {

@@ -36,9 +36,12 @@ std::string format_open(const SpawnResult& result, std::size_t cap) {
 }
 
 std::string format_send(const SendResult& result, std::size_t cap) {
-  return body_lines(result.viewport, result.truncated, cap, "(no new output)") + "[wait: " +
-         std::string(wait_reason_name(result.wait_reason)) + "]\n" + "[session: " +
-         format_status(result.session_status) + "]\n";
+  std::string out = body_lines(result.viewport, result.truncated, cap, "(no new output)") +
+                    "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
+                    (result.input_hidden ? ", input hidden" : "") + "]\n";
+  if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
+  if (result.cwd) out += "[cwd: " + *result.cwd + "]\n";
+  return out + "[session: " + format_status(result.session_status) + "]\n";
 }
 
 std::string format_read(const ReadPage& page, std::size_t cap) {
