@@ -97,9 +97,10 @@ bool ShellSession::reader_returned() {
          channel_->foreground_group() == *shell_pid_;
 }
 
-void ShellSession::open_gate() {
+void ShellSession::open_gate(bool reader_seen) {
   send_->gated = false;
   aftermath_ = false;
+  if (!reader_seen) idle_at_prompt_ = false;  // nobody may be reading: treat it as typed ahead
   ev_timer_stop(loop_, &probe_timer_);
   ev_timer_again(loop_, &send_idle_timer_);  // the silence is counted from the write
   if (!send_->cancel_requested) begin_write(send_);
@@ -155,7 +156,7 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated) {
     // Not this send's output, but it may show the shell back at its prompt.
     prompt_watch_.observe(chunk);
-    if (prompt_watch_.at_prompt() && reader_returned()) open_gate();
+    if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
     return;
   }
   if (!send_->write_started) return;  // output of an earlier command, not this send's
@@ -185,7 +186,7 @@ void ShellSession::check_prompt_readiness() {
     prompt_watch_.reset();
     return;
   }
-  settle_send(WaitReason::stdin_read);
+  settle_send(WaitReason::stdin_read, /*at_shell_prompt=*/true);
 }
 
 bool ShellSession::input_waiting() const {
@@ -202,7 +203,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   if (!s->send_) return;
   if (s->send_->gated) {
-    if (s->reader_returned()) s->open_gate();
+    if (s->reader_returned()) s->open_gate(true);
     return;
   }
   if (!s->send_->landed) return;
@@ -226,7 +227,10 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   for (int i = 0; i < kProbeDrainReads && s->send_; ++i) {
     if (!s->channel_->read_available()) break;
   }
-  if (s->send_) s->settle_send(WaitReason::stdin_read);
+  if (!s->send_) return;
+  const bool at_shell_prompt = s->shell_pid_ && s->prompt_watch_.at_prompt() &&
+                               s->channel_->foreground_group() == *s->shell_pid_;
+  s->settle_send(WaitReason::stdin_read, at_shell_prompt, /*reader_proven=*/true);
 }
 
 void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
@@ -236,22 +240,23 @@ void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
 void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   if (s->send_ && s->send_->gated) {
-    s->open_gate();  // no reader came back within the idle time: write anyway
+    s->open_gate(false);  // no reader came back within the idle time: write anyway
     return;
   }
   s->settle_send(WaitReason::inferred_idle);
 }
 
-void ShellSession::settle_send(WaitReason reason) {
+void ShellSession::settle_send(WaitReason reason, bool at_shell_prompt, bool reader_proven) {
   SendResult result;
   if (reason == WaitReason::stdin_read) {
-    aftermath_ = false;  // a reader was seen
-    if (shell_pid_ && prompt_watch_.at_prompt() &&
-        channel_->foreground_group() == *shell_pid_) {
+    // A signal's aftermath ends when a reader is seen blocked: a prompt alone may still be
+    // printed from inside the shell's interrupt handling, which can drop a line typed then.
+    if (reader_proven || !channel_->proves_readers()) aftermath_ = false;
+    if (at_shell_prompt) {
       // The shell's own prompt: its line editor reads, never a hidden input.
       result.exit_code = prompt_watch_.last_status();
       result.cwd = channel_->working_directory(*shell_pid_);
-      idle_at_prompt_ = true;
+      idle_at_prompt_ = !aftermath_;
     } else if (auto modes = channel_->terminal_modes()) {
       result.input_hidden = !modes->echo && modes->canonical;
     }

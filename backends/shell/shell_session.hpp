@@ -128,7 +128,7 @@ class ShellSession final : public BackendSession,
   friend class ShellSendOperation;
   void hold_write();
   bool reader_returned();
-  void open_gate();
+  void open_gate(bool reader_seen);
   void note_aftermath();
   bool input_waiting() const;
   void begin_write(const std::shared_ptr<SendState>& send);
@@ -136,7 +136,10 @@ class ShellSession final : public BackendSession,
   void on_send_output(const text::SanitizedText& chunk);
   void on_send_rewrite(std::string_view line);
   void check_prompt_readiness();
-  void settle_send(WaitReason reason);
+  // `at_shell_prompt`: stdin_read at the shell's own prompt (its group in the foreground),
+  // which gives the result its exit_code and cwd.
+  // `reader_proven`: the stdin probe saw the reader blocked (ends a signal's aftermath).
+  void settle_send(WaitReason reason, bool at_shell_prompt = false, bool reader_proven = false);
   void fail_send(Error error);
   // Stops the live send's timers and lets go of it (its operation may outlive us).
   std::shared_ptr<SendState> release_send();
