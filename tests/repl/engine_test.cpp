@@ -14,6 +14,7 @@
 #include "dshpty/scripted.hpp"
 #include "dshpty/service.hpp"
 #include "engine.hpp"
+#include "loop_turns.hpp"
 
 using namespace dshpty;
 using namespace dshpty::engine;
@@ -21,14 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-template <class Pred>
-bool run_until(struct ev_loop* loop, Pred pred, int max_iterations = 100000) {
-  for (int i = 0; i < max_iterations; ++i) {
-    if (pred()) return true;
-    ev_run(loop, EVRUN_NOWAIT);
-  }
-  return pred();
-}
+using test::run_until;
 
 void turns(struct ev_loop* loop, int n) {
   for (int i = 0; i < n; ++i) ev_run(loop, EVRUN_NOWAIT);

@@ -13,6 +13,7 @@
 #include "dshpty/service.hpp"
 #include "engine.hpp"
 #include "json_server.hpp"
+#include "loop_turns.hpp"
 #include "text_session.hpp"
 
 using namespace dshpty;
@@ -21,14 +22,7 @@ using Json = json_protocol::Json;
 
 namespace {
 
-template <class Pred>
-bool run_until(struct ev_loop* loop, Pred pred, int max_iterations = 100000) {
-  for (int i = 0; i < max_iterations; ++i) {
-    if (pred()) return true;
-    ev_run(loop, EVRUN_NOWAIT);
-  }
-  return pred();
-}
+using test::run_until;
 
 struct Fixture {
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);

@@ -235,4 +235,21 @@ void ShellFixture::type(BackendSession& session, const std::string& line) {
   if (!st) throw std::runtime_error(describe(st.error()));
 }
 
+std::string show(const Result<SendResult>& r) {
+  if (!r) return describe(r.error());
+  return std::string(wait_reason_name(r->wait_reason)) + " exit=" +
+         (r->exit_code ? std::to_string(*r->exit_code) : "null") +
+         " cwd=" + r->cwd.value_or("null") + (r->input_hidden ? " hidden" : "") +
+         " viewport=[" + r->viewport + "]";
+}
+
+SendRequest request(std::string text, std::optional<std::chrono::milliseconds> idle,
+                    std::optional<std::chrono::milliseconds> timeout) {
+  SendRequest r;
+  r.text = std::move(text);
+  r.idle = idle;
+  r.timeout = timeout;
+  return r;
+}
+
 }  // namespace dshpty::test

@@ -37,6 +37,13 @@ pid_t foreground_pgid(pid_t pid);
 // Entries in /proc/self/fd.
 int count_open_fds();
 
+// A send's result in one line for failure messages: reason, exit status, cwd, hidden
+// input and the viewport (or the error).
+std::string show(const Result<SendResult>& r);
+// A send request with optional idle and timeout.
+SendRequest request(std::string text, std::optional<std::chrono::milliseconds> idle = {},
+                    std::optional<std::chrono::milliseconds> timeout = {});
+
 // Runs `loop` until pred() holds or `timeout` passes (a one-shot timer bounds the wait).
 bool run_until(struct ev_loop* loop, const std::function<bool()>& pred,
                std::chrono::milliseconds timeout = 20s);

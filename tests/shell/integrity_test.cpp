@@ -13,20 +13,9 @@ using namespace dshpty::test;
 
 namespace {
 
-std::string show(const Result<SendResult>& r) {
-  if (!r) return describe(r.error());
-  return std::string(wait_reason_name(r->wait_reason)) + " exit=" +
-         (r->exit_code ? std::to_string(*r->exit_code) : "null") +
-         " cwd=" + r->cwd.value_or("null") + (r->input_hidden ? " hidden" : "") +
-         " viewport=[" + r->viewport + "]";
-}
-
-SendRequest request(std::string text, std::optional<std::chrono::milliseconds> idle = {}) {
-  SendRequest r;
-  r.text = std::move(text);
-  r.idle = idle;
-  r.timeout = 60s;
-  return r;
+// Every send here gets a generous deadline: completion must come from readiness.
+SendRequest send_of(std::string text, std::optional<std::chrono::milliseconds> idle = {}) {
+  return test::request(std::move(text), idle, 60s);
 }
 
 Status deliver(ShellFixture& fx, BackendSession& session, Signal signal) {
@@ -54,10 +43,10 @@ TEST_CASE("signal then send at once, 25 rounds: every result is its own command'
   int misattributed = 0;
   for (int round = 0; round < 25; ++round) {
     CAPTURE(round);
-    check_job_still_running(fx.send(*s.session, request("sleep 5", 300ms)));
+    check_job_still_running(fx.send(*s.session, send_of("sleep 5", 300ms)));
     REQUIRE(deliver(fx, *s.session, Signal::sigint).ok());
     const std::string word = "tick-" + std::to_string(round);
-    auto r = fx.send(*s.session, request("echo " + word, 10s));
+    auto r = fx.send(*s.session, send_of("echo " + word, 10s));
     REQUIRE_MESSAGE(r, show(r));
     bool own = r->wait_reason == WaitReason::stdin_read &&
                r->viewport.find(word + "\n") != std::string::npos;
@@ -78,7 +67,7 @@ TEST_CASE("cancel then send at once, 25 rounds: every result is its own command'
     CAPTURE(round);
     bool done = false;
     Result<SendResult> cancelled = make_error(Code::BACKEND_FAILED, "pending");
-    auto op = s.session->start_send(request("sleep 5", 30s), [&](Result<SendResult> r) {
+    auto op = s.session->start_send(send_of("sleep 5", 30s), [&](Result<SendResult> r) {
       done = true;
       cancelled = std::move(r);
     });
@@ -92,7 +81,7 @@ TEST_CASE("cancel then send at once, 25 rounds: every result is its own command'
     REQUIRE(run_until(fx.loop(), [&] { return done; }));
     REQUIRE_MESSAGE(cancelled, show(cancelled));
     const std::string word = "tock-" + std::to_string(round);
-    auto r = fx.send(*s.session, request("echo " + word, 10s));
+    auto r = fx.send(*s.session, send_of("echo " + word, 10s));
     REQUIRE_MESSAGE(r, show(r));
     CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
     CHECK_MESSAGE(r->viewport.find(word + "\n") != std::string::npos, show(r));
@@ -105,15 +94,15 @@ TEST_CASE("python: KeyboardInterrupt, then the next expression is evaluated and 
   ShellFixture fx;
   auto s = fx.spawn();
   REQUIRE_MESSAGE(s.session, describe(s.error));
-  auto r = fx.send(*s.session, request("python3 -q", 10s));
+  auto r = fx.send(*s.session, send_of("python3 -q", 10s));
   REQUIRE_MESSAGE(r, show(r));
   REQUIRE_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_FALSE(r->exit_code);  // python's prompt, not the shell's
-  r = fx.send(*s.session, request("import time; time.sleep(5)", 300ms));
+  r = fx.send(*s.session, send_of("import time; time.sleep(5)", 300ms));
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->wait_reason == WaitReason::inferred_idle);
   REQUIRE(deliver(fx, *s.session, Signal::sigint).ok());
-  r = fx.send(*s.session, request("6*7", 10s));
+  r = fx.send(*s.session, send_of("6*7", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_MESSAGE(r->viewport.find("42\n") != std::string::npos, show(r));
@@ -128,23 +117,23 @@ TEST_CASE("type-ahead: text sent while a job runs completes on the prompt after 
   REQUIRE_MESSAGE(s.session, describe(s.error));
   for (int round = 0; round < 5; ++round) {
     CAPTURE(round);
-    check_job_still_running(fx.send(*s.session, request("sleep 1", 200ms)));
+    check_job_still_running(fx.send(*s.session, send_of("sleep 1", 200ms)));
     const std::string word = "ahead-" + std::to_string(round);
-    auto r = fx.send(*s.session, request("echo " + word, 10s));
+    auto r = fx.send(*s.session, send_of("echo " + word, 10s));
     REQUIRE_MESSAGE(r, show(r));
     CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
     CHECK_MESSAGE(r->viewport.find(word + "\n") != std::string::npos, show(r));
     CHECK(r->exit_code == 0);
   }
   // Two reads answered by two sends.
-  auto r = fx.send(*s.session, request(R"(read a; read b; echo "$a-$b")", 10s));
+  auto r = fx.send(*s.session, send_of(R"(read a; read b; echo "$a-$b")", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
-  r = fx.send(*s.session, request("one", 10s));
+  r = fx.send(*s.session, send_of("one", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_FALSE(r->exit_code);  // `read b` is reading, the shell is not at its prompt
-  r = fx.send(*s.session, request("two", 10s));
+  r = fx.send(*s.session, send_of("two", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->viewport.find("one-two\n") != std::string::npos, show(r));
   CHECK(r->exit_code == 0);
@@ -159,17 +148,17 @@ TEST_CASE("exit status and working directory when the send ends at the shell's p
   for (auto [command, status] : {std::pair{"true", 0}, std::pair{"false", 1},
                                  std::pair{"(exit 7)", 7}}) {
     CAPTURE(command);
-    auto r = fx.send(*s.session, request(command, 10s));
+    auto r = fx.send(*s.session, send_of(command, 10s));
     REQUIRE_MESSAGE(r, show(r));
     CHECK(r->wait_reason == WaitReason::stdin_read);
     CHECK_MESSAGE(r->exit_code == status, show(r));
     CHECK(r->cwd.has_value());
   }
-  auto r = fx.send(*s.session, request("cd /usr/share", 10s));
+  auto r = fx.send(*s.session, send_of("cd /usr/share", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->cwd == std::string("/usr/share"), show(r));
   CHECK(r->exit_code == 0);
-  check_job_still_running(fx.send(*s.session, request("sleep 2", 200ms)));
+  check_job_still_running(fx.send(*s.session, send_of("sleep 2", 200ms)));
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }
@@ -180,31 +169,31 @@ TEST_CASE("password prompts are flagged input_hidden; the secret is never shown"
   REQUIRE_MESSAGE(s.session, describe(s.error));
   const std::string secret = "s3cr3t-7Qx";
 
-  auto r = fx.send(*s.session, request("python3 -c 'import getpass; print(len(getpass.getpass()))'", 10s));
+  auto r = fx.send(*s.session, send_of("python3 -c 'import getpass; print(len(getpass.getpass()))'", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_MESSAGE(r->input_hidden, show(r));
-  r = fx.send(*s.session, request(secret, 10s));
+  r = fx.send(*s.session, send_of(secret, 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->viewport.find(std::to_string(secret.size()) + "\n") != std::string::npos, show(r));
   CHECK(r->viewport.find(secret) == std::string::npos);
   CHECK_FALSE(r->input_hidden);  // back at the shell's prompt
 
-  r = fx.send(*s.session, request(R"(read -s -p "Password: " pw; echo "got ${#pw}")", 10s));
+  r = fx.send(*s.session, send_of(R"(read -s -p "Password: " pw; echo "got ${#pw}")", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_MESSAGE(r->input_hidden, show(r));
-  r = fx.send(*s.session, request(secret, 10s));
+  r = fx.send(*s.session, send_of(secret, 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->viewport.find("got " + std::to_string(secret.size())) != std::string::npos, show(r));
   CHECK(r->viewport.find(secret) == std::string::npos);
 
   // An ordinary prompt is not flagged.
-  r = fx.send(*s.session, request(R"(read -p "Name: " name; echo "hi $name")", 10s));
+  r = fx.send(*s.session, send_of(R"(read -p "Name: " name; echo "hi $name")", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
   CHECK_FALSE(r->input_hidden);
-  r = fx.send(*s.session, request("ada", 10s));
+  r = fx.send(*s.session, send_of("ada", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("hi ada") != std::string::npos);
 
@@ -219,11 +208,11 @@ TEST_CASE("carriage returns as a terminal shows them: in the viewport and the sc
   ShellFixture fx;
   auto s = fx.spawn();
   REQUIRE_MESSAGE(s.session, describe(s.error));
-  auto r = fx.send(*s.session, request(R"(printf 'abc\rX\n')", 10s));
+  auto r = fx.send(*s.session, send_of(R"(printf 'abc\rX\n')", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->viewport.find("\nXbc\n") != std::string::npos, show(r));
   r = fx.send(*s.session,
-              request(R"(for i in $(seq 1 300); do printf '\rworking %d/300' $i; done; printf '\r\033[Kdone\n')", 10s));
+              send_of(R"(for i in $(seq 1 300); do printf '\rworking %d/300' $i; done; printf '\r\033[Kdone\n')", 10s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(r->viewport.find("\ndone\n") != std::string::npos, show(r));
   CHECK_MESSAGE(r->viewport.find("working 1/300") == std::string::npos, show(r));  // the frames are gone

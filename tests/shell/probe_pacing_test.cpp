@@ -11,11 +11,6 @@ using namespace dshpty::test;
 
 namespace {
 
-std::string show(const Result<SendResult>& r) {
-  if (!r) return describe(r.error());
-  return std::string(wait_reason_name(r->wait_reason)) + " viewport=[" + r->viewport.substr(0, 400) + "]";
-}
-
 // With idle and timeout this long, only stdin evidence completes a send.
 SendRequest reader_request(std::string text) {
   SendRequest r;

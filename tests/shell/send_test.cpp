@@ -12,20 +12,6 @@ using namespace dshpty::test;
 
 namespace {
 
-std::string show(const Result<SendResult>& r) {
-  if (!r) return describe(r.error());
-  return std::string(wait_reason_name(r->wait_reason)) + " viewport=[" + r->viewport + "]";
-}
-
-SendRequest request(std::string text, std::optional<std::chrono::milliseconds> idle = {},
-                    std::optional<std::chrono::milliseconds> timeout = {}) {
-  SendRequest r;
-  r.text = std::move(text);
-  r.idle = idle;
-  r.timeout = timeout;
-  return r;
-}
-
 std::size_t count(std::string_view hay, std::string_view needle) {
   std::size_t n = 0;
   for (auto pos = hay.find(needle); pos != std::string_view::npos; pos = hay.find(needle, pos + needle.size())) ++n;
