@@ -8,11 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "environment.hpp"  // the shell backend's prompt: the bench's bash shows the same one
+
 namespace bench {
 
 inline constexpr unsigned kRows = 24;
 inline constexpr unsigned kCols = 80;
-inline constexpr std::string_view kPs1 = "dsh> ";
+inline constexpr std::string_view kPs1 = dshpty::shell::kPrompt;
 inline constexpr std::string_view kMarker = "\x1b]133;D;";
 
 std::vector<std::string> bash_argv();

@@ -67,7 +67,7 @@ struct TreeRc {
         break;
     }
     // --rcfile does not skip Debian's /etc/bash.bashrc (only --norc does): its PS1 goes.
-    rc << "PS1='dsh> '\n";
+    rc << "PS1='" << kPs1 << "'\n";
   }
   // True for a `sleep` of this bench's trees (by its unusual duration).
   bool owns(pid_t pid) const {

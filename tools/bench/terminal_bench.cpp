@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "environment.hpp"
 #include "proc/stdin_probe.hpp"
+#include "text/output_sink.hpp"
 #include "text/prompt_watch.hpp"
 #include "text/sanitizer.hpp"
 #include "text/scrollback.hpp"
@@ -33,7 +35,7 @@ std::string typical_block() {
       case 1: block += "src/sanitizer.cpp:" + std::to_string(n) + ":17: \x1B[01;35mwarning: \x1B[0munused variable \xE2\x80\x98x\xE2\x80\x99 [-Wunused-variable]\r\n"; break;
       case 2: block += "r\xC3\xA9sum\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80 na\xC3\xAFve caf\xC3\xA9 \xE2\x82\xAC" "42\r\n"; break;
       case 3: block += "progress  " + std::to_string(n % 100) + "%\rprogress " + std::to_string(n % 100 + 1) + "%\r\n"; break;
-      case 4: block += "\x1B]0;user@host: ~/project\x07\x1B]133;D;0\x07" "dsh> "; break;
+      case 4: block += "\x1B]0;user@host: ~/project\x07\x1B]133;D;0\x07" + std::string(dshpty::shell::kPrompt); break;
       default: block += "-rw-r--r-- 1 user user   " + std::to_string(n * 37 % 100000) + " Dec  2 14:52 file_" + std::to_string(n) + ".txt\r\n"; break;
     }
   }
@@ -87,19 +89,27 @@ int main(int argc, char** argv) {
   }
   for (int variant = 0; variant < 2; ++variant) {
     const std::string& input = variant == 0 ? block : yes_block;
-    Sanitizer sanitizer;
-    SanitizedText out;
+    // The session's own pipeline: sanitizer, line editor, then scrollback and a send's tail
+    // and prompt watch as sinks.
+    struct SendSink final : OutputSink {
+      TailBuffer tail{256u << 10};
+      PromptWatch watch{std::string(dshpty::shell::kPrompt)};
+      void on_text(const SanitizedText& chunk) override {
+        tail.append(chunk.text);
+        watch.observe(chunk);
+      }
+      void on_line_rewrite(std::string_view line) override {
+        tail.rewrite_line(line);
+        watch.rewrite();
+      }
+    } send;
+    OutputPipeline pipeline;
     Scrollback scrollback;
-    TailBuffer tail(256u << 10);
-    PromptWatch watch{"dsh> "};
-    report(variant == 0 ? "sanitizer+scrollback+tail+prompt, typical" : "sanitizer+scrollback+tail+prompt, `yes`",
-           run(input, total, chunk, [&](std::string_view piece) {
-             out.clear();
-             sanitizer.feed(piece, out);
-             scrollback.append(out.text);
-             tail.append(out.text);
-             watch.observe(out);
-           }));
+    pipeline.add(scrollback);
+    pipeline.add(send);
+    report(variant == 0 ? "pipeline (+line editor, scrollback, tail, prompt), typical"
+                        : "pipeline (+line editor, scrollback, tail, prompt), `yes`",
+           run(input, total, chunk, [&](std::string_view piece) { pipeline.feed(piece); }));
     std::printf("  retained %zu bytes, %lld lines, %zu bytes of storage\n", scrollback.retained_bytes(),
                 static_cast<long long>(scrollback.total_lines()), scrollback.memory_bytes());
   }

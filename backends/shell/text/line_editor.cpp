@@ -1,18 +1,22 @@
 #include "text/line_editor.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <array>
 
 #include "text/utf8.hpp"
 
 namespace dshpty::text {
 namespace {
 
-bool has_line_controls(std::string_view text) {
-  for (char c : text)
-    if (c == kReturn || c == kEraseToEnd || c == kEraseLine) return true;
-  return false;
-}
+// The bytes that end a run of plain text in the slow path.
+constexpr std::array<bool, 256> kStops = [] {
+  std::array<bool, 256> t{};
+  t[static_cast<unsigned char>('\n')] = true;
+  t[static_cast<unsigned char>(kReturn)] = true;
+  t[static_cast<unsigned char>(kEraseToEnd)] = true;
+  t[static_cast<unsigned char>(kEraseLine)] = true;
+  return t;
+}();
 
 // The length of the character starting at text[i] (1 for anything not a valid lead: the
 // sanitizer emits only well-formed UTF-8, so that is ASCII).
@@ -25,7 +29,7 @@ std::size_t char_length(std::string_view text, std::size_t i) {
 
 void LineEditor::process(const SanitizedText& chunk, Output& out) {
   // The common case: the cursor is at the end of the line and nothing moves it back.
-  if ((overlong_ || cursor_ == line_.size()) && !has_line_controls(chunk.text)) {
+  if ((overlong_ || cursor_ == line_.size()) && !chunk.line_controls) {
     out.append(chunk);
     mirror_appended(chunk.text);
     return;
@@ -85,65 +89,67 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       ++i;
       continue;
     }
-    if (overlong_) {
-      if (c != kReturn && c != kEraseToEnd && c != kEraseLine) segment_.text.push_back(c);
+    if (c == kReturn || c == kEraseToEnd || c == kEraseLine) {
       ++i;
-      continue;
-    }
-    if (c == kReturn) {
-      cursor_ = 0;
-      ++i;
-      continue;
-    }
-    if (c == kEraseToEnd) {
-      if (cursor_ < line_.size()) {
-        line_.resize(cursor_);
-        dirty = true;
+      if (overlong_) continue;  // too long to edit: the line is appended as it comes
+      if (c == kReturn) {
+        cursor_ = 0;
+      } else if (c == kEraseToEnd) {
+        if (cursor_ < line_.size()) {
+          line_.resize(cursor_);
+          dirty = true;
+        }
+      } else {
+        // The cursor stays in its column: text written there lands after blanks, which
+        // are only made if it comes (after a return, nothing is left of the line).
+        std::size_t columns = 0;
+        for (std::size_t j = 0; j < std::min(cursor_, line_.size()); ++j)
+          if (!utf8::is_continuation(static_cast<unsigned char>(line_[j]))) ++columns;
+        if (cursor_ > line_.size()) columns += cursor_ - line_.size();
+        if (!line_.empty()) dirty = true;
+        line_.clear();
+        cursor_ = columns;
       }
-      ++i;
       continue;
     }
-    if (c == kEraseLine) {
-      // The cursor stays in its column: text written there lands after blanks, which are
-      // only made if it comes (after a return, nothing is left of the line).
-      std::size_t columns = 0;
-      for (std::size_t j = 0; j < std::min(cursor_, line_.size()); ++j)
-        if (!utf8::is_continuation(static_cast<unsigned char>(line_[j]))) ++columns;
-      if (cursor_ > line_.size()) columns += cursor_ - line_.size();
-      if (!line_.empty()) dirty = true;
-      line_.clear();
-      cursor_ = columns;
-      ++i;
+    // A run of plain text, up to the next control or marker.
+    std::size_t stop = i + 1;
+    const std::size_t limit =
+        marker < chunk.markers.size() ? std::min(text.size(), chunk.markers[marker].position) : text.size();
+    while (stop < limit && !kStops[static_cast<unsigned char>(text[stop])]) ++stop;
+    std::string_view run = text.substr(i, stop - i);
+    i = stop;
+    if (overlong_) {
+      segment_.text.append(run);
       continue;
     }
-    const std::size_t length = char_length(text, i);
-    const std::string_view ch = text.substr(i, length);
-    i += length;
     if (cursor_ > line_.size()) {
       // Blanks up to the cursor's column (it stayed there through an erase of the line).
       if (!dirty) segment_.text.append(cursor_ - line_.size(), ' ');
       line_.append(cursor_ - line_.size(), ' ');
     }
-    if (cursor_ == line_.size()) {
-      if (line_.size() + length > kMaxLine) {
-        // Too long to edit: from here the line is appended as it comes.
-        flush_line();
-        overlong_ = true;
-        line_.clear();
-        cursor_ = 0;
-        segment_.text.append(ch);
-        continue;
-      }
-      if (!dirty) segment_.text.append(ch);
-      line_.append(ch);
+    // Overwrite what the cursor is over, character by character.
+    while (!run.empty() && cursor_ < line_.size()) {
+      const std::size_t length = char_length(run, 0);
+      line_.replace(cursor_, char_length(line_, cursor_), run.substr(0, length));
       cursor_ += length;
+      run.remove_prefix(length);
+      dirty = true;
+    }
+    if (run.empty()) continue;
+    // The rest extends the line.
+    if (line_.size() + run.size() > kMaxLine) {
+      // Too long to edit: from here the line is appended as it comes.
+      flush_line();
+      overlong_ = true;
+      line_.clear();
+      cursor_ = 0;
+      segment_.text.append(run);
       continue;
     }
-    // Overwrite the character under the cursor.
-    const std::size_t old = char_length(line_, cursor_);
-    line_.replace(cursor_, old, ch);
-    cursor_ += length;
-    dirty = true;
+    if (!dirty) segment_.text.append(run);
+    line_.append(run);
+    cursor_ += run.size();
   }
   flush_line();
   if (!delivered || !segment_.text.empty() || !segment_.markers.empty()) {

@@ -89,7 +89,10 @@ void Sanitizer::feed(std::string_view bytes, SanitizedText& out) {
 }
 
 void Sanitizer::finish(SanitizedText& out) {
-  if (cr_pending_) out.text.push_back(kReturn);
+  if (cr_pending_) {
+    out.text.push_back(kReturn);
+    out.line_controls = true;
+  }
   if (utf8_need_ != 0) out.text.append(kReplacement);
   cr_pending_ = false;
   utf8_have_ = utf8_need_ = 0;
@@ -107,6 +110,7 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
       return p + 1;
     }
     text.push_back(kReturn);
+    out.line_controls = true;
   }
   if (utf8_need_ != 0) {
     p = utf8_continue(p, end, text);
@@ -143,6 +147,7 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
         continue;
       }
       text.push_back(kReturn);
+      out.line_controls = true;
       ++p;
     } else if (c == kEsc) {
       // The common case, a whole CSI (colours, cursor moves) inside this chunk, is skipped
@@ -153,7 +158,7 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
         const Byte* params = q;
         while (q < end && *q >= 0x20 && *q <= 0x3F) ++q;
         if (q < end && *q >= 0x40 && *q <= 0x7E) {
-          if (*q == 'K') erase_in_line(std::string_view(reinterpret_cast<const char*>(params), q - params), text);
+          if (*q == 'K') erase_in_line(std::string_view(reinterpret_cast<const char*>(params), q - params), out);
           p = q + 1;
           run = p;
           continue;
@@ -250,18 +255,20 @@ const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end, SanitizedT
   }
   state_ = State::ground;
   if (c == 'K' && csi_params_length_ <= sizeof csi_params_)
-    erase_in_line(std::string_view(csi_params_, csi_params_length_), out.text);
+    erase_in_line(std::string_view(csi_params_, csi_params_length_), out);
   if ((c >= 0x40 && c <= 0x7E) || c == kCan || c == kSub) return p + 1;
   return p;
 }
 
-void Sanitizer::erase_in_line(std::string_view params, std::string& text) {
+void Sanitizer::erase_in_line(std::string_view params, SanitizedText& out) {
   // EL: no parameter or 0 erases from the cursor to the end of the line, 2 the whole line.
   // (1, from the start to the cursor, is left alone: a redraw writes over it anyway.)
   if (params.empty() || params == "0") {
-    text.push_back(kEraseToEnd);
+    out.text.push_back(kEraseToEnd);
+    out.line_controls = true;
   } else if (params == "2") {
-    text.push_back(kEraseLine);
+    out.text.push_back(kEraseLine);
+    out.line_controls = true;
   }
 }
 

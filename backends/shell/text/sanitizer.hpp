@@ -64,9 +64,14 @@ struct SanitizedText {
   std::string text;
   std::vector<PromptMarker> markers;  // in order of position
 
+  // The text holds a line editor code (kReturn, kEraseToEnd, kEraseLine): the editor's
+  // slow path is needed only then.
+  bool line_controls = false;
+
   void clear() noexcept {
     text.clear();
     markers.clear();
+    line_controls = false;
   }
   // The last marker, or nullptr when there is none.
   const PromptMarker* last_marker() const noexcept {
@@ -118,7 +123,7 @@ class Sanitizer {
   const Byte* escape(const Byte* p);
   const Byte* intermediate(const Byte* p);
   const Byte* csi(const Byte* p, const Byte* end, SanitizedText& out);
-  static void erase_in_line(std::string_view params, std::string& text);
+  static void erase_in_line(std::string_view params, SanitizedText& out);
   const Byte* string(const Byte* p, const Byte* end, SanitizedText& out);
   const Byte* string_escape(const Byte* p, SanitizedText& out);
 
