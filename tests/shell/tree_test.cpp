@@ -2,6 +2,8 @@
 // close, a fork storm too, with the host's loop running throughout the teardown.
 #include <doctest/doctest.h>
 #include <ev.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -58,6 +60,34 @@ TEST_CASE("a fork storm of 500+ processes is gone after close while the loop kee
   // The teardown takes at least the grace (the storm ignores HUP/TERM): a blocked loop
   // would show no tick at all.
   CHECK(ticks >= 2);
+  CHECK(marked_processes(fx.marker()).empty());
+  CHECK(zombie_children().empty());
+}
+
+TEST_CASE("a fork storm started before the first prompt (from the rcfile) is gone after close") {
+  ShellFixture fx;
+  char dir_template[] = "/tmp/dshpty-rcfile-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  const std::string dir = dir_template;
+  const std::string rcfile = dir + "/rc";
+  {
+    std::FILE* rc = std::fopen(rcfile.c_str(), "w");
+    REQUIRE(rc);
+    // Started before bash turns job control on: the storm shares the shell's process group.
+    std::fputs("(trap '' HUP TERM; for ((i=0; i<2000; i++)); do sleep 300 & done; wait) "
+               ">/dev/null 2>&1 &\nPS1='dsh> '\n", rc);
+    std::fclose(rc);
+  }
+  auto config = fx.config();
+  config.argv = {"/bin/bash", "--noprofile", "--rcfile", rcfile, "-i"};
+  config.close_grace = std::chrono::milliseconds(0);
+  auto s = fx.spawn(config);
+  std::remove(rcfile.c_str());
+  ::rmdir(dir.c_str());
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  REQUIRE(run_until(fx.loop(), [&] { return marked_processes(fx.marker()).size() >= 100; }, 60s));
+  Status st = fx.close(*s.session, 60s);
+  CHECK_MESSAGE(st.ok(), (st ? "" : describe(st.error())));
   CHECK(marked_processes(fx.marker()).empty());
   CHECK(zombie_children().empty());
 }
