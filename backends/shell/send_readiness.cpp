@@ -180,11 +180,18 @@ void ShellSession::check_prompt_readiness() {
   // A nested shell prints the same marker and prompt: only the outer shell's own group
   // holding the terminal means the command finished.
   if (channel_->foreground_group() != *shell_pid_) return;
-  if (send_->typed_ahead && input_waiting()) {
-    // The shell printed this prompt before it read our input (typed ahead while a job
-    // ran): the prompt after the input is run is the one that counts.
-    prompt_watch_.reset();
-    return;
+  if (send_->typed_ahead) {
+    if (input_waiting()) {
+      // The shell printed this prompt before it read our input (typed ahead while a job
+      // ran): the prompt after the input is run is the one that counts.
+      prompt_watch_.reset();
+      return;
+    }
+    // An empty queue now does not say it was empty when this prompt was printed: the shell
+    // reads type-ahead the moment its prompt is out, often before we see the prompt. Only
+    // the shell seen blocked reading proves the input was read and run; until then the
+    // probe's ticks keep looking.
+    if (channel_->proves_readers() && !channel_->foreground_reading()) return;
   }
   settle_send(WaitReason::stdin_read, /*at_shell_prompt=*/true);
 }

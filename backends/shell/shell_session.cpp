@@ -334,7 +334,9 @@ Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
                       "instead");
   }
   if (Status st = channel_->signal_group(pgid, signo); !st) return st;
-  note_aftermath();
+  // A group leader that ignores the signal (an interactive bash and SIGTERM or SIGTSTP at its
+  // prompt) is not disturbed by it: no aftermath for the next send to wait out.
+  if (!channel_->ignores_signal(pgid, signo)) note_aftermath();
   deferred_.post([done = std::move(done), sig, pgid] {
     done(SignalResult{sig, static_cast<int>(pgid)});
   });

@@ -115,7 +115,7 @@ TEST_CASE("type-ahead: text sent while a job runs completes on the prompt after 
   ShellFixture fx;
   auto s = fx.spawn();
   REQUIRE_MESSAGE(s.session, describe(s.error));
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 10; ++round) {
     CAPTURE(round);
     check_job_still_running(fx.send(*s.session, send_of("sleep 1", 200ms)));
     const std::string word = "ahead-" + std::to_string(round);
@@ -221,6 +221,24 @@ TEST_CASE("carriage returns as a terminal shows them: in the viewport and the sc
   REQUIRE(page);
   CHECK(page->text.find("working 2/300") == std::string::npos);
   CHECK(page->text.find("\nXbc\n") != std::string::npos);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("a signal the shell ignores at its prompt holds no send back") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  // An interactive bash ignores SIGTERM and SIGTSTP. Were the next send gated, it would
+  // wait for its idle time (30 s) and its 5 s deadline would end it first.
+  for (Signal signal : {Signal::sigterm, Signal::sigtstp}) {
+    CAPTURE(signal_name(signal));
+    REQUIRE(deliver(fx, *s.session, signal).ok());
+    auto r = fx.send(*s.session, test::request("echo still-here", 30s, 5s));
+    REQUIRE_MESSAGE(r, show(r));
+    CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+    CHECK(r->viewport.find("still-here\n") != std::string::npos);
+  }
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }

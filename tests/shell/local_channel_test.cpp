@@ -50,7 +50,8 @@ LocalLaunch launch_of(const ShellFixture& fx, const std::string& script) {
 TEST_CASE("the local channel answers the terminal's facts and proves the tree gone") {
   ShellFixture fx;
   Recorder events;
-  auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "stty -echo; echo ready; exec sleep 60"));
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "trap '' TERM; stty -echo; echo ready; exec sleep 60"));
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
   CHECK_FALSE(events.started);  // no event inside launch()
@@ -62,6 +63,9 @@ TEST_CASE("the local channel answers the terminal's facts and proves the tree go
   REQUIRE(modes);
   CHECK_FALSE(modes->echo);  // `stty -echo` ran in the shell, on the slave side
   CHECK(modes->canonical);
+  // An ignored disposition survives exec: sleep ignores TERM, not INT.
+  CHECK(channel.ignores_signal(*events.started, SIGTERM));
+  CHECK_FALSE(channel.ignores_signal(*events.started, SIGINT));
 
   // Nobody reads: the line stays in the terminal's input queue (CR becomes NL).
   CHECK(channel.input_unread() == std::size_t{0});

@@ -109,7 +109,9 @@ TEST_CASE("inferred_idle, timeout and session_exit; a send after exit fails SESS
   REQUIRE(s.session->signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
   REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
 
-  r = fx.send(*s.session, request("while :; do echo tick; sleep 0.1; done", 30s, 1s));
+  // The loop runs in a child shell: an interactive bash running the loop itself keeps going
+  // when SIGINT lands between two sleeps (it takes the signal as handled by the child).
+  r = fx.send(*s.session, request("sh -c 'while :; do echo tick; sleep 0.1; done'", 30s, 1s));
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->wait_reason == WaitReason::timeout);
   signalled = false;

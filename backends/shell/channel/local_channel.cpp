@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "channel/pty.hpp"
 #include "proc/procfs.hpp"
@@ -210,6 +212,18 @@ Status LocalChannel::signal_group(pid_t pgid, int signo) {
                              "signal process group " + std::to_string(pgid), errno);
   }
   return {};
+}
+
+bool LocalChannel::ignores_signal(pid_t pid, int signo) const {
+  // The SigIgn line of /proc/<pid>/status: the ignored signals as a hex mask, bit signo-1.
+  char buf[2048];
+  if (procfs::read_small(procfs::Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) {
+    return false;
+  }
+  const char* line = std::strstr(buf, "\nSigIgn:");
+  if (!line || signo < 1 || signo > 64) return false;
+  unsigned long long mask = std::strtoull(line + 8, nullptr, 16);
+  return (mask >> (signo - 1)) & 1;
 }
 
 // ---- readers ------------------------------------------------------------------------------

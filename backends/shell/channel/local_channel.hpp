@@ -50,6 +50,7 @@ class LocalChannel final : public ProcessChannel {
   std::optional<TerminalModes> terminal_modes() const override;
   std::optional<std::string> working_directory(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
+  bool ignores_signal(pid_t pid, int signo) const override;
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
   void forget_readers() override;

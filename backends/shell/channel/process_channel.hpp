@@ -98,6 +98,9 @@ class ProcessChannel {
   virtual std::optional<std::string> working_directory(pid_t pid) const = 0;
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
+  // Whether process `pid` ignores `signo` (SIG_IGN): a signal it ignores changes nothing.
+  // False when that cannot be told.
+  virtual bool ignores_signal(pid_t pid, int signo) const = 0;
 
   // ---- readers of the terminal (the stdin probe) --------------------------------------
   // Whether this channel can prove a process blocked reading the terminal.
