@@ -139,18 +139,26 @@ void measure_tmux(const Plan& plan, Report& report) {
     report.skipped(kFig2, kTmux, kUs, "tmux not installed");
     return;
   }
-  const std::string sock = "dshpty-bench-" + std::to_string(getpid());
+  // The server's socket in a private directory removed with it: with -L, tmux would leave
+  // /tmp/tmux-UID/<name> behind after every run.
+  char dir_template[] = "/tmp/dshpty-bench-tmux-XXXXXX";
+  if (!::mkdtemp(dir_template)) {
+    report.skipped(kFig2, kTmux, kUs, "no temporary directory for tmux's socket");
+    return;
+  }
+  const std::string dir = dir_template;
+  const std::string sock = dir + "/socket";
   const std::string chan = "dshpty-bench-ready";
   // The prompt signals a wait-for channel, as a tmux-driven agent would wait for it.
   std::string shell = "exec env -i";
-  for (const std::string& e : bash_env("tmux -L " + sock + " wait-for -S " + chan)) {
+  for (const std::string& e : bash_env("tmux -S " + sock + " wait-for -S " + chan)) {
     std::string quoted = "'";
     for (char c : e) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     shell += " " + quoted + "'";
   }
   for (const std::string& a : bash_argv()) shell += " " + a;
   auto tmux = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv{"tmux", "-f", "/dev/null", "-L", sock};
+    std::vector<std::string> argv{"tmux", "-f", "/dev/null", "-S", sock};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_quiet(argv);
   };
@@ -173,6 +181,8 @@ void measure_tmux(const Plan& plan, Report& report) {
     tmux({"kill-server"});
     report.skipped(kFig2, kTmux, kUs, std::string("error: ") + e.what());
   }
+  ::unlink(sock.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace bench
