@@ -39,9 +39,6 @@ class LineEditor {
   // still happened.
   void process(const SanitizedText& chunk, Output& out);
 
-  // The current line as displayed (for tests).
-  const std::string& line() const noexcept { return line_; }
-
  private:
   void process_slowly(const SanitizedText& chunk, Output& out);
   void mirror_appended(std::string_view text);
