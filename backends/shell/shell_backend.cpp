@@ -20,6 +20,22 @@ namespace {
 
 constexpr unsigned kMaxDimension = 4096;
 
+// The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
+// the caller should hear about, not a silent default.
+constexpr std::string_view kOptionNames[] = {"rows", "cols"};
+
+Status check_option_names(const std::map<std::string, std::string>& options) {
+  for (const auto& [name, value] : options) {
+    bool known = false;
+    for (std::string_view known_name : kOptionNames) known = known || name == known_name;
+    if (known) continue;
+    std::string list;
+    for (std::string_view known_name : kOptionNames) list += (list.empty() ? "" : ", ") + std::string(known_name);
+    return make_error(Code::INVALID_ARGUMENT, "unknown shell option \"" + name + "\" (known: " + list + ")");
+  }
+  return {};
+}
+
 Result<unsigned> parse_dimension(const std::map<std::string, std::string>& options,
                                  const char* name, unsigned fallback) {
   auto it = options.find(name);
@@ -74,6 +90,7 @@ class ShellBackend final : public Backend {
     shell::StartParams p;
     p.session_id = spec.session_id;
     p.signal = spec.signal;
+    if (Status st = check_option_names(spec.request.options); !st) return st.error();
     auto rows = parse_dimension(spec.request.options, "rows", config_.rows);
     if (!rows) return rows.error();
     auto cols = parse_dimension(spec.request.options, "cols", config_.cols);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dshpty {
 
@@ -52,6 +53,21 @@ struct SendResult {
   // stdin_read with the reader's terminal echo off in canonical mode: a password prompt
   // (getpass, sudo, ssh, read -s). A host can ask a person for the secret instead.
   bool input_hidden = false;
+};
+
+// What the session's terminal shows now, as its emulator rendered it.
+struct ScreenSnapshot {
+  unsigned rows = 0;
+  unsigned cols = 0;
+  // The visible rows, top first: trailing spaces trimmed, trailing blank rows dropped, a
+  // wide character once (its second cell adds nothing). UTF-8.
+  std::vector<std::string> lines{};
+  unsigned cursor_row = 0;  // 0-based, within rows x cols
+  unsigned cursor_col = 0;
+  bool cursor_visible = true;
+  bool alternate = false;  // the alternate screen is shown: a full-screen program draws
+  std::string title{};     // as the program set it (OSC 0/2); empty if never set
+  friend bool operator==(const ScreenSnapshot&, const ScreenSnapshot&) = default;
 };
 
 // Output of a live send since the previous read_output().

@@ -48,9 +48,9 @@ struct ShellConfig {
 };
 
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
-// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096). Configuration errors (a
-// missing shell, cwd or helper) do not fail this call: each spawn fails with a message
-// naming the path.
+// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096); any other name is
+// INVALID_ARGUMENT. Configuration errors (a missing shell, cwd or helper) do not fail this
+// call: each spawn fails with a message naming the path.
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
 
 }  // namespace dshpty

@@ -30,6 +30,11 @@ TEST_CASE("every op parses with its fields") {
   CHECK(o.type == "shell");
   CHECK(*o.name == "main");
   CHECK(*o.cwd == "/tmp");
+  CHECK(o.options.empty());
+  auto confined = parse_ok(R"({"id":1,"op":"open","type":"shell","terminal":"xterm","sandbox":"read-only","network":"on"})");
+  CHECK(std::get<OpenOp>(confined.op).options ==
+        std::map<std::string, std::string>{{"network", "on"}, {"sandbox", "read-only"}, {"terminal", "xterm"}});
+  parse_bad(R"({"id":1,"op":"open","type":"shell","terminal":7})");
 
   auto send = parse_ok(R"({"id":"s","op":"send","sessionId":"pty-1","text":"ls","submit":false,"timeoutMs":5,"idleMs":7})");
   CHECK(send.owner == "default");

@@ -181,6 +181,13 @@ TEST_CASE("parse_text_command: the other commands and their errors") {
   CHECK_FALSE(parse_text_command("open", context));
   CHECK_FALSE(parse_text_command("open shell a b", context));
   CHECK_FALSE(parse_text_command("open shell --bogus", context));
+  auto options = parse_text_command("open shell --term xterm --sandbox=workspace-write --network on w", context);
+  REQUIRE(options);
+  CHECK(*options->name == "w");
+  CHECK(options->options ==
+        std::map<std::string, std::string>{{"network", "on"}, {"sandbox", "workspace-write"}, {"terminal", "xterm"}});
+  CHECK_FALSE(parse_text_command("open shell --term", context));
+  CHECK(parse_text_command("open shell main", context)->options.empty());
 
   auto read = parse_text_command("read pty-1", context);
   REQUIRE(read);

@@ -97,6 +97,17 @@ TEST_CASE("rows and cols of 0 or above 4096 are INVALID_ARGUMENT") {
   check_nothing_left(fx);
 }
 
+TEST_CASE("an unknown spawn option is INVALID_ARGUMENT naming it") {
+  ShellFixture fx;
+  SpawnRequest request;
+  request.options["colour"] = "on";
+  auto s = fx.spawn(fx.config(), request);
+  REQUIRE_FALSE(s.session);
+  CHECK_MESSAGE(s.error->code == Code::INVALID_ARGUMENT, describe(s.error));
+  CHECK_MESSAGE(contains(s.error, "\"colour\""), describe(s.error));
+  check_nothing_left(fx);
+}
+
 TEST_CASE("a shell that exits during start-up fails the spawn cleanly") {
   ShellFixture fx;
   auto config = fx.config();

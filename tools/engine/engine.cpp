@@ -44,6 +44,7 @@ void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnRes
   options.type = std::move(request.type);
   options.name = std::move(request.name);
   options.cwd = std::move(request.cwd);
+  options.options = std::move(request.options);
   // A key already pending stays with its first open; this one is then not abortable.
   bool abortable = false;
   if (!abort_key.empty()) {

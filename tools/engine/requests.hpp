@@ -4,8 +4,10 @@
 // Every member has a default initializer, so designated initializers are -Wextra clean.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dshpty/session.hpp"
 
@@ -15,7 +17,17 @@ struct OpenRequest {
   std::string type{};  // the backend type, e.g. "shell"
   std::optional<std::string> name{};
   std::optional<std::string> cwd{};
+  std::map<std::string, std::string> options{};  // the backend's own, passed as is
 };
+
+// The backend options every face takes on `open`: the text flag, and the key that is both
+// the JSON (and MCP) field and the backend's option name. The backend checks the values.
+struct OpenOption {
+  std::string_view flag;
+  std::string_view key;
+};
+inline constexpr OpenOption kOpenOptions[] = {
+    {"--term", "terminal"}, {"--sandbox", "sandbox"}, {"--network", "network"}};
 
 struct SessionSend {
   std::string session_id{};

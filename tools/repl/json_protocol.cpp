@@ -77,6 +77,10 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
     if (auto type = f.string("type", true)) open.type = *type;
     open.name = f.string("name", false);
     open.cwd = f.string("cwd", false);
+    for (const auto& option : engine::kOpenOptions) {
+      std::string key(option.key);
+      if (auto value = f.string(key.c_str(), false)) open.options[key] = *value;
+    }
     return done(std::move(open));
   }
   if (op == "send") {

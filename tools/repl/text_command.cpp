@@ -1,5 +1,7 @@
 #include "text_command.hpp"
 
+#include "requests.hpp"
+
 #include <charconv>
 
 namespace dshpty::repl {
@@ -84,19 +86,45 @@ Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const Par
   return command;
 }
 
+// A flag's value, from "--flag VALUE" or "--flag=VALUE" at args[i] (then i moves past it);
+// nullopt when args[i] is not that flag; an empty optional inside when the value is missing.
+std::optional<std::optional<std::string>> flag_value(const std::vector<std::string>& args,
+                                                     std::size_t& i, std::string_view flag) {
+  const std::string& word = args[i];
+  if (word == flag) {
+    if (i + 1 >= args.size()) return std::optional<std::string>();
+    return std::optional<std::string>(args[++i]);
+  }
+  if (word.size() > flag.size() && word.compare(0, flag.size(), flag) == 0 && word[flag.size()] == '=') {
+    return std::optional<std::string>(word.substr(flag.size() + 1));
+  }
+  return std::nullopt;
+}
+
 Result<TextCommand> parse_open(std::vector<std::string> args) {
-  constexpr std::string_view kUsage = "open TYPE [NAME] [--cwd DIR]";
+  constexpr std::string_view kUsage =
+      "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off]";
   TextCommand command;
   command.kind = Kind::open;
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
-    if (word == "--cwd") {
-      if (i + 1 >= args.size()) return usage(kUsage);
-      command.cwd = args[++i];
-    } else if (word.rfind("--cwd=", 0) == 0) {
-      command.cwd = word.substr(6);
-    } else if (word.rfind("--", 0) == 0) {
+    if (auto cwd = flag_value(args, i, "--cwd")) {
+      if (!*cwd) return usage(kUsage);
+      command.cwd = std::move(**cwd);
+      continue;
+    }
+    bool taken = false;
+    for (const auto& option : engine::kOpenOptions) {
+      if (auto value = flag_value(args, i, option.flag)) {
+        if (!*value) return usage(kUsage);
+        command.options[std::string(option.key)] = std::move(**value);
+        taken = true;
+        break;
+      }
+    }
+    if (taken) continue;
+    if (word.rfind("--", 0) == 0) {
       return make_error(Code::INVALID_ARGUMENT, "unknown option " + word + " (" + std::string(kUsage) + ")");
     } else {
       positional.push_back(word);
@@ -233,7 +261,8 @@ const std::vector<std::string>& command_names() {
 }
 
 std::string help_text() {
-  return "open TYPE [NAME] [--cwd DIR]   start a session (TYPE: shell) and print its start-up output\n"
+  return "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off]\n"
+         "                               start a session (TYPE: shell) and print its start-up output\n"
          "send [ID] [--no-submit] [--timeout MS] [--idle MS] TEXT...   type TEXT and Enter, print what it produced\n"
          "read [ID] [OFFSET [COUNT]]     page retained output, OFFSET lines back from the newest (COUNT 500)\n"
          "signal [ID] SIGNAME            send SIGINT SIGTERM SIGKILL SIGTSTP or SIGHUP to the foreground process group\n"

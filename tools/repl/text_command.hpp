@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@ struct TextCommand {
   std::string type;
   std::optional<std::string> name;
   std::optional<std::string> cwd;
+  std::map<std::string, std::string> options;  // backend options (engine::kOpenOptions)
 
   // send: the text exactly as typed after the id and options (spaces and quotes kept).
   std::string text;

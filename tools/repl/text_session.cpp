@@ -87,7 +87,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
     case Kind::open: {
       open_pending_ = true;
       engine_.open(
-          kOwner, {.type = command.type, .name = command.name, .cwd = command.cwd},
+          kOwner, {.type = command.type, .name = command.name, .cwd = command.cwd, .options = command.options},
           [this](Result<SpawnResult> result) {
             print_(result ? format_open(*result, cap()) : format_error(result.error()));
             finish();
