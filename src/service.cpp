@@ -252,6 +252,26 @@ Result<ReadPage> Service::read(const Owner& owner, std::string_view id,
   return (*rec)->session->read(request);
 }
 
+Result<ScreenSnapshot> Service::screen(const Owner& owner, std::string_view id) {
+  auto rec = core_->fence(owner, id);
+  if (!rec) return rec.error();
+  return (*rec)->session->screen();
+}
+
+Status Service::resize(const Owner& owner, std::string_view id, unsigned rows, unsigned cols) {
+  auto fenced = core_->fence(owner, id);
+  if (!fenced) return fenced.error();
+  Record& rec = **fenced;
+  if (rec.state == RecordState::closing || rec.state == RecordState::cleanup_failed)
+    return make_error(Code::SESSION_CLOSING);
+  constexpr unsigned kMaxDimension = 4096;
+  if (rows < 1 || rows > kMaxDimension || cols < 1 || cols > kMaxDimension) {
+    return make_error(Code::INVALID_ARGUMENT, "rows and cols must be 1..4096, got " +
+                                                  std::to_string(rows) + "x" + std::to_string(cols));
+  }
+  return rec.session->resize(rows, cols);
+}
+
 Status Service::signal(const Owner& owner, std::string_view id, Signal signal,
                        Callback<SignalResult> done) {
   return core_->signal(owner, id, signal, std::move(done));

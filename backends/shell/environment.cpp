@@ -24,7 +24,7 @@ bool is_scrubbed_name(std::string_view name) {
 }
 
 std::vector<std::string> build_environment(
-    char** host, std::string_view session_id,
+    char** host, std::string_view session_id, std::string_view term,
     const std::map<std::string, std::optional<std::string>>& overrides) {
   std::map<std::string, std::string> env;
   for (char** entry = host; entry && *entry; ++entry) {
@@ -32,10 +32,10 @@ std::vector<std::string> build_environment(
     auto eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
     std::string_view name = kv.substr(0, eq);
-    if (is_scrubbed_name(name)) continue;
+    if (is_scrubbed_name(name) || name == "COLORTERM") continue;
     env[std::string(name)] = std::string(kv.substr(eq + 1));
   }
-  env["TERM"] = "dumb";
+  env["TERM"] = std::string(term);
   env["PAGER"] = "cat";
   env["GIT_PAGER"] = "cat";
   env["PS1"] = std::string(kPrompt);

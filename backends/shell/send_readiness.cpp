@@ -1,4 +1,5 @@
-// Sends on a shell session: one write of the text (plus "\r"), then completion with the
+// Sends on a shell session: one write of the text (then the keys, encoded in the terminal's
+// modes of the moment, and "\r" when submitting), then completion with the
 // first of (docs/shell-backend.md, "Send readiness"):
 //   stdin_read     the prompt marker arrived after the write landed, exactly the prompt
 //                  follows it, and the shell's own group has the terminal (decided as the
@@ -56,9 +57,12 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   if (timeout.count() < 0 || idle.count() < 0) {
     return make_error(Code::INVALID_ARGUMENT, "a send's timeout and idle must not be negative");
   }
+  auto keys = screen::parse_keys(request.keys);
+  if (!keys) return keys.error();
   auto send = std::make_shared<SendState>(config_.viewport_bytes);
+  send->submit = request.submits();
   send->bytes = std::move(request.text);
-  if (request.submit) send->bytes.push_back('\r');
+  send->keys = std::move(*keys);
   send->done = std::move(done);
   send->session = this;
   send_ = send;
@@ -126,6 +130,10 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     channel_->read_available();
     if (send != send_) return;  // the output settled it (the shell exited)
   }
+  // Keys are encoded now, after the output above: a program that switched to application
+  // cursor keys a moment ago gets ESC O A for Up.
+  if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
+  if (send->submit) send->bytes.push_back('\r');
   send->write_started = true;
   send->tail.clear();
   channel_->mark_readers();
@@ -273,6 +281,7 @@ void ShellSession::settle_send(WaitReason reason, bool at_shell_prompt, bool rea
   result.truncated = send->tail.truncated();
   result.wait_reason = reason;
   result.session_status = status();
+  if (emulator_.alternate()) result.screen = emulator_.snapshot();
   deferred_.post([done = std::move(send->done), result = std::move(result)]() mutable {
     done(std::move(result));
   });

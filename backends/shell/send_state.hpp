@@ -7,7 +7,10 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
 #include "dshpty/backend.hpp"
+#include "screen/keys.hpp"
 #include "text/tail_buffer.hpp"
 
 namespace dshpty::shell {
@@ -18,7 +21,9 @@ struct SendState {
   explicit SendState(std::size_t viewport_bytes) : tail(viewport_bytes) {}
 
   text::TailBuffer tail;  // this send's sanitized output
-  std::string bytes;          // what the write sends: text, plus "\r" when submitting
+  std::string bytes;          // what the write sends: the text, then the keys and "\r"
+  std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
+  bool submit = true;             // "\r" after the text and keys
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool gated = false;  // the write waits for a reader after a signal (the write gate)
   bool typed_ahead = true;  // written while the shell may not have been reading

@@ -22,7 +22,7 @@ constexpr unsigned kMaxDimension = 4096;
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"rows", "cols"};
+constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal"};
 
 Status check_option_names(const std::map<std::string, std::string>& options) {
   for (const auto& [name, value] : options) {
@@ -54,6 +54,16 @@ Result<unsigned> parse_dimension(const std::map<std::string, std::string>& optio
                                                   std::to_string(value));
   }
   return value;
+}
+
+Result<ShellConfig::Terminal> parse_terminal(const std::map<std::string, std::string>& options,
+                                             ShellConfig::Terminal fallback) {
+  auto it = options.find("terminal");
+  if (it == options.end()) return fallback;
+  if (it->second == "dumb") return ShellConfig::Terminal::dumb;
+  if (it->second == "xterm") return ShellConfig::Terminal::xterm;
+  return make_error(Code::INVALID_ARGUMENT,
+                    "shell option \"terminal\" must be dumb or xterm, got \"" + it->second + "\"");
 }
 
 Status check_executable(const std::string& what, const std::string& path) {
@@ -97,6 +107,8 @@ class ShellBackend final : public Backend {
     if (!cols) return cols.error();
     p.rows = *rows;
     p.cols = *cols;
+    auto terminal = parse_terminal(spec.request.options, config_.terminal);
+    if (!terminal) return terminal.error();
     if (config_.argv.empty() || config_.argv.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
     }
@@ -120,7 +132,9 @@ class ShellBackend final : public Backend {
     if (Status st = check_executable("PTY supervisor", p.supervisor_path); !st) {
       return st.error();
     }
-    p.env = shell::build_environment(environ, spec.session_id, config_.env);
+    p.env = shell::build_environment(
+        environ, spec.session_id, *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb",
+        config_.env);
     return p;
   }
 

@@ -25,10 +25,12 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       deferred_(loop),
       scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                          config.page_bytes}),
+      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
       prompt_watch_(std::string(kPrompt)) {
   session_id_ = params_.session_id;
   pipeline_.add(scrollback_);
   pipeline_.add(motd_);
+  pipeline_.add(emulator_);
   pipeline_.add(*this);
   ev_timer_init(&startup_timer_, &ShellSession::on_startup_timeout, 0., 0.);
   ev_timer_init(&exit_publish_timer_, &ShellSession::on_exit_publish_timeout, 0., 0.);
@@ -107,7 +109,19 @@ void ShellSession::on_started(pid_t shell_pid) {
 
 void ShellSession::on_start_failed(Error cause) { fail_start(std::move(cause)); }
 
-void ShellSession::on_output(std::string_view bytes) { pipeline_.feed(bytes); }
+void ShellSession::on_output(std::string_view bytes) {
+  pipeline_.feed(bytes);
+  write_replies();
+}
+
+void ShellSession::write_replies() {
+  if (replies_.empty()) return;
+  std::string replies = std::move(replies_);
+  replies_.clear();
+  // Like a terminal's, the answer goes in whatever the phase: a program asking during
+  // start-up (or while the session closes) must not hang on it.
+  if (channel_ && !channel_->output_ended()) channel_->write(replies);
+}
 
 void ShellSession::on_output_ended() {
   pipeline_.finish();
@@ -354,12 +368,23 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
   begin_teardown();
 }
 
+Result<ScreenSnapshot> ShellSession::screen() {
+  if (channel_ && !channel_->output_ended()) channel_->read_available();
+  return emulator_.snapshot();
+}
+
 Status ShellSession::resize(unsigned rows, unsigned cols) {
   if (rows < 1 || rows > 4096 || cols < 1 || cols > 4096) {
     return make_error(Code::INVALID_ARGUMENT, "rows and cols must be 1..4096");
   }
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  return channel_->resize(rows, cols);
+  if (channel_->output_ended()) return make_error(Code::SESSION_EXITED);
+  // What was drawn for the old size is rendered first; what comes after is drawn for the
+  // new one.
+  channel_->read_available();
+  if (Status st = channel_->resize(rows, cols); !st) return st;
+  emulator_.resize(rows, cols);
+  return {};
 }
 
 Status ShellSession::write(std::string_view bytes) {

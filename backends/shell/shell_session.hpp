@@ -32,6 +32,7 @@
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
 #include "channel/process_channel.hpp"
+#include "screen/emulator.hpp"
 #include "send_state.hpp"
 #include "text/motd_capture.hpp"
 #include "text/output_sink.hpp"
@@ -74,9 +75,13 @@ class ShellSession final : public BackendSession,
   Result<ReadPage> read(const ReadRequest& request) override;
   Status signal(Signal signal, Callback<SignalResult> done) override;
   void close(std::string reason, Callback<void> done) override;
+  // The emulator's grid, after whatever the terminal has written by now.
+  Result<ScreenSnapshot> screen() override;
+  // INVALID_ARGUMENT outside 1..4096; SESSION_CLOSING while closing; SESSION_EXITED once
+  // the terminal is gone.
+  Status resize(unsigned rows, unsigned cols) override;
 
-  // Shell-specific. INVALID_ARGUMENT outside 1..4096; SESSION_CLOSING while closing.
-  Status resize(unsigned rows, unsigned cols);
+  // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).
   Status write(std::string_view bytes);
 
@@ -92,6 +97,7 @@ class ShellSession final : public BackendSession,
   std::size_t text_memory_bytes() const noexcept {
     return scrollback_.memory_bytes() + (send_ ? send_->tail.memory_bytes() : 0);
   }
+  std::size_t screen_memory_bytes() const noexcept { return emulator_.memory_bytes(); }
 
   // How often the stdin probe looks at /proc while a send's write has landed.
   static constexpr std::chrono::milliseconds kProbeInterval{20};
@@ -115,6 +121,10 @@ class ShellSession final : public BackendSession,
   void on_exited(SessionStatus status) override;
   void on_quiescent() override;
   void on_lost(Error cause) override;
+
+  // What the emulator answered to the terminal's queries, written once a read's bytes
+  // have gone through every sink (never from inside one).
+  void write_replies();
 
   // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
   void on_bytes(std::string_view raw) override;
@@ -182,10 +192,13 @@ class ShellSession final : public BackendSession,
   bool exit_published_ = false;                // status() says exited
   Error lost_;  // the channel ended without proving the tree gone
 
-  // The output, in the order the sinks are fed: scrollback, motd, then this session.
+  // The output, in the order the sinks are fed: scrollback, motd, the emulator (so a send
+  // settled by this read sees the screen it drew), then this session.
   text::OutputPipeline pipeline_;
   text::Scrollback scrollback_;
   text::MotdCapture motd_;
+  screen::Emulator emulator_;
+  std::string replies_;  // the emulator's answers not written yet
   text::PromptWatch prompt_watch_;
 
   // The live send.

@@ -73,6 +73,16 @@ class BackendSession {
   virtual Status signal(Signal signal, Callback<SignalResult> done) = 0;
   // Tears the session down; see the rules at the top of this file.
   virtual void close(std::string reason, Callback<void> done) = 0;
+
+  // What the session's terminal shows now. A backend without a screen: INVALID_ARGUMENT.
+  virtual Result<ScreenSnapshot> screen() {
+    return make_error(Code::INVALID_ARGUMENT, "this session has no screen");
+  }
+  // The terminal's window size (the service checked 1..4096). A backend without a
+  // terminal: INVALID_ARGUMENT.
+  virtual Status resize(unsigned /*rows*/, unsigned /*cols*/) {
+    return make_error(Code::INVALID_ARGUMENT, "this session has no terminal to resize");
+  }
 };
 
 using SpawnCallback = std::function<void(Result<std::unique_ptr<BackendSession>>)>;

@@ -137,6 +137,13 @@ class Service {
   // the backend's INVALID_ARGUMENT.
   Result<ReadPage> read(const Owner& owner, std::string_view session_id,
                         const ReadRequest& request = {});
+  // What the session's terminal shows now. Fails as read(); a backend without a screen
+  // says so with INVALID_ARGUMENT.
+  Result<ScreenSnapshot> screen(const Owner& owner, std::string_view session_id);
+  // Sets the session's window size (its foreground group gets SIGWINCH). Fails with
+  // OWNER_NOT_LIVE, NO_SESSION, FOREIGN_SESSION, SESSION_CLOSING, INVALID_ARGUMENT outside
+  // 1..4096 (rows and cols), or the backend's own (SESSION_EXITED).
+  Status resize(const Owner& owner, std::string_view session_id, unsigned rows, unsigned cols);
   // Signals the foreground process group. Synchronous failures as read(), plus
   // SESSION_CLOSING and the backend's own.
   Status signal(const Owner& owner, std::string_view session_id, Signal signal,

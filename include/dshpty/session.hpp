@@ -26,6 +26,21 @@ struct SessionStatus {
   friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
 };
 
+// What the session's terminal shows now, as its emulator rendered it.
+struct ScreenSnapshot {
+  unsigned rows = 0;
+  unsigned cols = 0;
+  // The visible rows, top first: trailing spaces trimmed, trailing blank rows dropped, a
+  // wide character once (its second cell adds nothing). UTF-8.
+  std::vector<std::string> lines{};
+  unsigned cursor_row = 0;  // 0-based, within rows x cols
+  unsigned cursor_col = 0;
+  bool cursor_visible = true;
+  bool alternate = false;  // the alternate screen is shown: a full-screen program draws
+  std::string title{};     // as the program set it (OSC 0/2); empty if never set
+  friend bool operator==(const ScreenSnapshot&, const ScreenSnapshot&) = default;
+};
+
 // Why a send completed.
 enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit };
 // "stdin_read", "inferred_idle", "timeout", "session_exit".
@@ -34,9 +49,16 @@ std::string_view wait_reason_name(WaitReason reason) noexcept;
 struct SendRequest {
   // Default initializers on every member keep {.text = "ls"} -Wextra clean on g++ 12.
   std::string text{};
-  bool submit = true;                                  // append "\r"
+  // Named keys typed after the text ("Enter", "Up", "C-c", "F5", "y": tmux's vocabulary,
+  // docs/shell-backend.md), encoded in the terminal's modes when they are written. An
+  // unknown name fails the send before anything is written.
+  std::vector<std::string> keys{};
+  // Enter after the text and keys. Unset: yes, unless only keys are given.
+  std::optional<bool> submit{};
   std::optional<std::chrono::milliseconds> timeout{};  // backend default when unset
   std::optional<std::chrono::milliseconds> idle{};     // silence that completes as inferred_idle
+
+  bool submits() const noexcept { return submit.value_or(!text.empty() || keys.empty()); }
 };
 
 struct SendResult {
@@ -53,21 +75,9 @@ struct SendResult {
   // stdin_read with the reader's terminal echo off in canonical mode: a password prompt
   // (getpass, sudo, ssh, read -s). A host can ask a person for the secret instead.
   bool input_hidden = false;
-};
-
-// What the session's terminal shows now, as its emulator rendered it.
-struct ScreenSnapshot {
-  unsigned rows = 0;
-  unsigned cols = 0;
-  // The visible rows, top first: trailing spaces trimmed, trailing blank rows dropped, a
-  // wide character once (its second cell adds nothing). UTF-8.
-  std::vector<std::string> lines{};
-  unsigned cursor_row = 0;  // 0-based, within rows x cols
-  unsigned cursor_col = 0;
-  bool cursor_visible = true;
-  bool alternate = false;  // the alternate screen is shown: a full-screen program draws
-  std::string title{};     // as the program set it (OSC 0/2); empty if never set
-  friend bool operator==(const ScreenSnapshot&, const ScreenSnapshot&) = default;
+  // The screen, when the send completed with the terminal on the alternate screen (a
+  // full-screen program: its viewport is what it drew, not a line stream).
+  std::optional<ScreenSnapshot> screen{};
 };
 
 // Output of a live send since the previous read_output().

@@ -26,6 +26,11 @@ struct ShellConfig {
   std::optional<std::string> cwd;
   unsigned rows = 40;
   unsigned cols = 160;
+  // What the shell is told its terminal is: dumb (TERM=dumb: line-mode output, today's
+  // default) or xterm (TERM=xterm-256color: full-screen programs draw, keys follow their
+  // modes). Either way every byte feeds the session's emulator (screen reads, keys).
+  enum class Terminal { dumb, xterm };
+  Terminal terminal = Terminal::dumb;
   // Applied after the inherited environment is scrubbed of secrets and the controlled
   // variables are set: a value sets, nullopt unsets.
   std::map<std::string, std::optional<std::string>> env;
@@ -48,8 +53,8 @@ struct ShellConfig {
 };
 
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
-// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096); any other name is
-// INVALID_ARGUMENT. Configuration errors (a missing shell, cwd or helper) do not fail this
+// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096), "terminal" ("dumb" or
+// "xterm"); any other name or value is INVALID_ARGUMENT. Configuration errors (a missing shell, cwd or helper) do not fail this
 // call: each spawn fails with a message naming the path.
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
 

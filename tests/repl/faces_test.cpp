@@ -82,7 +82,7 @@ TEST_CASE("text: open, list, use, send, read, signal, close by id and by name") 
   REQUIRE(f.backend->session("pty-1")->sends.size() == 1);
   CHECK(f.backend->session("pty-1")->sends[0].text == "echo hello");
   CHECK(f.run("send pty-2 --no-submit x") == "hello\n[wait: stdin_read]\n[session: running]\n");
-  CHECK_FALSE(f.backend->session("pty-2")->sends[0].submit);
+  CHECK(f.backend->session("pty-2")->sends[0].submit == false);
 
   CHECK(f.run("send nosuch ls") == "error: NO_SESSION: unknown PTY session ID\n");
   CHECK(f.run("use nosuch") == "error: NO_SESSION: unknown PTY session ID\n");

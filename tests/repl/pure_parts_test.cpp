@@ -122,11 +122,11 @@ TEST_CASE("parse_text_command: send keeps its text verbatim") {
   CHECK(send->kind == Kind::send);
   CHECK(*send->target == "main");
   CHECK(send->text == "echo  \"a  b\" 'c'");
-  CHECK(send->submit);
+  CHECK_FALSE(send->submit.has_value());
 
   auto options = parse_text_command("send --no-submit main --timeout 5000 --idle 200 y", context);
   REQUIRE(options);
-  CHECK_FALSE(options->submit);
+  CHECK(options->submit == false);
   CHECK(options->timeout->count() == 5000);
   CHECK(options->idle->count() == 200);
   CHECK(options->text == "y");
@@ -253,7 +253,7 @@ TEST_CASE("resolve_session: ids first, then names") {
 TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   const std::vector<SessionSnapshot> sessions{snapshot("pty-1", "main"), snapshot("pty-2", "build")};
   const std::vector<std::string> types{"shell"};
-  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"send", "signal"});
+  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"screen", "send", "signal"});
   CHECK(completion_candidates("", "", sessions, types).size() == command_names().size());
   CHECK(completion_candidates("send ", "", sessions, types) ==
         std::vector<std::string>{"pty-1", "pty-2", "main", "build"});

@@ -97,6 +97,14 @@ Result<ReadPage> Engine::read(std::string_view owner, const SessionRead& request
   return service_.read(owners_.get(owner), request.session_id, request.request);
 }
 
+Result<ScreenSnapshot> Engine::screen(std::string_view owner, const SessionScreen& request) {
+  return service_.screen(owners_.get(owner), request.session_id);
+}
+
+Status Engine::resize(std::string_view owner, const SessionResize& request) {
+  return service_.resize(owners_.get(owner), request.session_id, request.rows, request.cols);
+}
+
 Status Engine::signal(std::string_view owner, const SessionSignal& request, Callback<SignalResult> done) {
   auto status = service_.signal(owners_.get(owner), request.session_id, request.signal, counted(std::move(done)));
   if (status) ++pending_;

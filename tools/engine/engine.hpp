@@ -72,6 +72,8 @@ class Engine {
   Result<OutputDelta> send_output(std::string_view send_key);
 
   Result<ReadPage> read(std::string_view owner, const SessionRead& request);
+  Result<ScreenSnapshot> screen(std::string_view owner, const SessionScreen& request);
+  Status resize(std::string_view owner, const SessionResize& request);
   Status signal(std::string_view owner, const SessionSignal& request, Callback<SignalResult> done);
   // `done` gets true when this call closed the session, false when a close was in flight.
   Status close(std::string_view owner, const SessionClose& request, Callback<bool> done);

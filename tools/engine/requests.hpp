@@ -39,6 +39,16 @@ struct SessionRead {
   ReadRequest request{};
 };
 
+struct SessionScreen {
+  std::string session_id{};
+};
+
+struct SessionResize {
+  std::string session_id{};
+  unsigned rows = 0;
+  unsigned cols = 0;
+};
+
 struct SessionSignal {
   std::string session_id{};
   Signal signal = Signal::sigint;

@@ -46,6 +46,27 @@ class Fields {
     if (*value < 0) return fail(std::string("field \"") + name + "\" must not be negative");
     return std::chrono::milliseconds(*value);
   }
+  // An array of strings; nullopt when absent.
+  std::optional<std::vector<std::string>> strings(const char* name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    std::vector<std::string> out;
+    if (!field->is_array()) return fail(std::string("field \"") + name + "\" must be an array of strings");
+    for (const Json& item : *field) {
+      if (!item.is_string()) return fail(std::string("field \"") + name + "\" must be an array of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  // A non-negative integer that fits `unsigned` (the service checks its own range).
+  std::optional<unsigned> count(const char* name, bool required) {
+    if (!find(name, required)) return std::nullopt;
+    const auto value = integer(name);
+    if (!value) return std::nullopt;
+    if (*value < 0 || *value > std::numeric_limits<unsigned>::max())
+      return fail(std::string("field \"") + name + "\" is out of range");
+    return static_cast<unsigned>(*value);
+  }
   const Json* any(const char* name, bool required) { return find(name, required); }
   bool failed() const { return static_cast<bool>(error_); }
 
@@ -86,8 +107,12 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
   if (op == "send") {
     SendOp send;
     if (auto id = f.string("sessionId", true)) send.session_id = *id;
-    if (auto text = f.string("text", true)) send.request.text = *text;
-    if (auto submit = f.boolean("submit")) send.request.submit = *submit;
+    auto text = f.string("text", false);
+    auto keys = f.strings("keys");
+    if (!f.failed() && !text && !keys) return invalid("a send needs \"text\" or \"keys\"");
+    if (text) send.request.text = std::move(*text);
+    if (keys) send.request.keys = std::move(*keys);
+    send.request.submit = f.boolean("submit");
     send.request.timeout = f.milliseconds("timeoutMs");
     send.request.idle = f.milliseconds("idleMs");
     return done(std::move(send));
@@ -97,6 +122,18 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
     if (f.failed()) return f.error();
     if (op == "cancel") return Op(CancelOp{*send_id});
     return Op(OutputOp{*send_id});
+  }
+  if (op == "read" && f.boolean("screen").value_or(false)) {
+    ScreenOp screen;
+    if (auto id = f.string("sessionId", true)) screen.session_id = *id;
+    return done(std::move(screen));
+  }
+  if (op == "resize") {
+    ResizeOp resize;
+    if (auto id = f.string("sessionId", true)) resize.session_id = *id;
+    if (auto rows = f.count("rows", true)) resize.rows = *rows;
+    if (auto cols = f.count("cols", true)) resize.cols = *cols;
+    return done(std::move(resize));
   }
   if (op == "read") {
     ReadOp read;
@@ -211,13 +248,24 @@ Json encode_open(const SpawnResult& result, std::size_t cap) {
 Json encode_send(const SendResult& result, std::size_t cap) {
   bool truncated = result.truncated;
   Json viewport = capped(result.viewport, cap, truncated);
-  return Json{{"viewport", std::move(viewport)},
+  Json out{{"viewport", std::move(viewport)},
               {"waitReason", std::string(wait_reason_name(result.wait_reason))},
               {"sessionStatus", encode_status(result.session_status)},
               {"truncated", truncated},
               {"exitCode", result.exit_code ? Json(*result.exit_code) : Json(nullptr)},
               {"cwd", result.cwd ? Json(*result.cwd) : Json(nullptr)},
               {"inputHidden", result.input_hidden}};
+  if (result.screen) out["screen"] = encode_screen(*result.screen);
+  return out;
+}
+
+Json encode_screen(const ScreenSnapshot& screen) {
+  return Json{{"rows", screen.rows},
+              {"cols", screen.cols},
+              {"lines", screen.lines},
+              {"cursor", Json{{"row", screen.cursor_row}, {"col", screen.cursor_col}, {"visible", screen.cursor_visible}}},
+              {"alternate", screen.alternate},
+              {"title", screen.title}};
 }
 
 Json encode_output(const OutputDelta& delta, std::size_t cap) {

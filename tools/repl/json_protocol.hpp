@@ -29,6 +29,8 @@ inline constexpr std::string_view kDefaultOwner = "default";
 using OpenOp = engine::OpenRequest;
 using SendOp = engine::SessionSend;
 using ReadOp = engine::SessionRead;
+using ScreenOp = engine::SessionScreen;  // a read with "screen": true
+using ResizeOp = engine::SessionResize;
 using SignalOp = engine::SessionSignal;
 using CloseOp = engine::SessionClose;
 struct CancelOp {
@@ -42,8 +44,8 @@ struct ActivityOp {};
 struct DisposeOwnerOp {};
 struct ShutdownOp {};
 
-using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, SignalOp, CloseOp, ListOp, ActivityOp,
-                        DisposeOwnerOp, ShutdownOp>;
+using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, ScreenOp, ResizeOp, SignalOp, CloseOp, ListOp,
+                        ActivityOp, DisposeOwnerOp, ShutdownOp>;
 
 struct Request {
   Json id;                                   // echoed in the response
@@ -75,6 +77,8 @@ Json encode_open(const SpawnResult& result, std::size_t cap);
 Json encode_send(const SendResult& result, std::size_t cap);
 Json encode_output(const OutputDelta& delta, std::size_t cap);
 Json encode_read(const ReadPage& page, std::size_t cap);
+// {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.
+Json encode_screen(const ScreenSnapshot& screen);
 Json encode_signal(const SignalResult& result);
 
 }  // namespace dshpty::repl::json_protocol

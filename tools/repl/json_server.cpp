@@ -74,6 +74,17 @@ void JsonServer::dispatch(jp::Request request) {
           [&](jp::ReadOp& op) {
             answer(id, engine_.read(owner, op), [cap](const ReadPage& page) { return jp::encode_read(page, cap); });
           },
+          [&](jp::ScreenOp& op) {
+            answer(id, engine_.screen(owner, op),
+                   [](const ScreenSnapshot& screen) { return Json{{"screen", jp::encode_screen(screen)}}; });
+          },
+          [&](jp::ResizeOp& op) {
+            Status status = engine_.resize(owner, op);
+            if (status)
+              respond(id, Json::object());
+            else
+              respond_error(id, status.error());
+          },
           [&](jp::SignalOp& op) {
             auto status = engine_.signal(owner, op, [this, id](Result<SignalResult> result) {
               answer(id, result, jp::encode_signal);

@@ -46,7 +46,8 @@ bool names_session(const ParseContext& context, std::string_view word) {
   return context.names_session && context.names_session(word);
 }
 
-constexpr std::string_view kSendUsage = "send [ID] [--no-submit] [--timeout MS] [--idle MS] [--] TEXT...";
+constexpr std::string_view kSendUsage =
+    "send [ID] [--no-submit] [--keys K1,K2...] [--timeout MS] [--idle MS] [--] TEXT...";
 
 // send keeps its text verbatim, so it is scanned raw rather than split into words.
 Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const ParseContext& context) {
@@ -63,6 +64,24 @@ Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const Par
     }
     if (word == "--no-submit") {
       command.submit = false;
+      pos = after;
+      continue;
+    }
+    if (word == "--keys") {
+      const std::string_view value = next_raw_word(line, after);
+      if (value.empty()) return make_error(Code::INVALID_ARGUMENT, "--keys needs a comma-separated list of key names");
+      // "," alone is the comma key; otherwise commas separate names.
+      if (value == ",") {
+        command.keys.emplace_back(",");
+      } else {
+        std::size_t start = 0;
+        for (;;) {
+          const std::size_t comma = value.find(',', start);
+          command.keys.emplace_back(value.substr(start, comma - start));
+          if (comma == std::string_view::npos) break;
+          start = comma + 1;
+        }
+      }
       pos = after;
       continue;
     }
@@ -175,6 +194,47 @@ Result<TextCommand> parse_signal_command(std::vector<std::string> args, const Pa
   return command;
 }
 
+// keys [ID] K1 K2...: a send of named keys only (no Enter unless "Enter" is among them).
+Result<TextCommand> parse_keys(std::vector<std::string> args, const ParseContext& context) {
+  constexpr std::string_view kUsage = "keys [ID] KEY...";
+  TextCommand command;
+  command.kind = Kind::send;
+  // The first word is the session when it names one, or when there is no current session.
+  if (!args.empty() && (names_session(context, args.front()) || !context.has_current)) {
+    command.target = std::move(args.front());
+    args.erase(args.begin());
+  }
+  if (args.empty()) return usage(kUsage);
+  command.keys = std::move(args);
+  return command;
+}
+
+Result<TextCommand> parse_screen(std::vector<std::string> args, const ParseContext& context) {
+  TextCommand command;
+  command.kind = Kind::screen;
+  if (args.size() > 1 || (args.empty() && !context.has_current)) return usage("screen [ID]");
+  if (!args.empty()) command.target = args[0];
+  return command;
+}
+
+Result<TextCommand> parse_resize(std::vector<std::string> args, const ParseContext& context) {
+  constexpr std::string_view kUsage = "resize [ID] ROWS COLS";
+  TextCommand command;
+  command.kind = Kind::resize;
+  if (args.size() == 3) {
+    command.target = args[0];
+    args.erase(args.begin());
+  } else if (args.size() != 2 || !context.has_current) {
+    return usage(kUsage);
+  }
+  const auto rows = parse_decimal<unsigned>(args[0]);
+  const auto cols = parse_decimal<unsigned>(args[1]);
+  if (!rows || !cols) return make_error(Code::INVALID_ARGUMENT, "ROWS and COLS must be numbers (" + std::string(kUsage) + ")");
+  command.rows = *rows;
+  command.cols = *cols;
+  return command;
+}
+
 Result<TextCommand> parse_close(std::vector<std::string> args, const ParseContext& context) {
   TextCommand command;
   command.kind = Kind::close;
@@ -239,6 +299,9 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
 
   if (verb == "open") return parse_open(std::move(args));
   if (verb == "read") return parse_read(std::move(args), context);
+  if (verb == "keys") return parse_keys(std::move(args), context);
+  if (verb == "screen") return parse_screen(std::move(args), context);
+  if (verb == "resize") return parse_resize(std::move(args), context);
   if (verb == "signal") return parse_signal_command(std::move(args), context);
   if (verb == "close") return parse_close(std::move(args), context);
   if (verb == "list") return no_args(Kind::list);
@@ -255,16 +318,20 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
 }
 
 const std::vector<std::string>& command_names() {
-  static const std::vector<std::string> names{"open", "send", "read", "signal", "close",
-                                              "list", "use",  "help", "quit"};
+  static const std::vector<std::string> names{"open", "send",  "keys", "read", "screen", "resize", "signal",
+                                              "close", "list", "use",  "help", "quit"};
   return names;
 }
 
 std::string help_text() {
   return "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off]\n"
          "                               start a session (TYPE: shell) and print its start-up output\n"
-         "send [ID] [--no-submit] [--timeout MS] [--idle MS] TEXT...   type TEXT and Enter, print what it produced\n"
+         "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] TEXT...\n"
+         "                               type TEXT (then the keys) and Enter, print what it produced\n"
+         "keys [ID] KEY...               press named keys (Enter Escape Tab Up Down PageUp F1 C-c M-x q ...), no Enter added\n"
          "read [ID] [OFFSET [COUNT]]     page retained output, OFFSET lines back from the newest (COUNT 500)\n"
+         "screen [ID]                    show the terminal's screen now: size, cursor, rows (for full-screen programs)\n"
+         "resize [ID] ROWS COLS          set the terminal's window size\n"
          "signal [ID] SIGNAME            send SIGINT SIGTERM SIGKILL SIGTSTP or SIGHUP to the foreground process group\n"
          "close [ID]                     close a session; returns once its whole process tree is gone\n"
          "list                           list your sessions with their status\n"

@@ -17,7 +17,7 @@
 namespace dshpty::repl {
 
 struct TextCommand {
-  enum class Kind { empty, open, send, read, signal, close, list, use, help, quit };
+  enum class Kind { empty, open, send, read, screen, resize, signal, close, list, use, help, quit };
   Kind kind = Kind::empty;
 
   // A session as the user wrote it (an id or a name); unset: the current session.
@@ -29,15 +29,21 @@ struct TextCommand {
   std::optional<std::string> cwd;
   std::map<std::string, std::string> options;  // backend options (engine::kOpenOptions)
 
-  // send: the text exactly as typed after the id and options (spaces and quotes kept).
+  // send (and keys, a send of keys only): the text exactly as typed after the id and
+  // options (spaces and quotes kept), then the named keys.
   std::string text;
-  bool submit = true;
+  std::vector<std::string> keys;
+  std::optional<bool> submit;  // unset: Enter unless only keys are sent
   std::optional<std::chrono::milliseconds> timeout;
   std::optional<std::chrono::milliseconds> idle;
 
   // read
   std::optional<std::int64_t> offset;
   std::optional<std::int64_t> count;
+
+  // resize
+  unsigned rows = 0;
+  unsigned cols = 0;
 
   // signal
   dshpty::Signal signal = dshpty::Signal::sigint;

@@ -98,6 +98,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
     case Kind::send: {
       engine::SessionSend send{.session_id = target_id(command.target)};
       send.request.text = std::move(command.text);
+      send.request.keys = std::move(command.keys);
       send.request.submit = command.submit;
       send.request.timeout = command.timeout;
       send.request.idle = command.idle;
@@ -118,6 +119,17 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       if (command.count) read.request.count = *command.count;
       auto page = engine_.read(kOwner, read);
       print_(page ? format_read(*page, cap()) : format_error(page.error()));
+      break;
+    }
+    case Kind::screen: {
+      auto screen = engine_.screen(kOwner, {.session_id = target_id(command.target)});
+      print_(screen ? format_screen(*screen, cap()) : format_error(screen.error()));
+      break;
+    }
+    case Kind::resize: {
+      const std::string id = target_id(command.target);
+      auto status = engine_.resize(kOwner, {.session_id = id, .rows = command.rows, .cols = command.cols});
+      print_(status ? format_resize(id, command.rows, command.cols) : format_error(status.error()));
       break;
     }
     case Kind::signal: {

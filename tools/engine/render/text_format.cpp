@@ -41,7 +41,31 @@ std::string format_send(const SendResult& result, std::size_t cap) {
                     (result.input_hidden ? ", input hidden" : "") + "]\n";
   if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
   if (result.cwd) out += "[cwd: " + *result.cwd + "]\n";
-  return out + "[session: " + format_status(result.session_status) + "]\n";
+  out += "[session: " + format_status(result.session_status) + "]\n";
+  if (result.screen) out += format_screen(*result.screen, cap);
+  return out;
+}
+
+std::string format_screen(const ScreenSnapshot& screen, std::size_t cap) {
+  std::string head = "[screen " + std::to_string(screen.rows) + "x" + std::to_string(screen.cols) + " cursor " +
+                     std::to_string(screen.cursor_row + 1) + "," + std::to_string(screen.cursor_col + 1);
+  if (!screen.cursor_visible) head += " hidden";
+  if (screen.alternate) head += " alternate";
+  if (!screen.title.empty()) {
+    head += " title=\"";
+    for (char c : screen.title) {
+      if (c == '"' || c == '\\') head += '\\';
+      head += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+    head += '"';
+  }
+  std::string rows;
+  for (const std::string& line : screen.lines) rows += line + "\n";
+  return head + "]\n" + (rows.empty() ? std::string() : body_lines(rows, false, cap, ""));
+}
+
+std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols) {
+  return "resized " + session_id + " to " + std::to_string(rows) + "x" + std::to_string(cols) + "\n";
 }
 
 std::string format_read(const ReadPage& page, std::size_t cap) {

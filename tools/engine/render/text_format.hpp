@@ -22,6 +22,11 @@ std::string format_status(const SessionStatus& status);
 std::string format_open(const SpawnResult& result, std::size_t cap);
 std::string format_send(const SendResult& result, std::size_t cap);
 std::string format_read(const ReadPage& page, std::size_t cap);
+// "[screen 24x80 cursor 3,17 alternate title="vim"]" (the cursor 1-based, "hidden" after
+// it when the program hid it), then the rows as ScreenSnapshot trims them.
+std::string format_screen(const ScreenSnapshot& screen, std::size_t cap);
+// "resized pty-1 to 30x100".
+std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols);
 std::string format_signal(const SignalResult& result);
 std::string format_close(const std::string& session_id, bool closed_by_this_call);
 std::string format_list(const std::vector<SessionSnapshot>& sessions);

@@ -1,0 +1,430 @@
+// libvterm's parser and state layers do the terminal's work (escape sequences, cursor,
+// margins, modes, replies, the keyboard); their callbacks draw into our Grid.
+#include "screen/emulator.hpp"
+
+#include <vterm.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "screen/grid.hpp"
+#include "screen/plain_text_gate.hpp"
+#include "text/utf8.hpp"
+
+namespace dshpty::screen {
+namespace {
+
+// libvterm 0.2 changed strings (OSC fragments) and the state's resize callback.
+constexpr bool kVtermFragments = VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2;
+constexpr std::size_t kMaxTitleBytes = 1024;
+// A longer OSC or DCS string is fed through as it comes (and libvterm 0.1 loses its start).
+constexpr std::size_t kMaxHeldString = 4096;
+
+// Counts libvterm's heap (parser buffers, tab stops, line info) for memory_bytes(). Its
+// allocator must return zeroed memory; a size header makes free's size known.
+struct CountingAllocator {
+  static void* allocate(std::size_t size, void* user) {
+    auto* header = static_cast<std::size_t*>(std::calloc(1, size + sizeof(std::max_align_t)));
+    if (header == nullptr) std::abort();  // as operator new would, rather than a null in libvterm
+    *header = size;
+    *static_cast<std::size_t*>(user) += size;
+    return reinterpret_cast<char*>(header) + sizeof(std::max_align_t);
+  }
+  static void release(void* ptr, void* user) {
+    if (ptr == nullptr) return;
+    auto* header = reinterpret_cast<std::size_t*>(static_cast<char*>(ptr) - sizeof(std::max_align_t));
+    *static_cast<std::size_t*>(user) -= *header;
+    std::free(header);
+  }
+};
+
+}  // namespace
+
+struct Emulator::Impl {
+  Impl(unsigned rows, unsigned cols, Reply reply_to) : main(rows, cols), reply(std::move(reply_to)) {
+    allocator = {&CountingAllocator::allocate, &CountingAllocator::release};
+    vt = vterm_new_with_allocator(static_cast<int>(rows), static_cast<int>(cols), &allocator, &vterm_bytes);
+    vterm_set_utf8(vt, 1);
+    vterm_output_set_callback(vt, &Impl::on_output, this);
+    state = vterm_obtain_state(vt);
+    vterm_state_set_callbacks(state, &kCallbacks, this);
+#if !(VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2)
+    vterm_state_set_unrecognised_fallbacks(state, &kFallbacks, this);
+#endif
+    vterm_state_reset(state, 1);
+  }
+  ~Impl() { vterm_free(vt); }
+
+  Grid& grid() { return alternate ? *alternate : main; }
+  const Grid& grid() const { return alternate ? *alternate : main; }
+
+  // --- libvterm's state callbacks ---
+  static int putglyph(VTermGlyphInfo* info, VTermPos pos, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    std::size_t count = 0;
+    while (count < VTERM_MAX_CHARS_PER_CELL && info->chars[count] != 0) ++count;
+    std::u32string_view chars(reinterpret_cast<const char32_t*>(info->chars), count);
+    self->grid().put(static_cast<unsigned>(pos.row), static_cast<unsigned>(pos.col), chars,
+                     static_cast<unsigned>(std::max(info->width, 1)));
+    return 1;
+  }
+  static int movecursor(VTermPos, VTermPos, int, void*) { return 1; }
+  static int scrollrect(VTermRect rect, int downward, int rightward, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    Grid& grid = self->grid();
+    // Whole rows move by pointer; anything narrower falls back to moverect + erase.
+    if (rightward != 0 || rect.start_col != 0 || static_cast<unsigned>(rect.end_col) != grid.cols()) return 0;
+    grid.scroll(static_cast<unsigned>(rect.start_row), static_cast<unsigned>(rect.end_row), downward);
+    return 1;
+  }
+  static int moverect(VTermRect dest, VTermRect src, void* user) {
+    static_cast<Impl*>(user)->grid().move(to_rect(dest), to_rect(src));
+    return 1;
+  }
+  static int erase(VTermRect rect, int, void* user) {
+    static_cast<Impl*>(user)->grid().erase(to_rect(rect));
+    return 1;
+  }
+  static int initpen(void*) { return 1; }
+  static int setpenattr(VTermAttr, VTermValue*, void*) { return 1; }
+  static int settermprop(VTermProp prop, VTermValue* value, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    switch (prop) {
+      case VTERM_PROP_CURSORVISIBLE:
+        self->cursor_visible = value->boolean != 0;
+        break;
+      case VTERM_PROP_ALTSCREEN:
+        // The alternate buffer exists only while shown: an idle shell pays nothing for it.
+        if (value->boolean && !self->alternate) {
+          self->alternate = std::make_unique<Grid>(self->main.rows(), self->main.cols());
+        } else if (!value->boolean) {
+          self->alternate.reset();
+        }
+        break;
+      case VTERM_PROP_TITLE:
+        self->set_title(value);
+        break;
+      default:
+        break;
+    }
+    return 1;
+  }
+  static int bell(void*) { return 1; }
+  static int setlineinfo(int, const VTermLineInfo*, const VTermLineInfo*, void*) { return 1; }
+
+  // The window changed size: the main screen keeps its bottom rows down to the cursor (or
+  // the last written row) in view, as xterm does; the program redraws the alternate one.
+  int on_resize(int rows, int cols, VTermPos* delta) {
+    VTermPos cursor;
+    vterm_state_get_cursorpos(state, &cursor);
+    unsigned drop = 0;
+    unsigned old_rows = main.rows();
+    if (!alternate && static_cast<unsigned>(rows) < old_rows) {
+      unsigned keep_to = static_cast<unsigned>(cursor.row) + 1;
+      for (unsigned row = old_rows; row > keep_to; --row) {
+        if (!main.blank_row(row - 1)) {
+          keep_to = row;
+          break;
+        }
+      }
+      if (keep_to > static_cast<unsigned>(rows)) drop = keep_to - static_cast<unsigned>(rows);
+    }
+    main.resize(static_cast<unsigned>(rows), static_cast<unsigned>(cols), drop);
+    if (alternate) alternate->resize(static_cast<unsigned>(rows), static_cast<unsigned>(cols), 0);
+    delta->row -= static_cast<int>(drop);
+    return 1;
+  }
+#if VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 3
+  static int resize(int rows, int cols, VTermStateFields* fields, void* user) {
+    VTermPos delta{0, 0};
+    static_cast<Impl*>(user)->on_resize(rows, cols, &delta);
+    fields->pos.row += delta.row;
+    return 1;
+  }
+#else
+  static int resize(int rows, int cols, VTermPos* delta, void* user) {
+    return static_cast<Impl*>(user)->on_resize(rows, cols, delta);
+  }
+#endif
+
+  static void on_output(const char* bytes, std::size_t length, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    if (self->capture != nullptr) {
+      self->capture->append(bytes, length);
+    } else if (self->reply) {
+      self->reply(std::string_view(bytes, length));
+    }
+  }
+
+  void set_title(VTermValue* value) {
+    if constexpr (kVtermFragments) {
+#if VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2
+      const VTermStringFragment& fragment = value->string;
+      if (fragment.initial) title.clear();
+      title.append(fragment.str, std::min(fragment.len, kMaxTitleBytes - std::min(title.size(), kMaxTitleBytes)));
+#endif
+    } else {
+#if !(VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2)
+      title.assign(value->string != nullptr ? value->string : "");
+      if (title.size() > kMaxTitleBytes) title.resize(kMaxTitleBytes);
+#endif
+    }
+  }
+
+  // The colour queries libvterm leaves unanswered (OSC 10/11 ; ?): vim asks both at start
+  // and, on exit, waits for the answers it has not had. Light grey on black, like xterm's
+  // defaults for a dark terminal.
+#if !(VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2)  // later ones: VTermStateFallbacks
+  static int on_osc(const char* command, std::size_t length, void* user) {
+    std::string_view osc(command, length);
+    if (osc == "10;?") return static_cast<Impl*>(user)->answer_colour(10);
+    if (osc == "11;?") return static_cast<Impl*>(user)->answer_colour(11);
+    return 0;
+  }
+  static constexpr VTermParserCallbacks kFallbacks = {
+      nullptr, nullptr, nullptr, nullptr, &on_osc, nullptr, nullptr,
+  };
+#endif
+  int answer_colour(int which) {
+    std::string_view answer = which == 10 ? "\x1b]10;rgb:c0c0/c0c0/c0c0\x1b\\" : "\x1b]11;rgb:0000/0000/0000\x1b\\";
+    on_output(answer.data(), answer.size(), this);
+    return 1;
+  }
+
+  static Rect to_rect(VTermRect r) {
+    return Rect{static_cast<unsigned>(r.start_row), static_cast<unsigned>(r.end_row),
+                static_cast<unsigned>(r.start_col), static_cast<unsigned>(r.end_col)};
+  }
+
+  static constexpr VTermStateCallbacks kCallbacks = {
+      &putglyph, &movecursor, &scrollrect, &moverect, &erase, &initpen,
+      &setpenattr, &settermprop, &bell, &resize, &setlineinfo,
+  };
+
+  void feed(std::string_view bytes);
+  std::size_t slow_span(std::string_view bytes);
+  std::size_t plain_run(std::string_view bytes);
+
+  Grid main;
+  std::unique_ptr<Grid> alternate;
+  PlainTextGate gate;
+  std::string held;  // a character split across reads: libvterm 0.1 garbles those
+  Reply reply;
+  std::string* capture = nullptr;  // encode() collects the keyboard's bytes here
+  bool cursor_visible = true;
+  std::string title;
+  std::size_t vterm_bytes = 0;
+  VTermAllocatorFunctions allocator{};
+  VTerm* vt = nullptr;
+  VTermState* state = nullptr;
+};
+
+Emulator::Emulator(unsigned rows, unsigned cols, Reply reply)
+    : impl_(std::make_unique<Impl>(rows, cols, std::move(reply))) {}
+
+Emulator::~Emulator() = default;
+
+namespace {
+
+bool plain_byte(unsigned char byte) { return (byte >= 0x20 && byte < 0x7F) || byte == '\r' || byte == '\n'; }
+
+}  // namespace
+
+void Emulator::Impl::feed(std::string_view bytes) {
+  while (!bytes.empty()) {
+    std::size_t taken = plain_run(bytes);
+    if (taken == 0) taken = slow_span(bytes);
+    bytes.remove_prefix(taken);
+  }
+}
+
+// Through libvterm, up to where a plain run could start again: at least one byte, fewer
+// only when the chunk ends inside a character, which waits in `held` for the next read.
+std::size_t Emulator::Impl::slow_span(std::string_view bytes) {
+  std::size_t end = 0;
+  unsigned rows = grid().rows();
+  // Where the last escape began, and the gate before it: a string the read ends in waits
+  // whole for the next read (below).
+  std::size_t escape_at = std::string_view::npos;
+  PlainTextGate before_escape;
+  do {
+    auto byte = static_cast<unsigned char>(bytes[end]);
+    if (byte == 0x1B && !gate.in_string()) {
+      escape_at = end;
+      before_escape = gate;
+    }
+    unsigned length = utf8::lead(byte).length;
+    if (gate.between_sequences() && length > 1 && end + length > bytes.size()) {
+      std::size_t rest = end + 1;
+      while (rest < bytes.size() && utf8::is_continuation(static_cast<unsigned char>(bytes[rest]))) ++rest;
+      if (rest == bytes.size()) {  // a character still arriving
+        held.assign(bytes.substr(end));
+        if (end > 0) vterm_input_write(vt, bytes.data(), end);
+        return bytes.size();
+      }
+    }
+    gate.step(byte, rows);
+    ++end;
+  } while (end < bytes.size() &&
+           !(gate.between_sequences() && plain_byte(static_cast<unsigned char>(bytes[end])) && gate.plain(rows)));
+  if (end == bytes.size() && gate.in_string() && escape_at != std::string_view::npos &&
+      end - escape_at < kMaxHeldString) {
+    // libvterm 0.1 forgets the part of a string fed before the write that ends it (a title
+    // split across reads would come out empty): keep it for the next read.
+    gate = before_escape;
+    held.assign(bytes.substr(escape_at));
+    if (escape_at > 0) vterm_input_write(vt, bytes.data(), escape_at);
+    return bytes.size();
+  }
+  vterm_input_write(vt, bytes.data(), end);
+  return end;
+}
+
+// Writes a leading run of printable ASCII, CR and LF into the grid directly, where libvterm
+// would have put it, then moves libvterm's cursor to the run's end. 0 when it may not.
+std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
+  Grid& g = grid();
+  unsigned rows = g.rows(), cols = g.cols();
+  if (!gate.between_sequences() || !plain_byte(static_cast<unsigned char>(bytes[0])) || !gate.plain(rows)) return 0;
+  VTermPos pos;
+  vterm_state_get_cursorpos(state, &pos);
+  // libvterm's pending wrap is invisible; it can only be pending in the last two columns.
+  if (cols < 3 || static_cast<unsigned>(pos.col) + 2 >= cols) return 0;
+  auto row = static_cast<unsigned>(pos.row), col = static_cast<unsigned>(pos.col);
+  std::size_t at = 0;
+  while (at < bytes.size()) {
+    auto byte = static_cast<unsigned char>(bytes[at]);
+    if (byte == '\n') {
+      if (row + 1 == rows) {
+        g.scroll(0, rows, 1);
+      } else {
+        ++row;
+      }
+      ++at;
+    } else if (byte == '\r') {
+      col = 0;
+      ++at;
+    } else if (byte >= 0x20 && byte < 0x7F) {
+      std::size_t end = at;
+      while (end < bytes.size() && bytes[end] >= 0x20 && bytes[end] < 0x7F) ++end;
+      // The last character before a possible combining mark (any non-ASCII byte, or the
+      // end of this read) goes through libvterm, which must know it to combine.
+      bool leave_last = end == bytes.size() || static_cast<unsigned char>(bytes[end]) >= 0x80;
+      std::size_t count = end - at - (leave_last ? 1 : 0);
+      // Never the last column: writing there sets libvterm's pending wrap.
+      bool room = col + count <= cols - 1;
+      if (!room) count = col < cols - 1 ? cols - 1 - col : 0;
+      g.put_ascii(row, col, bytes.substr(at, count));
+      col += static_cast<unsigned>(count);
+      at += count;
+      if (!room || leave_last) break;
+    } else {
+      break;
+    }
+  }
+  if (at == 0) return 0;
+  char move[32];
+  int length = std::snprintf(move, sizeof move, "\x1b[%u;%uH", row + 1, col + 1);
+  vterm_input_write(vt, move, static_cast<std::size_t>(length));
+  return at;
+}
+
+void Emulator::on_bytes(std::string_view raw) {
+  if (raw.empty()) return;
+  if (impl_->held.empty()) {
+    impl_->feed(raw);
+    return;
+  }
+  std::string joined = std::move(impl_->held) + std::string(raw);
+  impl_->held.clear();
+  impl_->feed(joined);
+}
+
+void Emulator::resize(unsigned rows, unsigned cols) {
+  vterm_set_size(impl_->vt, static_cast<int>(rows), static_cast<int>(cols));
+  impl_->gate.resize(rows);
+}
+
+ScreenSnapshot Emulator::snapshot() const {
+  ScreenSnapshot shot;
+  const Grid& grid = impl_->grid();
+  shot.rows = grid.rows();
+  shot.cols = grid.cols();
+  shot.lines = grid.lines();
+  VTermPos cursor;
+  vterm_state_get_cursorpos(impl_->state, &cursor);
+  shot.cursor_row = static_cast<unsigned>(std::clamp(cursor.row, 0, static_cast<int>(grid.rows()) - 1));
+  shot.cursor_col = static_cast<unsigned>(std::clamp(cursor.col, 0, static_cast<int>(grid.cols()) - 1));
+  shot.cursor_visible = impl_->cursor_visible;
+  shot.alternate = impl_->alternate != nullptr;
+  shot.title = impl_->title;
+  return shot;
+}
+
+bool Emulator::alternate() const noexcept { return impl_->alternate != nullptr; }
+
+namespace {
+
+VTermModifier modifiers(const Key& key) {
+  int mod = VTERM_MOD_NONE;
+  if (key.shift) mod |= VTERM_MOD_SHIFT;
+  if (key.alt) mod |= VTERM_MOD_ALT;
+  if (key.ctrl) mod |= VTERM_MOD_CTRL;
+  return static_cast<VTermModifier>(mod);
+}
+
+VTermKey vterm_key(Key::Name name) {
+  switch (name) {
+    case Key::Name::enter: return VTERM_KEY_ENTER;
+    case Key::Name::escape: return VTERM_KEY_ESCAPE;
+    case Key::Name::tab: return VTERM_KEY_TAB;
+    case Key::Name::backspace: return VTERM_KEY_BACKSPACE;
+    case Key::Name::up: return VTERM_KEY_UP;
+    case Key::Name::down: return VTERM_KEY_DOWN;
+    case Key::Name::left: return VTERM_KEY_LEFT;
+    case Key::Name::right: return VTERM_KEY_RIGHT;
+    case Key::Name::home: return VTERM_KEY_HOME;
+    case Key::Name::end: return VTERM_KEY_END;
+    case Key::Name::page_up: return VTERM_KEY_PAGEUP;
+    case Key::Name::page_down: return VTERM_KEY_PAGEDOWN;
+    case Key::Name::insert: return VTERM_KEY_INS;
+    case Key::Name::del: return VTERM_KEY_DEL;
+    default: break;
+  }
+  int n = static_cast<int>(name) - static_cast<int>(Key::Name::f1) + 1;
+  return static_cast<VTermKey>(VTERM_KEY_FUNCTION(n));
+}
+
+}  // namespace
+
+std::string Emulator::encode(const std::vector<Key>& keys) {
+  std::string out;
+  impl_->capture = &out;
+  for (const Key& key : keys) {
+    if (key.kind == Key::Kind::named) {
+      vterm_keyboard_key(impl_->vt, vterm_key(key.name), modifiers(key));
+      continue;
+    }
+    if (key.ctrl) {
+      // The control byte itself, as xterm and tmux send it: libvterm would encode C-i,
+      // C-m, C-[ and C-? as CSI u sequences few programs read.
+      char32_t c = key.character;
+      char byte = c == U'?' ? '\x7f' : static_cast<char>((c >= U'a' && c <= U'z' ? c - 0x20 : c) & 0x1F);
+      if (key.alt) out += '\x1b';
+      out += byte;
+      continue;
+    }
+    vterm_keyboard_unichar(impl_->vt, static_cast<uint32_t>(key.character), modifiers(key));
+  }
+  impl_->capture = nullptr;
+  return out;
+}
+
+std::size_t Emulator::memory_bytes() const noexcept {
+  return sizeof(Impl) + impl_->vterm_bytes + impl_->main.memory_bytes() +
+         (impl_->alternate ? impl_->alternate->memory_bytes() : 0) + impl_->title.capacity();
+}
+
+}  // namespace dshpty::screen

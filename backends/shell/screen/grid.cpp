@@ -1,0 +1,212 @@
+#include "screen/grid.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace dshpty::screen {
+namespace {
+
+void append_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+}  // namespace
+
+Grid::Grid(unsigned rows, unsigned cols) : rows_(rows), cols_(cols) {}
+
+std::vector<char32_t>& Grid::cells_of(Row& row) {
+  if (row.cells.empty()) row.cells.assign(cols_, kBlank);
+  return row.cells;
+}
+
+void Grid::set(Row& row, unsigned col, char32_t cell) {
+  std::vector<char32_t>& cells = cells_of(row);
+  if (cells[col] & kCombined) row.marks.erase(col);
+  cells[col] = cell;
+}
+
+void Grid::clear_row(Row& row) {
+  // Keeps the allocation: a flood clears and rewrites the same rows.
+  if (!row.cells.empty()) std::fill(row.cells.begin(), row.cells.end(), kBlank);
+  row.marks.clear();
+}
+
+bool Grid::blank_row(unsigned row) const {
+  const Row& r = at(row);
+  return std::all_of(r.cells.begin(), r.cells.end(), [](char32_t c) { return c == kBlank; });
+}
+
+void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned width) {
+  if (row >= rows() || col >= cols_ || chars.empty()) return;
+  Row& r = at(row);
+  std::vector<char32_t>& cells = cells_of(r);
+  // Writing over half of a wide character blanks its other half, as a terminal shows it.
+  if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
+  unsigned end = std::min(col + width, cols_);
+  if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
+  char32_t base = chars[0] | (width > 1 ? kWide : 0);
+  set(r, col, chars.size() > 1 ? (base | kCombined) : base);
+  if (chars.size() > 1) r.marks[col] = std::u32string(chars.substr(1));
+  for (unsigned c = col + 1; c < end; ++c) set(r, c, kWideTail);
+}
+
+void Grid::put_ascii(unsigned row, unsigned col, std::string_view text) {
+  Row& r = at(row);
+  std::vector<char32_t>& cells = cells_of(r);
+  if (text.empty()) return;
+  unsigned end = col + static_cast<unsigned>(text.size());
+  if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
+  if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
+  if (!r.marks.empty()) {
+    r.marks.erase(r.marks.lower_bound(col), r.marks.lower_bound(end));
+  }
+  for (unsigned i = 0; i < text.size(); ++i) cells[col + i] = static_cast<unsigned char>(text[i]);
+}
+
+void Grid::erase(Rect rect) {
+  rect.end_row = std::min(rect.end_row, rows());
+  rect.end_col = std::min(rect.end_col, cols_);
+  for (unsigned row = rect.start_row; row < rect.end_row; ++row) {
+    Row& r = at(row);
+    if (r.cells.empty()) continue;
+    if (rect.start_col == 0 && rect.end_col == cols_) {
+      clear_row(r);
+      continue;
+    }
+    // A wide character cut in half goes whole, as a terminal shows it.
+    if (rect.start_col > 0 && r.cells[rect.start_col] == kWideTail && (r.cells[rect.start_col - 1] & kWide)) {
+      set(r, rect.start_col - 1, kBlank);
+    }
+    if (rect.end_col < cols_ && r.cells[rect.end_col] == kWideTail) set(r, rect.end_col, kBlank);
+    for (unsigned col = rect.start_col; col < rect.end_col; ++col) set(r, col, kBlank);
+  }
+}
+
+void Grid::move(Rect dest, Rect src) {
+  // Read the source whole first: the two may overlap in either direction.
+  struct Cell {
+    char32_t value;
+    std::u32string marks;
+  };
+  unsigned height = std::min(src.end_row - src.start_row, dest.end_row - dest.start_row);
+  unsigned width = std::min(src.end_col - src.start_col, dest.end_col - dest.start_col);
+  std::vector<std::vector<Cell>> copy(height);
+  for (unsigned i = 0; i < height; ++i) {
+    const Row& r = at(src.start_row + i);
+    copy[i].resize(width, Cell{kBlank, {}});
+    if (r.cells.empty()) continue;
+    for (unsigned j = 0; j < width; ++j) {
+      char32_t value = r.cells[src.start_col + j];
+      copy[i][j].value = value;
+      if (value & kCombined) copy[i][j].marks = r.marks.at(src.start_col + j);
+    }
+  }
+  for (unsigned i = 0; i < height; ++i) {
+    Row& r = at(dest.start_row + i);
+    for (unsigned j = 0; j < width; ++j) {
+      set(r, dest.start_col + j, copy[i][j].value);
+      if (copy[i][j].value & kCombined) r.marks[dest.start_col + j] = copy[i][j].marks;
+    }
+  }
+}
+
+void Grid::scroll(unsigned start_row, unsigned end_row, int lines) {
+  end_row = std::min(end_row, rows());
+  if (start_row >= end_row || lines == 0) return;
+  unsigned height = end_row - start_row;
+  unsigned count = static_cast<unsigned>(std::abs(lines));
+  if (count >= height) {
+    for (unsigned row = start_row; row < end_row; ++row) clear_row(at(row));
+    return;
+  }
+  unsigned total = rows();
+  if (start_row == 0 && end_row == total) {
+    // The whole screen: turn the ring, then blank the rows that came round.
+    if (lines > 0) {
+      for (unsigned row = 0; row < count; ++row) clear_row(at(row));
+      top_ = (top_ + count) % total;
+    } else {
+      top_ = (top_ + total - count) % total;
+      for (unsigned row = 0; row < count; ++row) clear_row(at(row));
+    }
+    return;
+  }
+  if (lines > 0) {
+    for (unsigned row = start_row; row + count < end_row; ++row) std::swap(at(row), at(row + count));
+    for (unsigned row = end_row - count; row < end_row; ++row) clear_row(at(row));
+  } else {
+    for (unsigned row = end_row - 1; row >= start_row + count; --row) std::swap(at(row), at(row - count));
+    for (unsigned row = start_row; row < start_row + count; ++row) clear_row(at(row));
+  }
+}
+
+void Grid::resize(unsigned rows, unsigned cols, unsigned drop_top) {
+  std::rotate(rows_.begin(), rows_.begin() + top_, rows_.end());
+  top_ = 0;
+  drop_top = std::min<unsigned>(drop_top, static_cast<unsigned>(rows_.size()));
+  rows_.erase(rows_.begin(), rows_.begin() + drop_top);
+  rows_.resize(rows);
+  if (cols != cols_) {
+    for (Row& r : rows_) {
+      if (r.cells.empty()) continue;
+      bool splits_wide = cols < cols_ && r.cells[cols] == kWideTail;
+      r.cells.resize(cols, kBlank);
+      r.marks.erase(r.marks.lower_bound(cols), r.marks.end());
+      if (splits_wide) {
+        r.marks.erase(cols - 1);
+        r.cells[cols - 1] = kBlank;
+      }
+    }
+    cols_ = cols;
+  }
+}
+
+std::vector<std::string> Grid::lines() const {
+  std::vector<std::string> out(rows());
+  for (unsigned row = 0; row < rows(); ++row) {
+    const Row& r = at(row);
+    std::string& line = out[row];
+    for (unsigned col = 0; col < r.cells.size(); ++col) {
+      char32_t value = r.cells[col];
+      bool lone_tail = value == kWideTail && (col == 0 || !(r.cells[col - 1] & kWide));
+      bool lone_head = (value & kWide) && (col + 1 == r.cells.size() || r.cells[col + 1] != kWideTail);
+      if (value == kWideTail && !lone_tail) continue;
+      if (value == kBlank || lone_tail || lone_head) {
+        line += ' ';
+        continue;
+      }
+      append_utf8(line, value & ~(kCombined | kWide));
+      if (value & kCombined) {
+        for (char32_t mark : r.marks.at(col)) append_utf8(line, mark);
+      }
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+  }
+  while (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+std::size_t Grid::memory_bytes() const noexcept {
+  std::size_t bytes = rows_.capacity() * sizeof(Row);
+  for (const Row& r : rows_) {
+    bytes += r.cells.capacity() * sizeof(char32_t);
+    for (const auto& [col, marks] : r.marks) bytes += 64 + marks.capacity() * sizeof(char32_t);
+  }
+  return bytes;
+}
+
+}  // namespace dshpty::screen

@@ -1,0 +1,73 @@
+// The emulator's grid: characters only (a model reads text, not colours), one buffer per
+// screen. A row costs nothing until something is written to it, and a scroll of the whole
+// screen moves the ring's top instead of any cell, so a flood of `seq` output costs a
+// pointer step per line, not a copy of the screen (libvterm's own screen layer copies every
+// cell of every row per scrolled line: 1.7 MiB/s on `seq`, screen.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dshpty::screen {
+
+struct Rect {
+  unsigned start_row, end_row, start_col, end_col;  // half-open
+};
+
+class Grid {
+ public:
+  Grid(unsigned rows, unsigned cols);
+
+  unsigned rows() const noexcept { return static_cast<unsigned>(rows_.size()); }
+  unsigned cols() const noexcept { return cols_; }
+
+  // One character cell: `chars` is a base character and its combining marks (non-empty);
+  // width 2 also takes the next cell.
+  void put(unsigned row, unsigned col, std::u32string_view chars, unsigned width);
+  // A run of printable ASCII at (row, col..col+text.size()), all within the row.
+  void put_ascii(unsigned row, unsigned col, std::string_view text);
+  void erase(Rect rect);
+  // Copy src's cells to dest (same size; they may overlap).
+  void move(Rect dest, Rect src);
+  // Rows start..end-1, full width, move up by `lines` (down when negative); the rows
+  // uncovered are blank.
+  void scroll(unsigned start_row, unsigned end_row, int lines);
+  // The new size, keeping what fits, top-left anchored; first drops `drop_top` rows.
+  void resize(unsigned rows, unsigned cols, unsigned drop_top);
+  // Nothing written on the row (a shrink keeps the rows down to the last written one).
+  bool blank_row(unsigned row) const;
+
+  // Trailing spaces trimmed, trailing blank rows dropped, wide characters once. UTF-8.
+  std::vector<std::string> lines() const;
+  std::size_t memory_bytes() const noexcept;
+
+ private:
+  // A cell holds a code point; kWide flags a wide character's first cell and kWideTail is
+  // its second; kCombined flags a base character whose marks are in the row's `marks`.
+  // A half without its other half (moved or cut apart) reads as a blank.
+  static constexpr char32_t kBlank = 0;
+  static constexpr char32_t kWideTail = 0x110000;
+  static constexpr char32_t kCombined = 0x80000000;
+  static constexpr char32_t kWide = 0x40000000;
+
+  struct Row {
+    std::vector<char32_t> cells;  // empty until first written: blank
+    std::map<unsigned, std::u32string> marks;
+  };
+
+  Row& at(unsigned row) { return rows_[(top_ + row) % rows_.size()]; }
+  const Row& at(unsigned row) const { return rows_[(top_ + row) % rows_.size()]; }
+  std::vector<char32_t>& cells_of(Row& row);
+  void set(Row& row, unsigned col, char32_t cell);
+  void clear_row(Row& row);
+
+  std::vector<Row> rows_;
+  unsigned top_ = 0;  // the ring's first row
+  unsigned cols_;
+};
+
+}  // namespace dshpty::screen
