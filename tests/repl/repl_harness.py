@@ -14,7 +14,7 @@ DEADLINE_S = 60.0
 
 
 def fail(message):
-    print("FAIL: " + message, file=sys.stderr, flush=True)
+    print(f"FAIL: {message}", file=sys.stderr, flush=True)
     raise SystemExit(1)
 
 

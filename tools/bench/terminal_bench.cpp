@@ -1,15 +1,20 @@
 // terminal-bench: throughput of the output path (sanitizer -> scrollback + tail buffer +
-// prompt watch) on typical terminal output, and the stdin probe's cost. Not a test: it
+// prompt watch) and of the screen emulator on typical terminal output, `seq` and `yes`
+// (libvterm's own screen layer beside it), and the stdin probe's cost. Not a test: it
 // prints numbers. Usage: terminal-bench [MiB, default 64]
 #include <dirent.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
+#include <vterm.h>
+
 #include "environment.hpp"
+#include "screen/emulator.hpp"
 #include "proc/stdin_probe.hpp"
 #include "text/output_sink.hpp"
 #include "text/prompt_watch.hpp"
@@ -112,6 +117,34 @@ int main(int argc, char** argv) {
            run(input, total, chunk, [&](std::string_view piece) { pipeline.feed(piece); }));
     std::printf("  retained %zu bytes, %lld lines, %zu bytes of storage\n", scrollback.retained_bytes(),
                 static_cast<long long>(scrollback.total_lines()), scrollback.memory_bytes());
+  }
+
+  // The screen emulator on a 50x160 terminal, as a session feeds it: each read's bytes.
+  std::string seq_block;
+  for (int i = 1; seq_block.size() < (1u << 20); ++i) seq_block += std::to_string(i) + "\r\n";
+  std::string flood_block;  // dshpty-bench's figure 1 flood: 70-character lines
+  while (flood_block.size() < (1u << 20)) flood_block += "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijkl\r\n";
+  const struct {
+    const char* name;
+    const std::string& input;
+  } streams[] = {{"typical", block}, {"`seq`", seq_block}, {"`yes`", yes_block}, {"figure 1 flood", flood_block}};
+  for (const auto& stream : streams) {
+    dshpty::screen::Emulator emulator(50, 160, [](std::string_view) {});
+    std::string label = std::string("screen emulator 50x160, ") + stream.name;
+    report(label.c_str(), run(stream.input, total, chunk, [&](std::string_view piece) { emulator.on_bytes(piece); }));
+    if (emulator.snapshot().lines.empty()) return 1;
+  }
+  {
+    // libvterm's own screen layer (what the emulator does not use), on `seq`: the reference
+    // screen.md measured at 1.7 MiB/s. A smaller total: it is that slow.
+    VTerm* vt = vterm_new(50, 160);
+    vterm_set_utf8(vt, 1);
+    VTermScreen* screen = vterm_obtain_screen(vt);
+    vterm_screen_reset(screen, 1);
+    report("libvterm screen layer 50x160, `seq` (reference)",
+           run(seq_block, std::min<std::size_t>(total, 8u << 20), chunk,
+               [&](std::string_view piece) { vterm_input_write(vt, piece.data(), piece.size()); }));
+    vterm_free(vt);
   }
 
   if (StdinProbe::supported()) {

@@ -37,17 +37,19 @@ void Grid::set(Row& row, unsigned col, char32_t cell) {
   std::vector<char32_t>& cells = cells_of(row);
   if (cells[col] & kCombined) row.marks.erase(col);
   cells[col] = cell;
+  if (cell != kBlank && col >= row.used) row.used = col + 1;
 }
 
 void Grid::clear_row(Row& row) {
   // Keeps the allocation: a flood clears and rewrites the same rows.
-  if (!row.cells.empty()) std::fill(row.cells.begin(), row.cells.end(), kBlank);
+  std::fill(row.cells.begin(), row.cells.begin() + row.used, kBlank);
+  row.used = 0;
   row.marks.clear();
 }
 
 bool Grid::blank_row(unsigned row) const {
   const Row& r = at(row);
-  return std::all_of(r.cells.begin(), r.cells.end(), [](char32_t c) { return c == kBlank; });
+  return std::all_of(r.cells.begin(), r.cells.begin() + r.used, [](char32_t c) { return c == kBlank; });
 }
 
 void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned width) {
@@ -75,6 +77,7 @@ void Grid::put_ascii(unsigned row, unsigned col, std::string_view text) {
     r.marks.erase(r.marks.lower_bound(col), r.marks.lower_bound(end));
   }
   for (unsigned i = 0; i < text.size(); ++i) cells[col + i] = static_cast<unsigned char>(text[i]);
+  if (end > r.used) r.used = end;
 }
 
 void Grid::erase(Rect rect) {
@@ -138,9 +141,9 @@ void Grid::scroll(unsigned start_row, unsigned end_row, int lines) {
     // The whole screen: turn the ring, then blank the rows that came round.
     if (lines > 0) {
       for (unsigned row = 0; row < count; ++row) clear_row(at(row));
-      top_ = (top_ + count) % total;
+      top_ = index(count);
     } else {
-      top_ = (top_ + total - count) % total;
+      top_ = index(total - count);
       for (unsigned row = 0; row < count; ++row) clear_row(at(row));
     }
     return;
@@ -165,6 +168,7 @@ void Grid::resize(unsigned rows, unsigned cols, unsigned drop_top) {
       if (r.cells.empty()) continue;
       bool splits_wide = cols < cols_ && r.cells[cols] == kWideTail;
       r.cells.resize(cols, kBlank);
+      r.used = std::min(r.used, cols);
       r.marks.erase(r.marks.lower_bound(cols), r.marks.end());
       if (splits_wide) {
         r.marks.erase(cols - 1);
@@ -180,7 +184,7 @@ std::vector<std::string> Grid::lines() const {
   for (unsigned row = 0; row < rows(); ++row) {
     const Row& r = at(row);
     std::string& line = out[row];
-    for (unsigned col = 0; col < r.cells.size(); ++col) {
+    for (unsigned col = 0; col < r.used; ++col) {
       char32_t value = r.cells[col];
       bool lone_tail = value == kWideTail && (col == 0 || !(r.cells[col - 1] & kWide));
       bool lone_head = (value & kWide) && (col + 1 == r.cells.size() || r.cells[col + 1] != kWideTail);

@@ -57,10 +57,18 @@ class Grid {
   struct Row {
     std::vector<char32_t> cells;  // empty until first written: blank
     std::map<unsigned, std::u32string> marks;
+    // Cells at or past this are blank: clearing a row costs what was written on it (a `yes`
+    // line is one cell of 160, and a flood clears a row per line).
+    unsigned used = 0;
   };
 
-  Row& at(unsigned row) { return rows_[(top_ + row) % rows_.size()]; }
-  const Row& at(unsigned row) const { return rows_[(top_ + row) % rows_.size()]; }
+  // The ring's row `row` (row < rows()): a compare, not a division, on the flood path.
+  unsigned index(unsigned row) const noexcept {
+    unsigned i = top_ + row;
+    return i >= rows_.size() ? i - static_cast<unsigned>(rows_.size()) : i;
+  }
+  Row& at(unsigned row) { return rows_[index(row)]; }
+  const Row& at(unsigned row) const { return rows_[index(row)]; }
   std::vector<char32_t>& cells_of(Row& row);
   void set(Row& row, unsigned col, char32_t cell);
   void clear_row(Row& row);
