@@ -253,7 +253,7 @@ TEST_CASE("resolve_session: ids first, then names") {
 TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   const std::vector<SessionSnapshot> sessions{snapshot("pty-1", "main"), snapshot("pty-2", "build")};
   const std::vector<std::string> types{"shell"};
-  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"screen", "send", "signal"});
+  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"send", "screen", "signal"});
   CHECK(completion_candidates("", "", sessions, types).size() == command_names().size());
   CHECK(completion_candidates("send ", "", sessions, types) ==
         std::vector<std::string>{"pty-1", "pty-2", "main", "build"});
@@ -297,6 +297,30 @@ TEST_CASE("every result prints its exact text") {
   const std::string cut = format_send(sent, 64);
   CHECK(cut.find("[output truncated]\n[wait: session_exit]\n") != std::string::npos);
   CHECK(cut.find("[wait:") <= 64);
+
+  // On the alternate screen the screen replaces the line-mode text.
+  ScreenSnapshot screen;
+  screen.rows = 24;
+  screen.cols = 80;
+  screen.lines = {"hello world", "~", "-- INSERT --"};
+  screen.cursor_row = 0;
+  screen.cursor_col = 11;
+  screen.alternate = true;
+  screen.title = "vim \"notes\"";
+  CHECK(format_screen(screen, 1024) ==
+        "[screen 24x80 cursor 1,12 alternate title=\"vim \\\"notes\\\"\"]\nhello world\n~\n-- INSERT --\n");
+  sent.viewport = "garbled drawing";
+  sent.screen = screen;
+  sent.session_status = SessionStatus{};
+  sent.wait_reason = WaitReason::stdin_read;
+  CHECK(format_send(sent, 1024) == "[wait: stdin_read]\n[session: running]\n" + format_screen(screen, 1024));
+  sent.screen.reset();
+  ScreenSnapshot plain;
+  plain.rows = 2;
+  plain.cols = 3;
+  plain.cursor_visible = false;
+  CHECK(format_screen(plain, 1024) == "[screen 2x3 cursor 1,1 hidden]\n");
+  CHECK(format_resize("pty-1", 30, 100) == "resized pty-1 to 30x100\n");
 
   ReadPage page;
   CHECK(format_read(page, 1024) == "(no retained output)\n[lines: 0-0 of 0]\n");

@@ -36,8 +36,10 @@ std::string format_open(const SpawnResult& result, std::size_t cap) {
 }
 
 std::string format_send(const SendResult& result, std::size_t cap) {
-  std::string out = body_lines(result.viewport, result.truncated, cap, "(no new output)") +
-                    "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
+  // On the alternate screen the line-mode text is a full-screen program's drawing with the
+  // cursor movement stripped: noise. The screen (after the status lines) is what it shows.
+  std::string body = result.screen ? std::string() : body_lines(result.viewport, result.truncated, cap, "(no new output)");
+  std::string out = body + "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
                     (result.input_hidden ? ", input hidden" : "") + "]\n";
   if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
   if (result.cwd) out += "[cwd: " + *result.cwd + "]\n";
