@@ -135,6 +135,12 @@ int main(int argc, char** argv) {
     if (emulator.snapshot().lines.empty()) return 1;
   }
   {
+    // What a session's screen costs at its prompt (the default 40x160 terminal).
+    dshpty::screen::Emulator idle(40, 160, [](std::string_view) {});
+    idle.on_bytes(std::string("\x1B]133;D;0\x07") + std::string(dshpty::shell::kPrompt));
+    std::printf("screen emulator 40x160 at a prompt: %zu bytes (grid and libvterm's state)\n", idle.memory_bytes());
+  }
+  {
     // libvterm's own screen layer (what the emulator does not use), on `seq`: the reference
     // screen.md measured at 1.7 MiB/s. A smaller total: it is that slow.
     VTerm* vt = vterm_new(50, 160);

@@ -28,54 +28,57 @@ void append_utf8(std::string& out, char32_t c) {
 
 Grid::Grid(unsigned rows, unsigned cols) : rows_(rows), cols_(cols) {}
 
-std::vector<char32_t>& Grid::cells_of(Row& row) {
-  if (row.cells.empty()) row.cells.assign(cols_, kBlank);
-  return row.cells;
+char32_t* Grid::cells_of(Row& row) {
+  if (!row.cells) row.cells = std::make_unique<char32_t[]>(cols_);  // zeroed: kBlank
+  return row.cells.get();
+}
+
+Grid::Marks& Grid::marks_of(Row& row) {
+  if (!row.marks) row.marks = std::make_unique<Marks>();
+  return *row.marks;
 }
 
 void Grid::set(Row& row, unsigned col, char32_t cell) {
-  std::vector<char32_t>& cells = cells_of(row);
-  if (cells[col] & kCombined) row.marks.erase(col);
+  char32_t* cells = cells_of(row);
+  if (cells[col] & kCombined) row.marks->erase(col);
   cells[col] = cell;
   if (cell != kBlank && col >= row.used) row.used = col + 1;
 }
 
 void Grid::clear_row(Row& row) {
   // Keeps the allocation: a flood clears and rewrites the same rows.
-  std::fill(row.cells.begin(), row.cells.begin() + row.used, kBlank);
+  if (row.cells) std::fill(row.cells.get(), row.cells.get() + row.used, kBlank);
   row.used = 0;
-  row.marks.clear();
+  row.marks.reset();
 }
 
 bool Grid::blank_row(unsigned row) const {
   const Row& r = at(row);
-  return std::all_of(r.cells.begin(), r.cells.begin() + r.used, [](char32_t c) { return c == kBlank; });
+  return !r.cells || std::all_of(r.cells.get(), r.cells.get() + r.used, [](char32_t c) { return c == kBlank; });
 }
 
 void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned width) {
   if (row >= rows() || col >= cols_ || chars.empty()) return;
   Row& r = at(row);
-  std::vector<char32_t>& cells = cells_of(r);
+  char32_t* cells = cells_of(r);
   // Writing over half of a wide character blanks its other half, as a terminal shows it.
   if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
   unsigned end = std::min(col + width, cols_);
   if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
   char32_t base = chars[0] | (width > 1 ? kWide : 0);
   set(r, col, chars.size() > 1 ? (base | kCombined) : base);
-  if (chars.size() > 1) r.marks[col] = std::u32string(chars.substr(1));
+  if (chars.size() > 1) marks_of(r)[col] = std::u32string(chars.substr(1));
   for (unsigned c = col + 1; c < end; ++c) set(r, c, kWideTail);
 }
 
 void Grid::put_ascii(unsigned row, unsigned col, std::string_view text) {
   Row& r = at(row);
-  std::vector<char32_t>& cells = cells_of(r);
+  char32_t* cells = cells_of(r);
   if (text.empty()) return;
   unsigned end = col + static_cast<unsigned>(text.size());
   if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
   if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
-  if (!r.marks.empty()) {
-    r.marks.erase(r.marks.lower_bound(col), r.marks.lower_bound(end));
-  }
+  if (r.marks) r.marks->erase(r.marks->lower_bound(col), r.marks->lower_bound(end));
   for (unsigned i = 0; i < text.size(); ++i) cells[col + i] = static_cast<unsigned char>(text[i]);
   if (end > r.used) r.used = end;
 }
@@ -85,7 +88,7 @@ void Grid::erase(Rect rect) {
   rect.end_col = std::min(rect.end_col, cols_);
   for (unsigned row = rect.start_row; row < rect.end_row; ++row) {
     Row& r = at(row);
-    if (r.cells.empty()) continue;
+    if (!r.cells) continue;
     if (rect.start_col == 0 && rect.end_col == cols_) {
       clear_row(r);
       continue;
@@ -111,18 +114,18 @@ void Grid::move(Rect dest, Rect src) {
   for (unsigned i = 0; i < height; ++i) {
     const Row& r = at(src.start_row + i);
     copy[i].resize(width, Cell{kBlank, {}});
-    if (r.cells.empty()) continue;
+    if (!r.cells) continue;
     for (unsigned j = 0; j < width; ++j) {
       char32_t value = r.cells[src.start_col + j];
       copy[i][j].value = value;
-      if (value & kCombined) copy[i][j].marks = r.marks.at(src.start_col + j);
+      if (value & kCombined) copy[i][j].marks = r.marks->at(src.start_col + j);
     }
   }
   for (unsigned i = 0; i < height; ++i) {
     Row& r = at(dest.start_row + i);
     for (unsigned j = 0; j < width; ++j) {
       set(r, dest.start_col + j, copy[i][j].value);
-      if (copy[i][j].value & kCombined) r.marks[dest.start_col + j] = copy[i][j].marks;
+      if (copy[i][j].value & kCombined) marks_of(r)[dest.start_col + j] = copy[i][j].marks;
     }
   }
 }
@@ -165,13 +168,15 @@ void Grid::resize(unsigned rows, unsigned cols, unsigned drop_top) {
   rows_.resize(rows);
   if (cols != cols_) {
     for (Row& r : rows_) {
-      if (r.cells.empty()) continue;
+      if (!r.cells) continue;
       bool splits_wide = cols < cols_ && r.cells[cols] == kWideTail;
-      r.cells.resize(cols, kBlank);
+      auto cells = std::make_unique<char32_t[]>(cols);
+      std::copy(r.cells.get(), r.cells.get() + std::min(cols, cols_), cells.get());
+      r.cells = std::move(cells);
       r.used = std::min(r.used, cols);
-      r.marks.erase(r.marks.lower_bound(cols), r.marks.end());
+      if (r.marks) r.marks->erase(r.marks->lower_bound(cols), r.marks->end());
       if (splits_wide) {
-        r.marks.erase(cols - 1);
+        if (r.marks) r.marks->erase(cols - 1);
         r.cells[cols - 1] = kBlank;
       }
     }
@@ -187,7 +192,7 @@ std::vector<std::string> Grid::lines() const {
     for (unsigned col = 0; col < r.used; ++col) {
       char32_t value = r.cells[col];
       bool lone_tail = value == kWideTail && (col == 0 || !(r.cells[col - 1] & kWide));
-      bool lone_head = (value & kWide) && (col + 1 == r.cells.size() || r.cells[col + 1] != kWideTail);
+      bool lone_head = (value & kWide) && (col + 1 == cols_ || r.cells[col + 1] != kWideTail);
       if (value == kWideTail && !lone_tail) continue;
       if (value == kBlank || lone_tail || lone_head) {
         line += ' ';
@@ -195,7 +200,7 @@ std::vector<std::string> Grid::lines() const {
       }
       append_utf8(line, value & ~(kCombined | kWide));
       if (value & kCombined) {
-        for (char32_t mark : r.marks.at(col)) append_utf8(line, mark);
+        for (char32_t mark : r.marks->at(col)) append_utf8(line, mark);
       }
     }
     line.erase(line.find_last_not_of(' ') + 1);
@@ -207,8 +212,10 @@ std::vector<std::string> Grid::lines() const {
 std::size_t Grid::memory_bytes() const noexcept {
   std::size_t bytes = rows_.capacity() * sizeof(Row);
   for (const Row& r : rows_) {
-    bytes += r.cells.capacity() * sizeof(char32_t);
-    for (const auto& [col, marks] : r.marks) bytes += 64 + marks.capacity() * sizeof(char32_t);
+    if (r.cells) bytes += cols_ * sizeof(char32_t);
+    if (!r.marks) continue;
+    bytes += sizeof(Marks);
+    for (const auto& [col, marks] : *r.marks) bytes += 64 + marks.capacity() * sizeof(char32_t);
   }
   return bytes;
 }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,9 +55,11 @@ class Grid {
   static constexpr char32_t kCombined = 0x80000000;
   static constexpr char32_t kWide = 0x40000000;
 
+  using Marks = std::map<unsigned, std::u32string>;
+  // 24 bytes until written: an idle 40-row screen's rows cost under 1 KiB.
   struct Row {
-    std::vector<char32_t> cells;  // empty until first written: blank
-    std::map<unsigned, std::u32string> marks;
+    std::unique_ptr<char32_t[]> cells;  // cols() cells once written; null: blank
+    std::unique_ptr<Marks> marks;       // combining marks by column, when any
     // Cells at or past this are blank: clearing a row costs what was written on it (a `yes`
     // line is one cell of 160, and a flood clears a row per line).
     unsigned used = 0;
@@ -69,7 +72,8 @@ class Grid {
   }
   Row& at(unsigned row) { return rows_[index(row)]; }
   const Row& at(unsigned row) const { return rows_[index(row)]; }
-  std::vector<char32_t>& cells_of(Row& row);
+  char32_t* cells_of(Row& row);
+  static Marks& marks_of(Row& row);
   void set(Row& row, unsigned col, char32_t cell);
   void clear_row(Row& row);
 
