@@ -221,6 +221,7 @@ void McpServer::cancel(const Json& request_id) {
   call.cancelled = true;
   const std::string& key = it->first;
   if (call.is_send && call.started) {
+    progress_.forget(key);
     // A real SIGINT to the session's foreground group; the send then settles through its
     // normal readiness, and its result is dropped.
     const auto interrupted = engine_.cancel_send(key);
