@@ -1,8 +1,9 @@
 // dshpty-mcp driven by the official TypeScript SDK client (@modelcontextprotocol/sdk, which
 // tools/dev installs into the build tree from the npm registry): the handshake the SDK makes,
-// tools/list, then open -> send `echo $((6*7))` -> read -> close, and the server gone after
-// the client closes. Prints the calls and their results as a transcript. Exits 77 (skipped,
-// with the reason) when the SDK is not installed; never reaches the network.
+// tools/list, then open -> send `echo $((6*7))` -> read -> a send cancelled through the SDK's
+// AbortSignal (with progress) -> close, and the server gone after the client closes. Prints
+// the calls and their results as a transcript. Exits 77 (skipped, with the reason) when the
+// SDK is not installed; never reaches the network.
 //
 // usage: node sdk_client.cjs DSHPTY_MCP SDK_DIR
 'use strict';
@@ -34,6 +35,29 @@ function pidAlive(pid) {
   }
 }
 
+// Bounded polling of a condition (not waiting out a race): a job's output shows the shell
+// ran the command line, not that the job already holds the terminal, and a SIGINT sent in
+// between goes to the shell, which leaves the job running.
+async function waitForeground(shellPid, argv0) {
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline) {
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const name = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
+        // ppid is the shell, pgrp == tpgid: it holds the terminal.
+        if (name === argv0 && Number(fields[1]) === shellPid && fields[2] === fields[5]) return;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  check(false, `${argv0} never held the terminal`);
+}
+
 let sdk;
 try {
   const requireFromSdk = createRequire(path.join(sdkDir, 'package.json'));
@@ -60,6 +84,9 @@ async function main() {
   const transport = new sdk.StdioClientTransport({ command: mcpBinary, args: [], env: process.env, stderr: 'inherit' });
   // A bounded wait for every request: a broken server fails the test instead of hanging it.
   const options = { timeout: 30000 };
+  // The SDK reports a response to a request it no longer waits for (one we cancelled) here.
+  const protocolErrors = [];
+  client.onerror = (e) => protocolErrors.push(String(e && e.message ? e.message : e));
   await client.connect(transport, options);
   const server = client.getServerVersion();
   console.log(`SDK ${sdk.version} connected to ${server.name} ${server.version}`);
@@ -87,6 +114,36 @@ async function main() {
   check(sent.includes('\n42\n') && sent.includes('[wait: stdin_read]') && sent.includes('[exit: 0]'), sent);
   const page = await call('terminal_read', { session: 'main', count: 10 });
   check(page.includes('42') && /\[lines: \d+-\d+ of \d+\]/.test(page), page);
+  // Progress and cancellation as the SDK does them: onprogress sends a progressToken, and an
+  // aborted signal sends notifications/cancelled (the server interrupts the send, answers
+  // nothing, and the SDK rejects the call).
+  const controller = new AbortController();
+  let progressed = '';
+  let foregroundSleep = null;
+  const started = new Promise((resolve) => {
+    foregroundSleep = resolve;
+  });
+  const live = client.callTool({ name: 'terminal_send', arguments: { session: 'main', text: 'echo sdk-start; sleep 60' } },
+                               undefined, {
+                                 ...options,
+                                 signal: controller.signal,
+                                 onprogress: (progress) => {
+                                   progressed += progress.message || '';
+                                   if (progressed.includes('sdk-start\n')) foregroundSleep();
+                                 },
+                               });
+  await started;
+  await waitForeground(pid, 'sleep');
+  console.log(`> terminal_send {"session":"main","text":"echo sdk-start; sleep 60"} (progress: ${JSON.stringify(progressed)})`);
+  controller.abort('the test cancels it');
+  const outcome = await live.then(() => 'answered', (e) => `rejected: ${e.message || e}`);
+  console.log(`  cancelled by the client: ${outcome}`);
+  check(outcome.startsWith('rejected'), 'the cancelled call was answered');
+  const status = await call('terminal_send', { session: 'main', text: 'echo status-$?' });
+  check(status.includes('status-130'), `the sleep was not interrupted by SIGINT: ${status}`);
+  // That send waited for the cancelled one to wind down, so a response to it would be in.
+  check(protocolErrors.length === 0, `protocol errors: ${protocolErrors.join('; ')}`);
+
   const closed = await call('terminal_close', { session: 'main' });
   check(closed === 'closed terminal session pty-1\n', closed);
   check(!pidAlive(pid), `the session's shell ${pid} outlived terminal_close`);
