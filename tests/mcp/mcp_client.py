@@ -69,9 +69,10 @@ def descendants(pid):
 
 
 def wait_foreground(server_pid, argv0):
-    """Waits (bounded) until a process `argv0` below the server holds its terminal: a
-    command's output shows the shell ran it, not that the job already has the terminal, and
-    a SIGINT sent in between goes to the shell, which leaves the job running."""
+    """Waits (bounded) until a process `argv0` below the server holds its terminal: output
+    before a job shows the shell got that far, not that the job runs, and a SIGINT that lands
+    while bash is still starting the job (before its exec) is taken by bash's handlers and
+    lost (docs/mcp.md, "Cancellation and progress")."""
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         for pid in descendants(server_pid):

@@ -35,9 +35,9 @@ function pidAlive(pid) {
   }
 }
 
-// Bounded polling of a condition (not waiting out a race): a job's output shows the shell
-// ran the command line, not that the job already holds the terminal, and a SIGINT sent in
-// between goes to the shell, which leaves the job running.
+// Bounded polling of a condition (not waiting out a race): output before a job shows the
+// shell got that far, not that the job runs, and a SIGINT that lands while bash is still
+// starting the job (before its exec) is lost (docs/mcp.md, "Cancellation and progress").
 async function waitForeground(shellPid, argv0) {
   const deadline = Date.now() + 30000;
   while (Date.now() < deadline) {
