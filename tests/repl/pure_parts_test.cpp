@@ -17,6 +17,7 @@
 
 using namespace dshpty;
 using namespace dshpty::repl;
+using namespace dshpty::tool;
 using namespace dshpty::render;
 using dshpty::engine::resolve_session;
 

@@ -33,7 +33,7 @@ void JsonServer::handle_line(std::string_view line) {
 
 void JsonServer::handle_overlong_line() {
   respond_error(nullptr, make_error(Code::INVALID_ARGUMENT, "request line is longer than " +
-                                                                std::to_string(kMaxRequestLineBytes) + " bytes"));
+                                                                std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
 }
 
 void JsonServer::end_of_input() { begin_shutdown(std::nullopt); }

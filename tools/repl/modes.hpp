@@ -11,8 +11,8 @@
 namespace dshpty::repl {
 
 // JSON Lines on stdin/stdout until shutdown or EOF.
-int run_json_mode(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out);
+int run_json_mode(struct ev_loop* loop, engine::Engine& engine, tool::OutputWriter& out);
 // Commands for a person: libedit on a terminal, plain lines otherwise; until quit or EOF.
-int run_text_mode(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, const Options& options);
+int run_text_mode(struct ev_loop* loop, engine::Engine& engine, tool::OutputWriter& out, const Options& options);
 
 }  // namespace dshpty::repl

@@ -1,8 +1,5 @@
 #include "options.hpp"
 
-#include <charconv>
-#include <cstdint>
-
 #ifndef DSHPTY_VERSION
 #define DSHPTY_VERSION "unknown"
 #endif
@@ -11,85 +8,31 @@ namespace dshpty::repl {
 
 namespace {
 Error bad(std::string message) { return make_error(Code::INVALID_ARGUMENT, std::move(message)); }
-
-std::optional<std::uint64_t> parse_number(std::string_view text) {
-  std::uint64_t value = 0;
-  if (text.empty()) return std::nullopt;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 }  // namespace
 
 Result<Options> parse_options(const std::vector<std::string_view>& args) {
   Options options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto flag = [&](bool& field) -> Status {
-      if (inline_value) return bad(std::string(arg) + " takes no value");
-      field = true;
-      return {};
-    };
-    auto value = [&]() -> Result<std::string_view> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return bad(std::string(arg) + " needs a value");
-      return args[++i];
-    };
-    auto number = [&](std::uint64_t min, std::uint64_t max) -> Result<std::uint64_t> {
-      auto text = value();
-      if (!text) return text.error();
-      const auto n = parse_number(*text);
-      if (!n || *n < min || *n > max)
-        return bad(std::string(arg) + " must be a number from " + std::to_string(min) + " to " + std::to_string(max) +
-                   ", not \"" + std::string(*text) + "\"");
-      return *n;
-    };
-
+  tool::ArgReader reader(args);
+  while (reader.next()) {
+    const std::string_view arg = reader.name();
     Status status;
     if (arg == "--help" || arg == "-h") {
-      status = flag(options.help);
+      status = reader.flag(options.help);
     } else if (arg == "--version") {
-      status = flag(options.version);
+      status = reader.flag(options.version);
     } else if (arg == "--json") {
-      status = flag(options.json);
+      status = reader.flag(options.json);
     } else if (arg == "--open-main") {
-      status = flag(options.open_main);
-    } else if (arg == "--shell" || arg == "--cwd") {
-      auto text = value();
-      if (!text) return text.error();
-      if (text->empty()) return bad(std::string(arg) + " needs a non-empty path");
-      (arg == "--shell" ? options.shell : options.cwd) = std::string(*text);
-    } else if (arg == "--rows" || arg == "--cols") {
-      auto n = number(1, 4096);
-      if (!n) return n.error();
-      (arg == "--rows" ? options.rows : options.cols) = static_cast<unsigned>(*n);
-    } else if (arg == "--idle-ms" || arg == "--timeout-ms") {
-      auto n = number(1, 24ull * 3600 * 1000);
-      if (!n) return n.error();
-      (arg == "--idle-ms" ? options.idle : options.timeout) = std::chrono::milliseconds(*n);
-    } else if (arg == "--max-result-bytes") {
-      auto n = number(render::kMinMaxResultBytes, std::uint64_t{1} << 32);
-      if (!n) return n.error();
-      options.max_result_bytes = static_cast<std::size_t>(*n);
+      status = reader.flag(options.open_main);
+    } else if (auto session = tool::parse_session_option(reader, options)) {
+      status = std::move(*session);
     } else {
-      return bad("unknown option \"" + std::string(args[i]) + "\"");
+      return bad("unknown option \"" + std::string(reader.word()) + "\"");
     }
     if (!status) return status.error();
   }
   if (options.json && options.open_main) return bad("--open-main is for text mode, not --json");
   return options;
-}
-
-std::vector<std::string> shell_argv(const std::string& path) {
-  const auto slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base == "bash") return {path, "--noprofile", "--norc", "-i"};
-  return {path, "-i"};
 }
 
 std::string version_text() { return "dshpty-repl " DSHPTY_VERSION "\n"; }
@@ -105,14 +48,7 @@ Options:
   --version               print the version and exit
   --json                  speak JSON Lines on stdin/stdout instead of text
   --open-main             (text mode) open a shell session named "main" at start-up
-  --shell PATH            the shell to run (default /bin/bash --noprofile --norc -i;
-                          a non-bash shell is run as PATH -i)
-  --cwd DIR               the sessions' default working directory (default: ours)
-  --rows N, --cols N      the terminal size of new sessions (default 40 x 160)
-  --idle-ms MS            silence that ends a send as inferred_idle (default 3000)
-  --timeout-ms MS         a send's default deadline (default 30000)
-  --max-result-bytes N    cut output longer than N bytes (default 262144, at least 64)
-
+)HELP" + std::string(tool::session_options_usage()) + R"HELP(
 Text mode (a terminal: line editing, history, Tab completes commands and sessions):
   open TYPE [NAME] [--cwd DIR]
       start a session; prints "started terminal session pty-1 (main) [type: shell]"

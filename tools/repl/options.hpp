@@ -1,4 +1,5 @@
-// dshpty-repl's command line. Pure: parsed into values, checked, never printed here.
+// dshpty-repl's command line: the session options every tool face shares, plus its own.
+// Pure: parsed into values, checked, never printed here.
 #pragma once
 
 #include <chrono>
@@ -9,31 +10,22 @@
 #include <vector>
 
 #include "dshpty/result.hpp"
-#include "render/output_cap.hpp"
+#include "session_options.hpp"
 
 namespace dshpty::repl {
 
-struct Options {
+struct Options : tool::SessionOptions {
   bool help = false;
   bool version = false;
   bool json = false;
   bool open_main = false;
-  std::optional<std::string> shell;
-  std::optional<std::string> cwd;
-  std::optional<unsigned> rows;
-  std::optional<unsigned> cols;
-  std::optional<std::chrono::milliseconds> idle;
-  std::optional<std::chrono::milliseconds> timeout;
-  std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
 };
 
 // `args` without the program name. Accepts "--opt VALUE" and "--opt=VALUE".
 // INVALID_ARGUMENT naming the option on failure.
 Result<Options> parse_options(const std::vector<std::string_view>& args);
 
-// The shell command line for --shell PATH: bash gets the default flags (--noprofile --norc
-// -i), any other shell just -i.
-std::vector<std::string> shell_argv(const std::string& path);
+using tool::shell_argv;
 
 // --help: complete enough to serve as the manual.
 std::string usage_text();

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxCommandLineBytes = 1u << 20;
 // Commands one per line, run one at a time; a line read during a command waits its turn.
 class PlainFrontend {
  public:
-  PlainFrontend(struct ev_loop* loop, TextSession& session, OutputWriter& out, std::function<void(int)> finished)
+  PlainFrontend(struct ev_loop* loop, TextSession& session, tool::OutputWriter& out, std::function<void(int)> finished)
       : loop_(loop),
         session_(session),
         out_(out),
@@ -103,10 +103,10 @@ class PlainFrontend {
 
   struct ev_loop* loop_;
   TextSession& session_;
-  OutputWriter& out_;
+  tool::OutputWriter& out_;
   std::function<void(int)> finished_;
   Deferred deferred_;
-  LineSplitter splitter_;
+  tool::LineSplitter splitter_;
   ev_io input_;
   std::deque<std::string> lines_;
   bool eof_ = false;
@@ -116,13 +116,13 @@ class PlainFrontend {
 template <class Frontend>
 struct TextMode {
   struct ev_loop* loop;
-  OutputWriter& out;
+  tool::OutputWriter& out;
   int exit_code = 0;
   TextSession session;
   Frontend frontend;
   ev_signal signals[4];
 
-  TextMode(struct ev_loop* l, engine::Engine& engine, OutputWriter& o)
+  TextMode(struct ev_loop* l, engine::Engine& engine, tool::OutputWriter& o)
       : loop(l),
         out(o),
         session(engine, [this](std::string text) { out.write(text); }),
@@ -154,7 +154,7 @@ struct TextMode {
 };
 
 template <class Frontend>
-int run_with(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, const Options& options) {
+int run_with(struct ev_loop* loop, engine::Engine& engine, tool::OutputWriter& out, const Options& options) {
   TextMode<Frontend> mode(loop, engine, out);
   mode.frontend.start(options.open_main ? "open shell main" : "");
   ev_run(loop, 0);
@@ -163,7 +163,7 @@ int run_with(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, co
 
 }  // namespace
 
-int run_text_mode(struct ev_loop* loop, engine::Engine& engine, OutputWriter& out, const Options& options) {
+int run_text_mode(struct ev_loop* loop, engine::Engine& engine, tool::OutputWriter& out, const Options& options) {
   if (isatty(STDIN_FILENO)) return run_with<TtyFrontend>(loop, engine, out, options);
   return run_with<PlainFrontend>(loop, engine, out, options);
 }

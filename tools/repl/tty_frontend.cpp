@@ -24,7 +24,7 @@ constexpr char kCtrlC = 0x03;
 constexpr char kCtrlD = 0x04;
 }  // namespace
 
-TtyFrontend::TtyFrontend(struct ev_loop* loop, TextSession& session, OutputWriter& out,
+TtyFrontend::TtyFrontend(struct ev_loop* loop, TextSession& session, tool::OutputWriter& out,
                          std::function<void(int)> finished)
     : loop_(loop), session_(session), out_(out), finished_(std::move(finished)), deferred_(loop) {
   g_frontend = this;

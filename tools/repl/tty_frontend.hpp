@@ -23,7 +23,7 @@ namespace dshpty::repl {
 class TtyFrontend {
  public:
   // `finished` runs once, after quit/Ctrl-D/EOF disposed the service, with the exit code.
-  TtyFrontend(struct ev_loop* loop, TextSession& session, OutputWriter& out, std::function<void(int)> finished);
+  TtyFrontend(struct ev_loop* loop, TextSession& session, tool::OutputWriter& out, std::function<void(int)> finished);
   ~TtyFrontend();
   TtyFrontend(const TtyFrontend&) = delete;
   TtyFrontend& operator=(const TtyFrontend&) = delete;
@@ -52,7 +52,7 @@ class TtyFrontend {
 
   struct ev_loop* loop_;
   TextSession& session_;
-  OutputWriter& out_;
+  tool::OutputWriter& out_;
   std::function<void(int)> finished_;
   Deferred deferred_;
   ev_io input_;

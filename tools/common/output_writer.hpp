@@ -10,7 +10,7 @@
 
 #include <ev.h>
 
-namespace dshpty::repl {
+namespace dshpty::tool {
 
 class OutputWriter {
  public:
@@ -40,4 +40,4 @@ class OutputWriter {
   std::vector<std::function<void()>> drained_;
 };
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::tool

@@ -1,6 +1,6 @@
 #include "line_splitter.hpp"
 
-namespace dshpty::repl {
+namespace dshpty::tool {
 
 void LineSplitter::emit(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -45,4 +45,4 @@ void LineSplitter::finish() {
   }
 }
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::tool

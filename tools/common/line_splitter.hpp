@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace dshpty::repl {
+namespace dshpty::tool {
 
 inline constexpr std::size_t kMaxRequestLineBytes = 1u << 20;
 
@@ -36,4 +36,4 @@ class LineSplitter {
   bool stopped_ = false;
 };
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::tool

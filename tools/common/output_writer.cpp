@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-namespace dshpty::repl {
+namespace dshpty::tool {
 
 OutputWriter::OutputWriter(struct ev_loop* loop, int fd) : loop_(loop), fd_(fd) {
   ev_io_init(&watcher_, &OutputWriter::on_writable, fd, EV_WRITE);
@@ -56,4 +56,4 @@ void OutputWriter::on_writable(struct ev_loop*, ev_io* watcher, int) {
   static_cast<OutputWriter*>(watcher->data)->flush();
 }
 
-}  // namespace dshpty::repl
+}  // namespace dshpty::tool

@@ -1,0 +1,233 @@
+"""dshpty-mcp end to end over pipes, with a hand-written client and the real shell backend:
+the handshake and version negotiation, tools/list's schemas, every tool, model-fixable
+failures as isError results, a live send cancelled by notifications/cancelled (a real
+SIGINT, no response), progress notifications carrying output, protocol errors answered
+while serving goes on, output that is not UTF-8, the result cap, and EOF leaving no process.
+
+usage: mcp_e2e.py DSHPTY_MCP"""
+
+import re
+import sys
+
+from mcp_client import McpServer, check, pid_alive, session_members, wait_foreground
+
+SERVED = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+TOOLS = ["terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_close", "terminal_list"]
+JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
+
+
+def check_schema(schema, where):
+    """The structure of a JSON Schema, checked by hand (the subset our tools use)."""
+    check(isinstance(schema, dict), f"{where}: a schema is an object")
+    check(schema.get("type") in JSON_TYPES, f"{where}: type {schema.get('type')!r}")
+    for key in ("description", "title"):
+        if key in schema:
+            check(isinstance(schema[key], str) and schema[key], f"{where}: {key}")
+    if "enum" in schema:
+        check(isinstance(schema["enum"], list) and schema["enum"], f"{where}: enum")
+        check(all(isinstance(v, str) for v in schema["enum"]), f"{where}: enum values match the type")
+    if "minimum" in schema:
+        check(schema["type"] in ("integer", "number") and isinstance(schema["minimum"], int), f"{where}: minimum")
+    if schema["type"] == "object":
+        properties = schema.get("properties", {})
+        check(isinstance(properties, dict), f"{where}: properties")
+        for name, sub in properties.items():
+            check_schema(sub, f"{where}.{name}")
+            check(sub.get("description"), f"{where}.{name}: every argument is described")
+        required = schema.get("required", [])
+        check(isinstance(required, list) and len(set(required)) == len(required), f"{where}: required")
+        check(all(r in properties for r in required), f"{where}: required names a property")
+        check(schema.get("additionalProperties") in (None, False, True), f"{where}: additionalProperties")
+
+
+def handshake():
+    for asked, expected in [("2025-06-18", "2025-06-18"), ("2024-11-05", "2024-11-05"),
+                            ("2099-01-01", SERVED[0]), (None, SERVED[0])]:
+        server = McpServer(BINARY)
+        try:
+            params = {"capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}
+            if asked is not None:
+                params["protocolVersion"] = asked
+            result = server.call("initialize", params)
+            check(result["protocolVersion"] == expected, f"asked {asked}, got {result['protocolVersion']}")
+            check(result["capabilities"] == {"tools": {"listChanged": False}}, result)
+            check(result["serverInfo"]["name"] == "dshpty-mcp", result)
+            check(server.close_stdin_and_wait() == 0, "probe: exit status")
+        finally:
+            server.kill()
+
+
+def tools_list(server):
+    tools = server.call("tools/list")["tools"]
+    check([t["name"] for t in tools] == TOOLS, f"tools: {[t['name'] for t in tools]}")
+    for tool in tools:
+        check(isinstance(tool["description"], str) and len(tool["description"]) > 40, f"{tool['name']}: description")
+        schema = tool["inputSchema"]
+        check(schema.get("type") == "object", f"{tool['name']}: inputSchema is an object schema")
+        check_schema(schema, tool["name"])
+        check("outputSchema" not in tool, f"{tool['name']}: no outputSchema without structuredContent")
+    send = next(t for t in tools if t["name"] == "terminal_send")
+    for reason in ("stdin_read", "inferred_idle", "timeout", "session_exit"):
+        check(reason in send["description"], f"terminal_send's description teaches {reason}")
+    check(send["inputSchema"]["required"] == ["session"], send)
+
+
+def every_tool(server):
+    opened = server.tool("terminal_open", {"name": "main"})
+    check(opened.startswith("started terminal session pty-1 (main) [type: shell]\n"), opened)
+    listed = server.tool("terminal_list")
+    m = re.fullmatch(r"pty-1 \(main\) \[shell\] running pid=(\d+)\n", listed)
+    check(m, f"list: {listed!r}")
+    pid = int(m.group(1))
+
+    sent = server.tool("terminal_send", {"session": "main", "text": "cd /tmp && echo hello-$((6*7))"})
+    check("hello-42\n" in sent and "[wait: stdin_read]\n[exit: 0]\n[cwd: /tmp]\n[session: running]\n" in sent, sent)
+    # State persists across calls: the cd above, a variable set now.
+    server.tool("terminal_send", {"session": "pty-1", "text": "export MCP_MARK=persisted"})
+    again = server.tool("terminal_send", {"session": "main", "text": "echo $MCP_MARK in $PWD"})
+    check("persisted in /tmp" in again, again)
+
+    page = server.tool("terminal_read", {"session": "main", "offset": 0, "count": 50})
+    check("hello-42" in page and re.search(r"\[lines: \d+-\d+ of \d+\]\n$", page), page)
+
+    # terminal_signal: interrupt a running command; its send then comes back at the prompt.
+    rid = server.start_tool("terminal_send", {"session": "main", "text": "echo sig-start; sleep 60; echo never"},
+                            progress_token="sig")
+    server.wait_for(lambda m: m.get("method") == "notifications/progress" and m["params"]["progressToken"] == "sig"
+                    and "sig-start" in m["params"]["message"], "the sleep running")
+    wait_foreground(server.proc.pid, "sleep")
+    signalled = server.tool("terminal_signal", {"session": "main", "signal": "SIGINT"})
+    check(re.fullmatch(r"delivered SIGINT to foreground process group \d+\n", signalled), signalled)
+    text, is_error = server.tool_result(rid)
+    check(is_error is False and "[wait: stdin_read]\n[exit: 130]" in text and "\nnever" not in text, text)
+    return pid
+
+
+def model_errors(server):
+    server.tool_error("terminal_send", {"session": "pty-99", "text": "true"}, "NO_SESSION")
+    server.tool_error("terminal_read", {"session": "nobody"}, "NO_SESSION")
+    server.tool_error("terminal_close", {"session": "pty-99"}, "NO_SESSION")
+    # Input outside the schema: missing, mistyped, unknown arguments, a bad enum value.
+    server.tool_error("terminal_send", {"text": "true"}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_send", {"session": "main", "text": 42}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_send", {"session": "main", "txt": "true"}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_read", {"session": "main", "count": 0}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_signal", {"session": "main", "signal": "SIGSEGV"}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_open", {"type": "nosuch"}, "NO_BACKEND")
+    # An unknown tool is the client's mistake, a protocol error.
+    response = server.response(server.start_tool("terminal_teleport"))
+    check(response.get("error", {}).get("code") == -32602, response)
+
+
+def cancellation_and_progress(server):
+    # A live send, seen running through its progress notifications.
+    rid = server.start_tool("terminal_send", {"session": "main", "text": "echo started-long; sleep 60",
+                                              "timeout_ms": 50000}, progress_token=7)
+    first = server.wait_for(lambda m: m.get("method") == "notifications/progress"
+                            and "started-long" in m["params"]["message"], "progress with the send's output")
+    check(first["params"]["progressToken"] == 7 and first["params"]["progress"] >= 1, first)
+    sleeper = wait_foreground(server.proc.pid, "sleep")
+    # A second send on that session while it is live: the model's mistake, an isError result.
+    server.tool_error("terminal_send", {"session": "main", "text": "echo no"}, "SEND_ACTIVE")
+    # Other calls are served meanwhile.
+    check("running" in server.tool("terminal_list"), "list during a live send")
+    check(server.call("ping") == {}, "ping during a live send")
+
+    server.notify("notifications/cancelled", {"requestId": rid, "reason": "the user pressed Esc"})
+    # The next send waits for the cancelled one to wind down; $? shows the SIGINT (128+2).
+    after = server.tool("terminal_send", {"session": "main", "text": "echo after-cancel-$?"})
+    check("after-cancel-130" in after and "[wait: stdin_read]" in after, after)
+    check(not pid_alive(sleeper), "the cancelled sleep is gone")
+    check(not any(m.get("id") == rid for m in server.messages), "a response was sent for the cancelled call")
+    # Progress notifications are strictly increasing and carry the token of their request.
+    progress = [m["params"] for m in server.messages if m.get("method") == "notifications/progress"
+                and m["params"]["progressToken"] == 7]
+    values = [p["progress"] for p in progress]
+    check(values == sorted(set(values)), f"progress values: {values}")
+
+    # A send with a progress token: every notification comes before its result.
+    rid = server.start_tool("terminal_send", {"session": "main",
+                                              "text": "for i in 1 2 3; do echo tick-$i; sleep 0.3; done"},
+                            progress_token="ticks")
+    text, is_error = server.tool_result(rid)
+    check(is_error is False and "tick-3" in text, text)
+    index = next(i for i, m in enumerate(server.messages) if m.get("id") == rid)
+    ticks = [m["params"]["message"] for m in server.messages[:index]
+             if m.get("method") == "notifications/progress" and m["params"]["progressToken"] == "ticks"]
+    check(any("tick-1" in t for t in ticks), f"progress carried the output: {ticks}")
+    check(not any(m.get("method") == "notifications/progress" and m["params"]["progressToken"] == "ticks"
+                  for m in server.messages[index:]), "progress after the result")
+
+
+def protocol_errors(server):
+    server.send_raw(b"this is not json\n")
+    check(server.wait_for(lambda m: m.get("error", {}).get("code") == -32700, "-32700")["id"] is None, "parse error id")
+    rid = server.request("resources/list")
+    check(server.response(rid)["error"]["code"] == -32601, "unknown method")
+    server.send({"jsonrpc": "2.0", "id": "x1", "method": 5})
+    check(server.response("x1")["error"]["code"] == -32600, "method not a string")
+    server.send({"jsonrpc": "1.0", "id": "x2", "method": "ping"})
+    check(server.response("x2")["error"]["code"] == -32600, "jsonrpc 1.0")
+    server.send([1, 2])
+    check(server.wait_for(lambda m: m.get("error", {}).get("code") == -32600 and m["id"] is None, "-32600"), "array")
+    server.notify("notifications/nonesuch")  # ignored, no answer
+    check(server.call("ping") == {}, "serving goes on")
+
+
+def bytes_and_cap(server):
+    bad = server.tool("terminal_send", {"session": "main", "text": r"printf 'bad-\377\376-bytes\n'"})
+    check("bad-" in bad and "-bytes" in bad, bad)
+    check(server.call("ping") == {}, "the stream survived invalid UTF-8")
+
+
+def capped():
+    server = McpServer(BINARY, ["--max-result-bytes", "4096"])
+    try:
+        server.initialize()
+        server.tool("terminal_open")
+        text = server.tool("terminal_send", {"session": "pty-1",
+                                             "text": "for i in $(seq 1 3000); do printf 'é€'; done; echo"})
+        check("[output truncated]" in text, text[-200:])
+        body = text.split("[output truncated]")[0]
+        check(len(body.encode()) <= 4096, f"body of {len(body.encode())} bytes")
+        check("[wait: stdin_read]" in text, text[-200:])
+        check(server.close_stdin_and_wait() == 0, "exit status")
+    finally:
+        server.kill()
+
+
+def main():
+    global BINARY
+    BINARY = sys.argv[1]
+    handshake()
+    capped()
+    server = McpServer(BINARY)
+    try:
+        check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")
+        tools_list(server)
+        pid = every_tool(server)
+        model_errors(server)
+        cancellation_and_progress(server)
+        protocol_errors(server)
+        bytes_and_cap(server)
+
+        # A second session, closed by terminal_close: its tree is gone when the result says so.
+        opened = server.tool("terminal_open", {"name": "spare", "cwd": "/"})
+        check(opened.startswith("started terminal session pty-2 (spare)"), opened)
+        spare_pid = int(re.search(r"pty-2 \(spare\) \[shell\] running pid=(\d+)", server.tool("terminal_list"))[1])
+        check(server.tool("terminal_close", {"session": "spare"}) == "closed terminal session pty-2\n", "close")
+        check(not pid_alive(spare_pid), "the closed session's shell is gone")
+        server.tool_error("terminal_send", {"session": "pty-2", "text": "true"}, "NO_SESSION")
+
+        # EOF: every session's tree gone, exit 0, nothing of the server's left.
+        check(pid_alive(pid), "the main session is alive before EOF")
+        check(server.close_stdin_and_wait() == 0, "exit status after EOF")
+        check(not pid_alive(pid), "the session's shell outlived EOF")
+        check(session_members(server.proc.pid) == [], f"processes left: {session_members(server.proc.pid)}")
+    finally:
+        server.kill()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

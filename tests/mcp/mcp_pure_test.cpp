@@ -1,0 +1,99 @@
+// dshpty-mcp's pure parts: JSON-RPC message parsing and writing, version negotiation, the
+// tool catalog and the checking of a call's arguments.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "rpc.hpp"
+#include "tool_catalog.hpp"
+
+using namespace dshpty;
+using namespace dshpty::mcp;
+
+TEST_CASE("rpc::parse: requests, notifications, replies, and the error each bad line gets") {
+  auto request = rpc::parse(R"({"jsonrpc":"2.0","id":7,"method":"tools/list"})");
+  REQUIRE(std::holds_alternative<rpc::Request>(request));
+  CHECK(std::get<rpc::Request>(request).id == 7);
+  CHECK(std::get<rpc::Request>(request).params.is_null());
+
+  auto note = rpc::parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}})");
+  REQUIRE(std::holds_alternative<rpc::Notification>(note));
+  CHECK(std::get<rpc::Notification>(note).params["requestId"] == "a");
+
+  CHECK(std::holds_alternative<rpc::Reply>(rpc::parse(R"({"jsonrpc":"2.0","id":1,"result":{}})")));
+
+  auto code = [](std::string_view line) {
+    auto m = rpc::parse(line);
+    REQUIRE(std::holds_alternative<rpc::Invalid>(m));
+    return std::get<rpc::Invalid>(m).code;
+  };
+  CHECK(code("{nope") == rpc::kParseError);
+  CHECK(code("\xff\xfe") == rpc::kParseError);
+  CHECK(code("[1,2]") == rpc::kInvalidRequest);
+  CHECK(code(R"({"jsonrpc":"1.0","id":1,"method":"ping"})") == rpc::kInvalidRequest);
+  CHECK(code(R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})") == rpc::kInvalidRequest);
+  CHECK(code(R"({"jsonrpc":"2.0","id":{},"method":"ping"})") == rpc::kInvalidRequest);
+  CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":3})") == rpc::kInvalidRequest);
+  CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[1]})") == rpc::kInvalidRequest);
+  // The id is echoed when it could be read.
+  auto bad = rpc::parse(R"({"jsonrpc":"2.0","id":"x","method":3})");
+  CHECK(std::get<rpc::Invalid>(bad).id == "x");
+}
+
+TEST_CASE("rpc::serialize never throws on bytes that are not UTF-8") {
+  const std::string text = rpc::serialize(rpc::notification("m", Json{{"message", std::string("a\xff" "b")}}));
+  CHECK(text == "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"message\":\"a\xef\xbf\xbd" "b\"}}");
+}
+
+TEST_CASE("negotiate_version: a served revision as asked, anything else the newest") {
+  CHECK(negotiate_version("2025-06-18") == "2025-06-18");
+  CHECK(negotiate_version("2025-03-26") == "2025-03-26");
+  CHECK(negotiate_version("2024-11-05") == "2024-11-05");
+  CHECK(negotiate_version("2025-11-25") == "2025-11-25");
+  CHECK(negotiate_version("2099-01-01") == "2025-11-25");
+  CHECK(negotiate_version(Json()) == "2025-11-25");
+  CHECK(negotiate_version(5) == "2025-11-25");
+}
+
+TEST_CASE("tool_list: six tools, closed object schemas whose required names exist") {
+  const Json tools = tool_list();
+  REQUIRE(tools.size() == 6);
+  for (const auto& tool : tools) {
+    const Json& schema = tool["inputSchema"];
+    CHECK(schema["type"] == "object");
+    CHECK(schema["additionalProperties"] == false);
+    for (const auto& name : schema.value("required", Json::array())) CHECK(schema["properties"].contains(name));
+  }
+}
+
+TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_ARGUMENT") {
+  CHECK_FALSE(parse_tool_call("terminal_teleport", Json::object()).has_value());
+
+  auto send = parse_tool_call("terminal_send", Json{{"session", "main"}, {"text", "ls"}, {"timeout_ms", 5000.0}});
+  REQUIRE(send);
+  REQUIRE(*send);
+  const auto& call = std::get<SendCall>(send->value());
+  CHECK(call.session == "main");
+  CHECK(call.request.submit);
+  CHECK(call.request.timeout->count() == 5000);
+
+  // No text: a wait for more output, no Enter.
+  auto wait = parse_tool_call("terminal_send", Json{{"session", "main"}});
+  CHECK_FALSE(std::get<SendCall>(wait->value()).request.submit);
+
+  auto open = parse_tool_call("terminal_open", Json());
+  CHECK(std::get<OpenCall>(open->value()).request.type == "shell");
+
+  for (const auto& [name, arguments] :
+       {std::pair{"terminal_send", Json{{"text", "x"}}}, std::pair{"terminal_send", Json{{"session", 1}}},
+        std::pair{"terminal_send", Json{{"session", "a"}, {"idle_ms", 0}}},
+        std::pair{"terminal_read", Json{{"session", "a"}, {"bogus", 1}}},
+        std::pair{"terminal_read", Json{{"session", "a"}, {"offset", -1}}},
+        std::pair{"terminal_signal", Json{{"session", "a"}, {"signal", "SIGSEGV"}}},
+        std::pair{"terminal_list", Json{{"x", 1}}}, std::pair{"terminal_close", Json::array()}}) {
+    auto parsed = parse_tool_call(name, arguments);
+    REQUIRE(parsed);
+    REQUIRE_FALSE(*parsed);
+    CHECK(parsed->error()->code == Code::INVALID_ARGUMENT);
+  }
+}

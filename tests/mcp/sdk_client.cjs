@@ -1,0 +1,160 @@
+// dshpty-mcp driven by the official TypeScript SDK client (@modelcontextprotocol/sdk, which
+// tools/dev installs into the build tree from the npm registry): the handshake the SDK makes,
+// tools/list, then open -> send `echo $((6*7))` -> read -> a send cancelled through the SDK's
+// AbortSignal (with progress) -> close, and the server gone after the client closes. Prints
+// the calls and their results as a transcript. Exits 77 (skipped, with the reason) when the
+// SDK is not installed; never reaches the network.
+//
+// usage: node sdk_client.cjs DSHPTY_MCP SDK_DIR
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { createRequire } = require('module');
+
+const [mcpBinary, sdkDir] = process.argv.slice(2);
+
+function skip(reason) {
+  console.log(`SKIP: ${reason}`);
+  process.exit(77);
+}
+
+function check(condition, message) {
+  if (!condition) {
+    console.error(`FAIL: ${message}`);
+    process.exit(1);
+  }
+}
+
+function pidAlive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+// Bounded polling of a condition (not waiting out a race): output before a job shows the
+// shell got that far, not that the job runs, and a SIGINT that lands while bash is still
+// starting the job (before its exec) is lost (docs/mcp.md, "Cancellation and progress").
+async function waitForeground(shellPid, argv0) {
+  const deadline = Date.now() + 30000;
+  while (Date.now() < deadline) {
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const name = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
+        // ppid is the shell, pgrp == tpgid: it holds the terminal.
+        if (name === argv0 && Number(fields[1]) === shellPid && fields[2] === fields[5]) return;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  check(false, `${argv0} never held the terminal`);
+}
+
+let sdk;
+try {
+  const requireFromSdk = createRequire(path.join(sdkDir, 'package.json'));
+  sdk = {
+    ...requireFromSdk('@modelcontextprotocol/sdk/client/index.js'),
+    ...requireFromSdk('@modelcontextprotocol/sdk/client/stdio.js'),
+    // package.json is not among the package's exports: read it from where the client came.
+    version: JSON.parse(fs.readFileSync(path.join(path.dirname(requireFromSdk.resolve(
+        '@modelcontextprotocol/sdk/client/index.js')), '..', '..', '..', 'package.json'), 'utf8')).version,
+  };
+} catch (e) {
+  skip(`@modelcontextprotocol/sdk is not installed in ${sdkDir} (tools/dev test installs it from the npm ` +
+       `registry; it could not then): ${e.code || e.message}`);
+}
+
+function text(result) {
+  check(Array.isArray(result.content) && result.content.length === 1 && result.content[0].type === 'text',
+        `content: ${JSON.stringify(result)}`);
+  return result.content[0].text;
+}
+
+async function main() {
+  const client = new sdk.Client({ name: 'dshpty-sdk-e2e', version: '0.0.0' });
+  const transport = new sdk.StdioClientTransport({ command: mcpBinary, args: [], env: process.env, stderr: 'inherit' });
+  // A bounded wait for every request: a broken server fails the test instead of hanging it.
+  const options = { timeout: 30000 };
+  // The SDK reports a response to a request it no longer waits for (one we cancelled) here.
+  const protocolErrors = [];
+  client.onerror = (e) => protocolErrors.push(String(e && e.message ? e.message : e));
+  await client.connect(transport, options);
+  const server = client.getServerVersion();
+  console.log(`SDK ${sdk.version} connected to ${server.name} ${server.version}`);
+  check(server.name === 'dshpty-mcp', `server: ${JSON.stringify(server)}`);
+
+  const { tools } = await client.listTools(undefined, options);
+  console.log(`tools/list: ${tools.map((t) => t.name).join(', ')}`);
+  for (const name of ['terminal_open', 'terminal_send', 'terminal_read', 'terminal_signal', 'terminal_close',
+                      'terminal_list']) {
+    check(tools.some((t) => t.name === name), `missing tool ${name}`);
+  }
+
+  const call = async (name, args) => {
+    const result = await client.callTool({ name, arguments: args }, undefined, options);
+    console.log(`> ${name} ${JSON.stringify(args)}`);
+    console.log(text(result).replace(/^/gm, '  ').trimEnd());
+    check(result.isError === false, `${name} failed: ${text(result)}`);
+    return text(result);
+  };
+
+  const opened = await call('terminal_open', { name: 'main' });
+  check(opened.startsWith('started terminal session pty-1 (main) [type: shell]'), opened);
+  const pid = Number(/pid=(\d+)/.exec(await call('terminal_list', {}))[1]);
+  const sent = await call('terminal_send', { session: 'main', text: 'echo $((6*7))' });
+  check(sent.includes('\n42\n') && sent.includes('[wait: stdin_read]') && sent.includes('[exit: 0]'), sent);
+  const page = await call('terminal_read', { session: 'main', count: 10 });
+  check(page.includes('42') && /\[lines: \d+-\d+ of \d+\]/.test(page), page);
+  // Progress and cancellation as the SDK does them: onprogress sends a progressToken, and an
+  // aborted signal sends notifications/cancelled (the server interrupts the send, answers
+  // nothing, and the SDK rejects the call).
+  const controller = new AbortController();
+  let progressed = '';
+  let foregroundSleep = null;
+  const started = new Promise((resolve) => {
+    foregroundSleep = resolve;
+  });
+  const live = client.callTool({ name: 'terminal_send', arguments: { session: 'main', text: 'echo sdk-start; sleep 60' } },
+                               undefined, {
+                                 ...options,
+                                 signal: controller.signal,
+                                 onprogress: (progress) => {
+                                   progressed += progress.message || '';
+                                   if (progressed.includes('sdk-start\n')) foregroundSleep();
+                                 },
+                               });
+  await started;
+  await waitForeground(pid, 'sleep');
+  console.log(`> terminal_send {"session":"main","text":"echo sdk-start; sleep 60"} (progress: ${JSON.stringify(progressed)})`);
+  controller.abort('the test cancels it');
+  const outcome = await live.then(() => 'answered', (e) => `rejected: ${e.message || e}`);
+  console.log(`  cancelled by the client: ${outcome}`);
+  check(outcome.startsWith('rejected'), 'the cancelled call was answered');
+  const status = await call('terminal_send', { session: 'main', text: 'echo status-$?' });
+  check(status.includes('status-130'), `the sleep was not interrupted by SIGINT: ${status}`);
+  // That send waited for the cancelled one to wind down, so a response to it would be in.
+  check(protocolErrors.length === 0, `protocol errors: ${protocolErrors.join('; ')}`);
+
+  const closed = await call('terminal_close', { session: 'main' });
+  check(closed === 'closed terminal session pty-1\n', closed);
+  check(!pidAlive(pid), `the session's shell ${pid} outlived terminal_close`);
+
+  const serverPid = transport.pid;
+  await client.close();
+  check(serverPid === null || !pidAlive(serverPid), `the server ${serverPid} outlived the client`);
+  console.log('ok');
+}
+
+main().catch((e) => {
+  console.error(`FAIL: ${e.stack || e}`);
+  process.exit(1);
+});

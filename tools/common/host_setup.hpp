@@ -1,0 +1,43 @@
+// What every tool program does before its face runs: the shell backend's configuration from
+// the session options, the engine's settings, SIGPIPE made harmless, and stdin/stdout's
+// file status flags restored at exit.
+#pragma once
+
+#include <string>
+
+#include "dshpty/shell.hpp"
+#include "engine.hpp"
+#include "session_options.hpp"
+
+namespace dshpty::tool {
+
+// $DSHPTY_SUPERVISOR, else the helper of the build tree the program sits in, else "" (the
+// backend's installed path).
+std::string find_supervisor();
+
+// The shell backend's configuration for these options (the helper found as above).
+ShellConfig shell_config(const SessionOptions& options);
+
+// --idle-ms and --timeout-ms are the engine's defaults for a send, whatever its backend.
+engine::Settings engine_settings(const SessionOptions& options);
+
+// Writing to a reader that went away must fail with EPIPE, not kill us before the sessions
+// are torn down. A no-op handler (not SIG_IGN) so the shells we start get the default back.
+void make_sigpipe_harmless();
+
+// Restores a descriptor's file status flags when it goes out of scope: O_NONBLOCK lives on
+// the open file, shared with whoever started us.
+class FlagsGuard {
+ public:
+  explicit FlagsGuard(int fd);
+  ~FlagsGuard();
+  FlagsGuard(const FlagsGuard&) = delete;
+  FlagsGuard& operator=(const FlagsGuard&) = delete;
+  void set_nonblocking() const;
+
+ private:
+  int fd_;
+  int flags_;
+};
+
+}  // namespace dshpty::tool

@@ -1,0 +1,66 @@
+// The command-line options every face of the tools takes for its sessions (--shell, --cwd,
+// --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes), and the reader of
+// "--opt VALUE" / "--opt=VALUE" words they share. Pure: parsed into values, never printed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dshpty/result.hpp"
+#include "render/output_cap.hpp"
+
+namespace dshpty::tool {
+
+struct SessionOptions {
+  std::optional<std::string> shell;
+  std::optional<std::string> cwd;
+  std::optional<unsigned> rows;
+  std::optional<unsigned> cols;
+  std::optional<std::chrono::milliseconds> idle;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
+};
+
+// Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the
+// option for a missing, unexpected or out-of-range value.
+class ArgReader {
+ public:
+  explicit ArgReader(const std::vector<std::string_view>& args) : args_(args) {}
+
+  // Moves to the next option; false at the end.
+  bool next();
+  // The option without its "=VALUE", e.g. "--cwd".
+  std::string_view name() const noexcept { return name_; }
+  // The whole word, as given.
+  std::string_view word() const noexcept { return args_[index_]; }
+
+  // A flag: it takes no value.
+  Status flag(bool& field);
+  Result<std::string_view> value();
+  Result<std::uint64_t> number(std::uint64_t min, std::uint64_t max);
+
+ private:
+  const std::vector<std::string_view>& args_;
+  std::size_t index_ = 0;
+  bool started_ = false;
+  std::string_view name_;
+  std::optional<std::string_view> inline_value_;
+};
+
+// Parses the reader's current option into `options` when it is one of the session options:
+// nullopt when it is not (the face handles it), else the outcome.
+std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& options);
+
+// The shell command line for --shell PATH: bash gets the default flags (--noprofile --norc
+// -i), any other shell just -i.
+std::vector<std::string> shell_argv(const std::string& path);
+
+// The --help lines for the session options, ready to paste under "Options:".
+std::string_view session_options_usage();
+
+}  // namespace dshpty::tool

@@ -1,0 +1,102 @@
+// dshpty-mcp: the sessions of a dshpty::Service (shell backend) as MCP tools over stdio, in
+// one libev loop, through the tools' engine (see --help and docs/mcp.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <ev.h>
+
+#include "dshpty/service.hpp"
+#include "dshpty/shell.hpp"
+#include "engine.hpp"
+#include "host_setup.hpp"
+#include "mcp_options.hpp"
+#include "mcp_server.hpp"
+#include "output_writer.hpp"
+#include "stdio_lines.hpp"
+
+using namespace dshpty;
+
+namespace {
+
+// The server over stdio until EOF and the service's disposal; returns the exit status.
+// `output_sink` is where the shell backend's raw-output hook finds the server.
+int serve(struct ev_loop* loop, engine::Engine& engine, mcp::McpServer*& output_sink) {
+  tool::OutputWriter out(loop, STDOUT_FILENO);
+  int exit_code = 0;
+  tool::StdioLines* input_ptr = nullptr;
+  mcp::McpServer server(loop, engine,
+                        {[&out](std::string line) {
+                           line += '\n';
+                           out.write(line);
+                         },
+                         [&](int code) {
+                           exit_code = code;
+                           if (input_ptr) input_ptr->stop();
+                           out.when_drained([loop] { ev_break(loop, EVBREAK_ALL); });
+                         }});
+  tool::StdioLines input(loop, STDIN_FILENO, out,
+                         {.line = [&server](std::string_view line) { server.handle_line(line); },
+                          .overlong = [&server] { server.handle_overlong_line(); },
+                          .ended = [&server] { server.end_of_input(); }});
+  input_ptr = &input;
+  output_sink = &server;
+  ev_run(loop, 0);
+  output_sink = nullptr;
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  auto parsed = mcp::parse_options(args);
+  if (!parsed) {
+    std::fprintf(stderr, "dshpty-mcp: %s\nTry 'dshpty-mcp --help'.\n", parsed.error()->message.c_str());
+    return 2;
+  }
+  const mcp::Options& options = parsed.value();
+  if (options.help) {
+    std::fputs(mcp::usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (options.version) {
+    std::fputs(mcp::version_text().c_str(), stdout);
+    return 0;
+  }
+
+  tool::make_sigpipe_harmless();
+  // Our own loop, not libev's default one: that one would reap every child with
+  // waitpid(-1), the sessions' helpers included.
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  if (!loop) {
+    std::fputs("dshpty-mcp: cannot create an event loop\n", stderr);
+    return 1;
+  }
+  int exit_code = 0;
+  {
+    tool::FlagsGuard in_flags(STDIN_FILENO), out_flags(STDOUT_FILENO);
+    in_flags.set_nonblocking();
+    out_flags.set_nonblocking();
+
+    mcp::McpServer* output_sink = nullptr;
+    ShellConfig config = tool::shell_config(options);
+    // Progress notifications learn of new output here, without polling.
+    config.on_raw_output = [&output_sink](std::string_view session_id, std::string_view) {
+      if (output_sink) output_sink->output_arrived(session_id);
+    };
+    Service service(loop);
+    auto registration = service.register_backend(make_shell_backend(loop, std::move(config)));
+    if (!registration) {
+      std::fprintf(stderr, "dshpty-mcp: %s\n", describe(registration.error()).c_str());
+      exit_code = 1;
+    } else {
+      engine::Engine engine(service, tool::engine_settings(options));
+      exit_code = serve(loop, engine, output_sink);
+    }
+  }
+  ev_loop_destroy(loop);
+  return exit_code;
+}

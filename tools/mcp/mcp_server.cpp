@@ -1,0 +1,255 @@
+#include "mcp_server.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "line_splitter.hpp"
+#include "render/text_format.hpp"
+
+#ifndef DSHPTY_VERSION
+#define DSHPTY_VERSION "unknown"
+#endif
+
+namespace dshpty::mcp {
+
+namespace {
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+Json tool_result(std::string text, bool is_error) {
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", std::move(text)}}})}, {"isError", is_error}};
+}
+
+constexpr const char* kInstructions =
+    "Persistent terminal sessions on this machine: open one with terminal_open, run commands with terminal_send "
+    "(it waits until the terminal is ready for input and says why it stopped waiting), and close it when done. "
+    "State persists between calls.";
+
+}  // namespace
+
+McpServer::McpServer(struct ev_loop* loop, engine::Engine& engine, Hooks hooks)
+    : engine_(engine),
+      hooks_(std::move(hooks)),
+      deferred_(loop),
+      progress_(loop, engine, [this](const Json& token, std::uint64_t progress, std::string text) {
+        write(rpc::notification("notifications/progress",
+                                Json{{"progressToken", token}, {"progress", progress}, {"message", std::move(text)}}));
+      }) {
+  engine_.owner(kOwner);  // minted now, as the server starts
+}
+
+void McpServer::write(const Json& message) {
+  if (hooks_.write) hooks_.write(rpc::serialize(message));
+}
+
+void McpServer::handle_line(std::string_view line) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  auto message = rpc::parse(line);
+  std::visit(Overloaded{[&](rpc::Request& request) { handle_request(std::move(request)); },
+                        [&](rpc::Notification& notification) { handle_notification(notification); },
+                        [&](rpc::Reply&) {},
+                        [&](rpc::Invalid& invalid) { write(rpc::error(invalid.id, invalid.code, invalid.message)); }},
+             message);
+}
+
+void McpServer::handle_overlong_line() {
+  write(rpc::error(nullptr, rpc::kInvalidRequest,
+                   "message is longer than " + std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
+}
+
+void McpServer::end_of_input() {
+  if (shutdown_started_) return;
+  shutdown_started_ = true;
+  engine_.shutdown([this](Status result) {
+    // stdout is the protocol's: a failed teardown goes to stderr, and into the exit status.
+    if (!result) std::fprintf(stderr, "dshpty-mcp: %s", render::format_error(result.error()).c_str());
+    if (hooks_.finished) hooks_.finished(result ? 0 : 1);
+  });
+}
+
+void McpServer::handle_request(rpc::Request request) {
+  const Json& id = request.id;
+  if (request.method == "initialize") {
+    const Json requested = request.params.is_object() ? request.params.value("protocolVersion", Json()) : Json();
+    write(rpc::result(id, Json{{"protocolVersion", std::string(negotiate_version(requested))},
+                               {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                               {"serverInfo", {{"name", "dshpty-mcp"}, {"version", DSHPTY_VERSION}}},
+                               {"instructions", kInstructions}}));
+  } else if (request.method == "ping") {
+    write(rpc::result(id, Json::object()));
+  } else if (request.method == "tools/list") {
+    write(rpc::result(id, Json{{"tools", tool_list()}}));
+  } else if (request.method == "tools/call") {
+    call_tool(id, request.params);
+  } else {
+    write(rpc::error(id, rpc::kMethodNotFound, "method not found: " + request.method));
+  }
+}
+
+void McpServer::handle_notification(const rpc::Notification& notification) {
+  if (notification.method == "notifications/cancelled" && notification.params.is_object()) {
+    if (const auto it = notification.params.find("requestId"); it != notification.params.end()) cancel(*it);
+  }
+  // notifications/initialized and any other notification need nothing from us.
+}
+
+void McpServer::call_tool(const Json& id, const Json& params) {
+  const auto name = params.is_object() ? params.find("name") : params.end();
+  if (!params.is_object() || name == params.end() || !name->is_string()) {
+    write(rpc::error(id, rpc::kInvalidParams, "tools/call needs a \"name\""));
+    return;
+  }
+  const std::string key = rpc::id_key(id);
+  if (calls_.count(key)) {
+    write(rpc::error(id, rpc::kInvalidRequest, "request id " + key + " is already in use by a call in flight"));
+    return;
+  }
+  auto parsed = parse_tool_call(name->get<std::string>(), params.value("arguments", Json()));
+  if (!parsed) {
+    write(rpc::error(id, rpc::kInvalidParams, "unknown tool: " + name->get<std::string>()));
+    return;
+  }
+  Json token;
+  if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object())
+    if (const auto t = meta->find("progressToken"); t != meta->end() && (t->is_string() || t->is_number_integer()))
+      token = *t;
+  calls_[key] = Call{.id = id};
+  if (!*parsed) {
+    finish(key, render::format_error(parsed->error()), true);
+    return;
+  }
+  run(key, std::move(parsed->value()), std::move(token));
+}
+
+std::string McpServer::session_id(const std::string& word) {
+  // A word that names nothing goes to the service as is, which answers NO_SESSION.
+  return engine_.resolve(kOwner, word).value_or(word);
+}
+
+void McpServer::run(const std::string& key, ToolCall call, Json progress_token) {
+  std::visit(
+      Overloaded{
+          [&](OpenCall& open) {
+            calls_[key].is_open = true;
+            engine_.open(
+                kOwner, std::move(open.request),
+                [this, key](Result<SpawnResult> result) {
+                  if (result)
+                    finish(key, render::format_open(*result, cap()), false);
+                  else
+                    finish(key, render::format_error(result.error()), true);
+                },
+                key);
+          },
+          [&](SendCall& send) { start_send(key, std::move(send), std::move(progress_token)); },
+          [&](ReadCall& read) {
+            auto page = engine_.read(kOwner, {.session_id = session_id(read.session), .request = read.request});
+            if (page)
+              finish(key, render::format_read(*page, cap()), false);
+            else
+              finish(key, render::format_error(page.error()), true);
+          },
+          [&](SignalCall& signal) {
+            auto status = engine_.signal(kOwner, {.session_id = session_id(signal.session), .signal = signal.signal},
+                                         [this, key](Result<SignalResult> result) {
+                                           if (result)
+                                             finish(key, render::format_signal(*result), false);
+                                           else
+                                             finish(key, render::format_error(result.error()), true);
+                                         });
+            if (!status) finish(key, render::format_error(status.error()), true);
+          },
+          [&](CloseCall& close) {
+            const std::string id = session_id(close.session);
+            auto status = engine_.close(kOwner, {.session_id = id}, [this, key, id](Result<bool> result) {
+              if (result)
+                finish(key, render::format_close(id, *result), false);
+              else
+                finish(key, render::format_error(result.error()), true);
+            });
+            if (!status) finish(key, render::format_error(status.error()), true);
+          },
+          [&](ListCall&) { finish(key, render::format_list(engine_.list(kOwner)), false); },
+      },
+      call);
+}
+
+void McpServer::start_send(const std::string& key, SendCall call, Json progress_token) {
+  const auto it = calls_.find(key);
+  if (it == calls_.end()) return;
+  Call& entry = it->second;
+  if (entry.cancelled) {  // cancelled while it waited its turn: it never started
+    calls_.erase(it);
+    return;
+  }
+  const std::string id = session_id(call.session);
+  entry.is_send = true;
+  entry.session_id = id;
+  if (winding_down_.count(id)) {
+    queued_[id].push_back([this, key, call = std::move(call), token = std::move(progress_token)]() mutable {
+      start_send(key, std::move(call), std::move(token));
+    });
+    return;
+  }
+  auto status = engine_.send(kOwner, {.session_id = id, .request = std::move(call.request)}, key,
+                             [this, key, id](Result<SendResult> result) {
+                               progress_.forget(key);
+                               const auto found = calls_.find(key);
+                               if (found != calls_.end() && found->second.cancelled) release_session(id);
+                               if (result)
+                                 finish(key, render::format_send(*result, cap()), false);
+                               else
+                                 finish(key, render::format_error(result.error()), true);
+                             });
+  if (!status) {
+    finish(key, render::format_error(status.error()), true);
+    return;
+  }
+  entry.started = true;
+  if (!progress_token.is_null()) progress_.watch(key, id, std::move(progress_token));
+}
+
+void McpServer::cancel(const Json& request_id) {
+  const auto it = calls_.find(rpc::id_key(request_id));
+  if (it == calls_.end() || it->second.cancelled) return;  // answered already, or unknown
+  Call& call = it->second;
+  call.cancelled = true;
+  const std::string& key = it->first;
+  if (call.is_send && call.started) {
+    progress_.forget(key);
+    // A real SIGINT to the session's foreground group; the send then settles through its
+    // normal readiness, and its result is dropped.
+    const auto interrupted = engine_.cancel_send(key);
+    if (interrupted && *interrupted) winding_down_.insert(call.session_id);
+  } else if (call.is_open) {
+    engine_.abort_open(key, make_error(Code::ABORTED, "open cancelled by the client"));
+  }
+  // Anything else (a signal, a close) completes on its own; its result is dropped.
+}
+
+void McpServer::release_session(const std::string& session_id) {
+  winding_down_.erase(session_id);
+  const auto it = queued_.find(session_id);
+  if (it == queued_.end()) return;
+  auto queued = std::move(it->second);
+  queued_.erase(it);
+  // From a fresh loop turn, not inside the engine's completion of the cancelled send.
+  for (auto& start : queued) deferred_.post(std::move(start));
+}
+
+void McpServer::finish(const std::string& key, std::string text, bool is_error) {
+  const auto it = calls_.find(key);
+  if (it == calls_.end()) return;
+  const Json id = it->second.id;
+  const bool cancelled = it->second.cancelled;
+  calls_.erase(it);
+  // The client cancelled it: the protocol says no response.
+  if (!cancelled) write(rpc::result(id, tool_result(std::move(text), is_error)));
+}
+
+}  // namespace dshpty::mcp

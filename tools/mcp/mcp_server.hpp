@@ -1,0 +1,86 @@
+// The MCP face of the tools (docs/mcp.md): JSON-RPC messages in, the engine's operations for
+// the server's one owner (the client is the agent), results rendered by the same text
+// renderer as dshpty-repl's text face. Requests overlap: a send may be live while reads,
+// signals and other sessions' sends run. No I/O of its own: lines come in through
+// handle_line(), messages leave through the write hook.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ev.h>
+
+#include "dshpty/loop.hpp"
+#include "engine.hpp"
+#include "progress_pump.hpp"
+#include "rpc.hpp"
+#include "tool_catalog.hpp"
+
+namespace dshpty::mcp {
+
+class McpServer {
+ public:
+  // The owner label of the one client.
+  static constexpr std::string_view kOwner = "mcp";
+
+  struct Hooks {
+    std::function<void(std::string line)> write;  // one message, without its newline
+    // After EOF: the service is disposed and every call was answered.
+    std::function<void(int exit_code)> finished;
+  };
+
+  McpServer(struct ev_loop* loop, engine::Engine& engine, Hooks hooks);
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
+
+  void handle_line(std::string_view line);
+  // A line over the length limit (its bytes were dropped).
+  void handle_overlong_line();
+  // EOF on stdin: dispose the service, then finish.
+  void end_of_input();
+  // The shell backend's raw-output hook: output arrived on `session_id`.
+  void output_arrived(std::string_view session_id) { progress_.output_arrived(session_id); }
+
+ private:
+  // A tools/call whose result has not gone out yet, by the key of its request id.
+  // Every member has a default initializer, so designated initializers are -Wextra clean.
+  struct Call {
+    Json id{};
+    bool is_send = false;
+    bool is_open = false;
+    bool started = false;  // a send: the engine has it (else it waits its turn)
+    bool cancelled = false;
+    std::string session_id{};
+  };
+
+  void handle_request(rpc::Request request);
+  void handle_notification(const rpc::Notification& notification);
+  void call_tool(const Json& id, const Json& params);
+  void run(const std::string& key, ToolCall call, Json progress_token);
+  void start_send(const std::string& key, SendCall call, Json progress_token);
+  void cancel(const Json& request_id);
+  // A cancelled send settled: the sends that waited for its session go now.
+  void release_session(const std::string& session_id);
+  // The tools/call's result as text content, unless the call was cancelled (then nothing).
+  void finish(const std::string& key, std::string text, bool is_error);
+  void write(const Json& message);
+  std::string session_id(const std::string& word);
+  std::size_t cap() const noexcept { return engine_.settings().max_result_bytes; }
+
+  engine::Engine& engine_;
+  Hooks hooks_;
+  Deferred deferred_;
+  ProgressPump progress_;
+  std::map<std::string, Call, std::less<>> calls_;
+  // Sessions whose cancelled send has not settled, and the sends queued behind each: a
+  // client cancels and sends again at once, and the SIGINT needs a moment to land.
+  std::set<std::string, std::less<>> winding_down_;
+  std::map<std::string, std::vector<std::function<void()>>, std::less<>> queued_;
+  bool shutdown_started_ = false;
+};
+
+}  // namespace dshpty::mcp

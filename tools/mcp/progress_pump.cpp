@@ -1,0 +1,49 @@
+#include "progress_pump.hpp"
+
+#include <algorithm>
+
+#include "render/output_cap.hpp"
+
+namespace dshpty::mcp {
+
+ProgressPump::ProgressPump(struct ev_loop* loop, engine::Engine& engine, Emit emit)
+    : loop_(loop), engine_(engine), emit_(std::move(emit)) {
+  ev_timer_init(&timer_, &ProgressPump::on_timer, kInterval, 0.);
+  timer_.data = this;
+}
+
+ProgressPump::~ProgressPump() { ev_timer_stop(loop_, &timer_); }
+
+void ProgressPump::watch(std::string send_key, std::string session_id, Json token) {
+  watched_[std::move(send_key)] = Watched{std::move(session_id), std::move(token)};
+}
+
+void ProgressPump::forget(std::string_view send_key) {
+  if (const auto it = watched_.find(send_key); it != watched_.end()) watched_.erase(it);
+  if (watched_.empty()) ev_timer_stop(loop_, &timer_);
+}
+
+void ProgressPump::output_arrived(std::string_view session_id) {
+  bool any = false;
+  for (auto& [key, watched] : watched_)
+    if (watched.session_id == session_id) watched.dirty = any = true;
+  // The bytes reach the send's output after this hook returns; the timer reads them later.
+  if (any && !ev_is_active(&timer_)) ev_timer_start(loop_, &timer_);
+}
+
+void ProgressPump::on_timer(struct ev_loop*, ev_timer* timer, int) { static_cast<ProgressPump*>(timer->data)->flush(); }
+
+void ProgressPump::flush() {
+  // emit_ only writes, so the table does not change under us.
+  for (auto& [key, watched] : watched_) {
+    if (!watched.dirty) continue;
+    watched.dirty = false;
+    auto delta = engine_.send_output(key);
+    if (!delta || delta->text.empty()) continue;
+    const std::size_t cap = std::max(render::kMinMaxResultBytes,
+                                     std::min(kMaxMessageBytes, engine_.settings().max_result_bytes));
+    emit_(watched.token, ++watched.progress, render::cap_display(delta->text, cap).text);
+  }
+}
+
+}  // namespace dshpty::mcp

@@ -1,0 +1,61 @@
+// Progress for sends whose tools/call carried a progressToken: the new output of each such
+// send, as it arrives, in notifications. Poll-free: the shell backend's raw-output hook says
+// "output arrived on session S", which arms one short timer; when it fires, each send that
+// saw output hands over its delta (consuming) and one notification per send goes out. So a
+// flood costs a notification per interval, not per chunk, and silence costs nothing.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <ev.h>
+
+#include "engine.hpp"
+#include "rpc.hpp"
+
+namespace dshpty::mcp {
+
+class ProgressPump {
+ public:
+  // The interval that bounds the notification rate, in seconds.
+  static constexpr double kInterval = 0.1;
+  // The most output one notification carries; the rest of a burst is dropped from it
+  // (the send's result still has the whole viewport).
+  static constexpr std::size_t kMaxMessageBytes = 16u << 10;
+
+  // `emit(token, progress, text)`: one notifications/progress to write.
+  using Emit = std::function<void(const Json& token, std::uint64_t progress, std::string text)>;
+
+  ProgressPump(struct ev_loop* loop, engine::Engine& engine, Emit emit);
+  ~ProgressPump();
+  ProgressPump(const ProgressPump&) = delete;
+  ProgressPump& operator=(const ProgressPump&) = delete;
+
+  // Reports the send under `send_key` (the engine's key) on `session_id` against `token`.
+  void watch(std::string send_key, std::string session_id, Json token);
+  // No more notifications for that send (call before its result goes out, so none follows it).
+  void forget(std::string_view send_key);
+  // From the backend's raw-output hook.
+  void output_arrived(std::string_view session_id);
+
+ private:
+  struct Watched {
+    std::string session_id;
+    Json token;
+    std::uint64_t progress = 0;
+    bool dirty = false;
+  };
+  static void on_timer(struct ev_loop* loop, ev_timer* timer, int revents);
+  void flush();
+
+  struct ev_loop* loop_;
+  engine::Engine& engine_;
+  Emit emit_;
+  ev_timer timer_;
+  std::map<std::string, Watched, std::less<>> watched_;
+};
+
+}  // namespace dshpty::mcp

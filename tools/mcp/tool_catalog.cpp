@@ -1,0 +1,273 @@
+#include "tool_catalog.hpp"
+
+#include <limits>
+#include <set>
+
+namespace dshpty::mcp {
+
+namespace {
+
+Error invalid(std::string message) { return make_error(Code::INVALID_ARGUMENT, std::move(message)); }
+
+constexpr const char* kSessionDescription =
+    "The session: its id (pty-1) or the name it was opened with.";
+
+Json string_property(const char* description) { return Json{{"type", "string"}, {"description", description}}; }
+
+Json integer_property(const char* description, std::int64_t minimum) {
+  return Json{{"type", "integer"}, {"minimum", minimum}, {"description", description}};
+}
+
+Json object_schema(Json properties, Json required) {
+  Json schema{{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  schema["additionalProperties"] = false;
+  return schema;
+}
+
+Json tool(const char* name, const char* title, const char* description, Json schema, bool read_only) {
+  return Json{{"name", name},
+              {"title", title},
+              {"description", description},
+              {"inputSchema", std::move(schema)},
+              {"annotations", {{"readOnlyHint", read_only}, {"openWorldHint", false}}}};
+}
+
+Json open_tool() {
+  Json properties{{"type", {{"type", "string"},
+                            {"description", "The backend type; \"shell\" (the default) is a local interactive bash."}}},
+                  {"name", string_property("A name to refer to the session by, unique among your sessions, e.g. \"main\".")},
+                  {"cwd", string_property("The directory the shell starts in.")}};
+  // The backend options every face takes (engine::kOpenOptions); the backend checks values.
+  for (const auto& option : engine::kOpenOptions) {
+    const std::string key(option.key);
+    if (key == "terminal")
+      properties[key] = Json{{"type", "string"},
+                             {"enum", {"dumb", "xterm"}},
+                             {"description", "\"xterm\" for full-screen programs (vim, less, top), where the backend "
+                                             "supports it; \"dumb\" otherwise."}};
+    else
+      properties[key] = string_property(key == "sandbox" ? "Run the session confined, where the backend supports it."
+                                                         : "A backend option, where the backend supports it.");
+  }
+  return tool("terminal_open", "Open a terminal session",
+              "Start a persistent terminal session (an interactive bash on a real PTY) and return its id, e.g. "
+              "\"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session keeps its "
+              "state between calls (working directory, environment variables, shell functions, background jobs, a "
+              "running program) until terminal_close, so open one and reuse it rather than opening one per command.",
+              object_schema(std::move(properties), Json::array()), false);
+}
+
+Json send_tool() {
+  Json properties{
+      {"session", string_property(kSessionDescription)},
+      {"text", string_property("What to type, verbatim (a command line, or the answer a program waits for). Leave it "
+                               "out (or empty) to type nothing and wait for more output of a running command.")},
+      {"submit", Json{{"type", "boolean"},
+                      {"description", "Press Enter after the text (default true when there is text)."}}},
+      {"timeout_ms", integer_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
+                                      "minute; a longer job comes back as timeout and you send again.",
+                                      1)},
+      {"idle_ms", integer_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
+                                   "(default 3000).",
+                                   1)}};
+  return tool(
+      "terminal_send", "Type into a terminal session and wait",
+      "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
+      "result is the new output, then \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
+      "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed) or session_exit (the shell exited); "
+      "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
+      "\"[session: running]\" or \"[session: exited ...]\". An inferred_idle or timeout result does not prove the "
+      "foreground command exited: send again with no text to wait for more, or interrupt it with terminal_signal. "
+      "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. One send at a time "
+      "per session; state persists across sends (cd, export and background jobs stay).",
+      object_schema(std::move(properties), Json::array({"session"})), false);
+}
+
+Json read_tool() {
+  Json properties{{"session", string_property(kSessionDescription)},
+                  {"offset", integer_property("How many lines back from the newest the page ends (default 0).", 0)},
+                  {"count", integer_property("How many lines (default 500).", 1)}};
+  return tool("terminal_read", "Read a terminal session's output",
+              "Read a session's retained output (its scrollback) without typing anything: count lines ending offset "
+              "lines back from the newest. The result ends with \"[lines: B-E of T]\" (numbered from 1, oldest "
+              "retained first), so you can page back to see what scrolled out of a send's result.",
+              object_schema(std::move(properties), Json::array({"session"})), true);
+}
+
+Json signal_tool() {
+  Json properties{{"session", string_property(kSessionDescription)},
+                  {"signal", Json{{"type", "string"},
+                                  {"enum", {"SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGHUP"}},
+                                  {"description", "SIGINT is Ctrl-C, SIGTSTP Ctrl-Z."}}}};
+  return tool("terminal_signal", "Signal a terminal session's running command",
+              "Deliver a signal to the session's foreground process group (the running command, not the session), "
+              "e.g. SIGINT to stop a command that hangs. The session stays open; send again to see its output.",
+              object_schema(std::move(properties), Json::array({"session", "signal"})), false);
+}
+
+Json close_tool() {
+  return tool("terminal_close", "Close a terminal session",
+              "Close a session: its whole process tree (background jobs included) is ended before this returns, "
+              "and its id is no longer valid.",
+              object_schema(Json{{"session", string_property(kSessionDescription)}}, Json::array({"session"})), false);
+}
+
+Json list_tool() {
+  return tool("terminal_list", "List terminal sessions",
+              "List your terminal sessions, one per line: \"pty-1 (main) [shell] running pid=9\", or \"exited "
+              "code=N signal=S\" for one whose shell ended (close it to free it).",
+              object_schema(Json::object(), Json::array()), true);
+}
+
+// Argument readers: nullopt + error when an argument is mistyped, or missing and required.
+class Arguments {
+ public:
+  explicit Arguments(const Json& object) : object_(object) {}
+  const Error& error() const { return error_; }
+  bool failed() const { return static_cast<bool>(error_); }
+
+  std::optional<std::string> string(const char* name, bool required) {
+    const Json* field = find(name, required);
+    if (!field) return std::nullopt;
+    if (!field->is_string()) return fail(std::string("argument \"") + name + "\" must be a string");
+    return field->get<std::string>();
+  }
+  std::optional<bool> boolean(const char* name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    if (!field->is_boolean()) return fail(std::string("argument \"") + name + "\" must be true or false");
+    return field->get<bool>();
+  }
+  std::optional<std::int64_t> integer(const char* name, std::int64_t minimum) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    std::optional<std::int64_t> value;
+    if (field->is_number_unsigned()) {
+      if (field->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        value = static_cast<std::int64_t>(field->get<std::uint64_t>());
+    } else if (field->is_number_integer()) {
+      value = field->get<std::int64_t>();
+    } else if (field->is_number_float()) {
+      // Some clients send every number as a float: 5000.0 is still an integer.
+      const double d = field->get<double>();
+      if (d == static_cast<double>(static_cast<std::int64_t>(d))) value = static_cast<std::int64_t>(d);
+    }
+    if (!value) return fail(std::string("argument \"") + name + "\" must be an integer");
+    if (*value < minimum)
+      return fail(std::string("argument \"") + name + "\" must be at least " + std::to_string(minimum));
+    return value;
+  }
+  // INVALID_ARGUMENT for any argument outside `known`: a misspelt one would be ignored
+  // silently otherwise.
+  void only(std::initializer_list<std::string_view> known) {
+    if (error_) return;
+    const std::set<std::string_view> names(known);
+    for (const auto& [key, value] : object_.items())
+      if (!names.count(key)) {
+        fail("unknown argument \"" + key + "\"");
+        return;
+      }
+  }
+
+ private:
+  const Json* find(const char* name, bool required) {
+    if (error_) return nullptr;
+    const auto it = object_.find(name);
+    if (it == object_.end() || it->is_null()) {
+      if (required) fail(std::string("missing argument \"") + name + "\"");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::nullopt_t fail(std::string message) {
+    if (!error_) error_ = invalid(std::move(message));
+    return std::nullopt;
+  }
+  const Json& object_;
+  Error error_;
+};
+
+Result<ToolCall> parse_open(Arguments& a) {
+  a.only({"type", "name", "cwd", "terminal", "sandbox", "network"});
+  OpenCall call;
+  call.request.type = a.string("type", false).value_or("shell");
+  call.request.name = a.string("name", false);
+  call.request.cwd = a.string("cwd", false);
+  for (const auto& option : engine::kOpenOptions) {
+    const std::string key(option.key);
+    if (auto value = a.string(key.c_str(), false)) call.request.options[key] = *value;
+  }
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_send(Arguments& a) {
+  a.only({"session", "text", "submit", "timeout_ms", "idle_ms"});
+  SendCall call;
+  call.session = a.string("session", true).value_or("");
+  const auto text = a.string("text", false);
+  call.request.text = text.value_or("");
+  // No text is a wait for more output: Enter would be a command line of its own.
+  call.request.submit = a.boolean("submit").value_or(!call.request.text.empty());
+  if (auto ms = a.integer("timeout_ms", 1)) call.request.timeout = std::chrono::milliseconds(*ms);
+  if (auto ms = a.integer("idle_ms", 1)) call.request.idle = std::chrono::milliseconds(*ms);
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_read(Arguments& a) {
+  a.only({"session", "offset", "count"});
+  ReadCall call;
+  call.session = a.string("session", true).value_or("");
+  if (auto offset = a.integer("offset", 0)) call.request.offset = *offset;
+  if (auto count = a.integer("count", 1)) call.request.count = *count;
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_signal(Arguments& a) {
+  a.only({"session", "signal"});
+  SignalCall call;
+  call.session = a.string("session", true).value_or("");
+  const auto name = a.string("signal", true);
+  if (a.failed()) return a.error();
+  const auto signal = dshpty::parse_signal(*name);
+  if (!signal) return invalid("unknown signal \"" + *name + "\" (SIGINT SIGTERM SIGKILL SIGTSTP SIGHUP)");
+  call.signal = *signal;
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_close(Arguments& a) {
+  a.only({"session"});
+  CloseCall call;
+  call.session = a.string("session", true).value_or("");
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+}  // namespace
+
+Json tool_list() {
+  // terminal_resize goes here once the screen issue lands (see the header).
+  return Json::array({open_tool(), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool()});
+}
+
+std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments) {
+  static const Json kNone = Json::object();
+  if (!arguments.is_null() && !arguments.is_object()) return Result<ToolCall>(invalid("arguments must be an object"));
+  Arguments a(arguments.is_null() ? kNone : arguments);
+  if (name == "terminal_open") return parse_open(a);
+  if (name == "terminal_send") return parse_send(a);
+  if (name == "terminal_read") return parse_read(a);
+  if (name == "terminal_signal") return parse_signal(a);
+  if (name == "terminal_close") return parse_close(a);
+  if (name == "terminal_list") {
+    a.only({});
+    if (a.failed()) return Result<ToolCall>(a.error());
+    return Result<ToolCall>(ToolCall(ListCall{}));
+  }
+  return std::nullopt;
+}
+
+}  // namespace dshpty::mcp

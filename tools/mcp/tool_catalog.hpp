@@ -1,0 +1,51 @@
+// The model-facing tools (docs/mcp.md): their names, the descriptions that teach the model
+// their semantics, their input schemas, and the arguments of a call checked into engine
+// requests. Pure: no service, no I/O.
+//
+// Seam for the screen tools (terminal_resize, and `keys` on send / `screen` on read): add
+// the tool's entry to tool_list(), its call type to ToolCall and its parser to
+// parse_tool_call(); McpServer::run() then needs one more visitor arm.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
+#include "requests.hpp"
+#include "rpc.hpp"
+
+namespace dshpty::mcp {
+
+// `session` is what the model wrote: an id (pty-1) or the name the session was opened with.
+struct OpenCall {
+  engine::OpenRequest request;
+};
+struct SendCall {
+  std::string session;
+  SendRequest request;
+};
+struct ReadCall {
+  std::string session;
+  ReadRequest request;
+};
+struct SignalCall {
+  std::string session;
+  Signal signal = Signal::sigint;
+};
+struct CloseCall {
+  std::string session;
+};
+struct ListCall {};
+using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall>;
+
+// The `tools` array of a tools/list result.
+Json tool_list();
+
+// nullopt when `name` is no tool of ours; else the call, or INVALID_ARGUMENT naming the
+// argument that is missing, mistyped or unknown (the model can fix it and call again).
+std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments);
+
+}  // namespace dshpty::mcp
