@@ -12,7 +12,8 @@ import sys
 from mcp_client import McpServer, check, pid_alive, session_members, wait_foreground
 
 SERVED = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-TOOLS = ["terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_close", "terminal_list"]
+TOOLS = ["terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_close", "terminal_list",
+         "terminal_resize"]
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 
 
@@ -101,6 +102,28 @@ def every_tool(server):
     text, is_error = server.tool_result(rid)
     check(is_error is False and "[wait: stdin_read]\n[exit: 130]" in text and "\nnever" not in text, text)
     return pid
+
+
+def screens(server, menu):
+    """A full-screen program through the screen tools: a curses menu in an xterm session,
+    Down Down Enter as keys, the screen read, a resize that reaches the shell; bad keys and
+    sizes are the model's to fix."""
+    opened = server.tool("terminal_open", {"name": "tui", "terminal": "xterm"})
+    check(opened.startswith("started terminal session"), opened)
+    started = server.tool("terminal_send", {"session": "tui", "text": f"/usr/bin/python3 {menu}"})
+    check(re.search(r"\[screen 40x160 cursor \d+,\d+ hidden alternate\]\npick one:\n\n  > first\n", started), started)
+    shot = server.tool("terminal_read", {"session": "tui", "screen": True})
+    check(shot.startswith("[screen 40x160 ") and "  > first\n" in shot, shot)
+    picked = server.tool("terminal_send", {"session": "tui", "keys": ["Down", "Down", "Enter"]})
+    check("chose: third" in picked and "[wait: stdin_read]\n[exit: 0]" in picked, picked)
+    server.tool_error("terminal_send", {"session": "tui", "keys": ["Down", "Sideways"]}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_resize", {"session": "tui", "rows": 5000, "cols": 80}, "INVALID_ARGUMENT")
+    server.tool_error("terminal_read", {"session": "pty-99", "screen": True}, "NO_SESSION")
+    resized = server.tool("terminal_resize", {"session": "tui", "rows": 30, "cols": 100})
+    check(re.fullmatch(r"resized pty-\d+ to 30x100\n", resized), resized)
+    size = server.tool("terminal_send", {"session": "tui", "text": "stty size"})
+    check("30 100\n" in size, size)
+    check(server.tool("terminal_close", {"session": "tui"}).startswith("closed terminal session"), "close tui")
 
 
 def model_errors(server):
@@ -206,6 +229,7 @@ def main():
         check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")
         tools_list(server)
         pid = every_tool(server)
+        screens(server, sys.argv[2])
         model_errors(server)
         cancellation_and_progress(server)
         protocol_errors(server)
@@ -213,11 +237,13 @@ def main():
 
         # A second session, closed by terminal_close: its tree is gone when the result says so.
         opened = server.tool("terminal_open", {"name": "spare", "cwd": "/"})
-        check(opened.startswith("started terminal session pty-2 (spare)"), opened)
-        spare_pid = int(re.search(r"pty-2 \(spare\) \[shell\] running pid=(\d+)", server.tool("terminal_list"))[1])
-        check(server.tool("terminal_close", {"session": "spare"}) == "closed terminal session pty-2\n", "close")
+        spare = re.match(r"started terminal session (pty-\d+) \(spare\)", opened)
+        check(spare, opened)
+        spare = spare[1]
+        spare_pid = int(re.search(spare + r" \(spare\) \[shell\] running pid=(\d+)", server.tool("terminal_list"))[1])
+        check(server.tool("terminal_close", {"session": "spare"}) == f"closed terminal session {spare}\n", "close")
         check(not pid_alive(spare_pid), "the closed session's shell is gone")
-        server.tool_error("terminal_send", {"session": "pty-2", "text": "true"}, "NO_SESSION")
+        server.tool_error("terminal_send", {"session": spare, "text": "true"}, "NO_SESSION")
 
         # EOF: every session's tree gone, exit 0, nothing of the server's left.
         check(pid_alive(pid), "the main session is alive before EOF")

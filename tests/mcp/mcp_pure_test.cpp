@@ -55,9 +55,9 @@ TEST_CASE("negotiate_version: a served revision as asked, anything else the newe
   CHECK(negotiate_version(5) == "2025-11-25");
 }
 
-TEST_CASE("tool_list: six tools, closed object schemas whose required names exist") {
+TEST_CASE("tool_list: seven tools, closed object schemas whose required names exist") {
   const Json tools = tool_list();
-  REQUIRE(tools.size() == 6);
+  REQUIRE(tools.size() == 7);
   for (const auto& tool : tools) {
     const Json& schema = tool["inputSchema"];
     CHECK(schema["type"] == "object");
@@ -74,12 +74,28 @@ TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_AR
   REQUIRE(*send);
   const auto& call = std::get<SendCall>(send->value());
   CHECK(call.session == "main");
-  CHECK(call.request.submit);
+  CHECK(call.request.submits());
   CHECK(call.request.timeout->count() == 5000);
 
   // No text: a wait for more output, no Enter.
   auto wait = parse_tool_call("terminal_send", Json{{"session", "main"}});
-  CHECK_FALSE(std::get<SendCall>(wait->value()).request.submit);
+  CHECK_FALSE(std::get<SendCall>(wait->value()).request.submits());
+
+  // Keys alone: no Enter; with text: Enter after both.
+  auto keys = parse_tool_call("terminal_send", Json{{"session", "main"}, {"keys", {"Down", "Enter"}}});
+  REQUIRE(keys);
+  REQUIRE(*keys);
+  CHECK(std::get<SendCall>(keys->value()).request.keys == std::vector<std::string>{"Down", "Enter"});
+  CHECK_FALSE(std::get<SendCall>(keys->value()).request.submits());
+  auto resize = parse_tool_call("terminal_resize", Json{{"session", "main"}, {"rows", 30}, {"cols", 100}});
+  REQUIRE(resize);
+  REQUIRE(*resize);
+  CHECK(std::get<ResizeCall>(resize->value()).rows == 30);
+  CHECK(std::get<ResizeCall>(resize->value()).cols == 100);
+  auto screen = parse_tool_call("terminal_read", Json{{"session", "main"}, {"screen", true}});
+  REQUIRE(screen);
+  REQUIRE(*screen);
+  CHECK(std::get<ReadCall>(screen->value()).screen);
 
   auto open = parse_tool_call("terminal_open", Json());
   CHECK(std::get<OpenCall>(open->value()).request.type == "shell");
@@ -90,7 +106,12 @@ TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_AR
         std::pair{"terminal_read", Json{{"session", "a"}, {"bogus", 1}}},
         std::pair{"terminal_read", Json{{"session", "a"}, {"offset", -1}}},
         std::pair{"terminal_signal", Json{{"session", "a"}, {"signal", "SIGSEGV"}}},
-        std::pair{"terminal_list", Json{{"x", 1}}}, std::pair{"terminal_close", Json::array()}}) {
+        std::pair{"terminal_list", Json{{"x", 1}}}, std::pair{"terminal_close", Json::array()},
+        std::pair{"terminal_send", Json{{"session", "a"}, {"keys", "Enter"}}},
+        std::pair{"terminal_send", Json{{"session", "a"}, {"keys", {"Enter", 1}}}},
+        std::pair{"terminal_resize", Json{{"session", "a"}, {"rows", 30}}},
+        std::pair{"terminal_resize", Json{{"session", "a"}, {"rows", 0}, {"cols", 80}}},
+        std::pair{"terminal_read", Json{{"session", "a"}, {"screen", "yes"}}}}) {
     auto parsed = parse_tool_call(name, arguments);
     REQUIRE(parsed);
     REQUIRE_FALSE(*parsed);

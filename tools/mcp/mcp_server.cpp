@@ -148,6 +148,14 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
           },
           [&](SendCall& send) { start_send(key, std::move(send), std::move(progress_token)); },
           [&](ReadCall& read) {
+            if (read.screen) {
+              auto shot = engine_.screen(kOwner, {.session_id = session_id(read.session)});
+              if (shot)
+                finish(key, render::format_screen(*shot, cap()), false);
+              else
+                finish(key, render::format_error(shot.error()), true);
+              return;
+            }
             auto page = engine_.read(kOwner, {.session_id = session_id(read.session), .request = read.request});
             if (page)
               finish(key, render::format_read(*page, cap()), false);
@@ -175,6 +183,14 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             if (!status) finish(key, render::format_error(status.error()), true);
           },
           [&](ListCall&) { finish(key, render::format_list(engine_.list(kOwner)), false); },
+          [&](ResizeCall& resize) {
+            const std::string id = session_id(resize.session);
+            auto status = engine_.resize(kOwner, {.session_id = id, .rows = resize.rows, .cols = resize.cols});
+            if (status)
+              finish(key, render::format_resize(id, resize.rows, resize.cols), false);
+            else
+              finish(key, render::format_error(status.error()), true);
+          },
       },
       call);
 }

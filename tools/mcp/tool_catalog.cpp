@@ -1,6 +1,8 @@
 #include "tool_catalog.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 #include <set>
 
 namespace dshpty::mcp {
@@ -63,8 +65,17 @@ Json send_tool() {
       {"session", string_property(kSessionDescription)},
       {"text", string_property("What to type, verbatim (a command line, or the answer a program waits for). Leave it "
                                "out (or empty) to type nothing and wait for more output of a running command.")},
+      {"keys", Json{{"type", "array"},
+                    {"items", {{"type", "string"}}},
+                    {"description", "Named keys to press after the text, in the program's current modes (tmux's "
+                                    "names): Enter Escape Tab BTab BSpace Space Up Down Left Right Home End PageUp "
+                                    "PageDown Insert Delete F1..F12, with C- M- S- prefixes (C-c, M-x, S-Tab); a single "
+                                    "character stands for itself (\"q\", \":\"). E.g. [\"Down\", \"Down\", "
+                                    "\"Enter\"] in a menu, [\"Escape\"] in vim. An unknown name fails the call; "
+                                    "nothing is typed."}}},
       {"submit", Json{{"type", "boolean"},
-                      {"description", "Press Enter after the text (default true when there is text)."}}},
+                      {"description", "Press Enter after the text and keys (default true when there is text, false "
+                                      "for keys alone)."}}},
       {"timeout_ms", integer_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
                                       "minute; a longer job comes back as timeout and you send again.",
                                       1)},
@@ -80,18 +91,26 @@ Json send_tool() {
       "\"[session: running]\" or \"[session: exited ...]\". An inferred_idle or timeout result does not prove the "
       "foreground command exited: send again with no text to wait for more, or interrupt it with terminal_signal. "
       "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. One send at a time "
-      "per session; state persists across sends (cd, export and background jobs stay).",
+      "per session; state persists across sends (cd, export and background jobs stay). When the send ends inside a "
+      "full-screen program (vim, less, a menu; open the session with terminal \"xterm\" for those), the result is "
+      "the program's screen instead of the output: \"[screen ROWSxCOLS cursor R,C alternate]\" then its rows; "
+      "drive it with keys.",
       object_schema(std::move(properties), Json::array({"session"})), false);
 }
 
 Json read_tool() {
   Json properties{{"session", string_property(kSessionDescription)},
                   {"offset", integer_property("How many lines back from the newest the page ends (default 0).", 0)},
-                  {"count", integer_property("How many lines (default 500).", 1)}};
+                  {"count", integer_property("How many lines (default 500).", 1)},
+                  {"screen", Json{{"type", "boolean"},
+                                  {"description", "Return the terminal's screen as a person would see it now "
+                                                  "instead of scrollback lines."}}}};
   return tool("terminal_read", "Read a terminal session's output",
               "Read a session's retained output (its scrollback) without typing anything: count lines ending offset "
               "lines back from the newest. The result ends with \"[lines: B-E of T]\" (numbered from 1, oldest "
-              "retained first), so you can page back to see what scrolled out of a send's result.",
+              "retained first), so you can page back to see what scrolled out of a send's result. With screen true: "
+              "the screen now, \"[screen ROWSxCOLS cursor R,C]\" (1-based; \"hidden\", \"alternate\" and the "
+              "title when set) then its rows, for a full-screen program.",
               object_schema(std::move(properties), Json::array({"session"})), true);
 }
 
@@ -104,6 +123,15 @@ Json signal_tool() {
               "Deliver a signal to the session's foreground process group (the running command, not the session), "
               "e.g. SIGINT to stop a command that hangs. The session stays open; send again to see its output.",
               object_schema(std::move(properties), Json::array({"session", "signal"})), false);
+}
+
+Json resize_tool() {
+  Json properties{{"session", string_property(kSessionDescription)},
+                  {"rows", Json{{"type", "integer"}, {"minimum", 1}, {"maximum", 4096}, {"description", "Rows."}}},
+                  {"cols", Json{{"type", "integer"}, {"minimum", 1}, {"maximum", 4096}, {"description", "Columns."}}}};
+  return tool("terminal_resize", "Resize a terminal session",
+              "Set the terminal's window size; the running program is told (SIGWINCH) and redraws for it.",
+              object_schema(std::move(properties), Json::array({"session", "rows", "cols"})), false);
 }
 
 Json close_tool() {
@@ -132,6 +160,19 @@ class Arguments {
     if (!field) return std::nullopt;
     if (!field->is_string()) return fail(std::string("argument \"") + name + "\" must be a string");
     return field->get<std::string>();
+  }
+  std::optional<std::vector<std::string>> strings(const char* name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    std::vector<std::string> out;
+    if (field->is_array()) {
+      for (const Json& item : *field) {
+        if (!item.is_string()) break;
+        out.push_back(item.get<std::string>());
+      }
+      if (out.size() == field->size()) return out;
+    }
+    return fail(std::string("argument \"") + name + "\" must be an array of strings");
   }
   std::optional<bool> boolean(const char* name) {
     const Json* field = find(name, false);
@@ -203,12 +244,14 @@ Result<ToolCall> parse_open(Arguments& a) {
 }
 
 Result<ToolCall> parse_send(Arguments& a) {
-  a.only({"session", "text", "submit", "timeout_ms", "idle_ms"});
+  a.only({"session", "text", "keys", "submit", "timeout_ms", "idle_ms"});
   SendCall call;
   call.session = a.string("session", true).value_or("");
   const auto text = a.string("text", false);
   call.request.text = text.value_or("");
-  // No text is a wait for more output: Enter would be a command line of its own.
+  if (auto keys = a.strings("keys")) call.request.keys = std::move(*keys);
+  // No text is a wait for more output (or keys alone): Enter would be a command line of
+  // its own.
   call.request.submit = a.boolean("submit").value_or(!call.request.text.empty());
   if (auto ms = a.integer("timeout_ms", 1)) call.request.timeout = std::chrono::milliseconds(*ms);
   if (auto ms = a.integer("idle_ms", 1)) call.request.idle = std::chrono::milliseconds(*ms);
@@ -217,9 +260,10 @@ Result<ToolCall> parse_send(Arguments& a) {
 }
 
 Result<ToolCall> parse_read(Arguments& a) {
-  a.only({"session", "offset", "count"});
+  a.only({"session", "offset", "count", "screen"});
   ReadCall call;
   call.session = a.string("session", true).value_or("");
+  call.screen = a.boolean("screen").value_or(false);
   if (auto offset = a.integer("offset", 0)) call.request.offset = *offset;
   if (auto count = a.integer("count", 1)) call.request.count = *count;
   if (a.failed()) return a.error();
@@ -238,6 +282,20 @@ Result<ToolCall> parse_signal(Arguments& a) {
   return ToolCall(std::move(call));
 }
 
+Result<ToolCall> parse_resize(Arguments& a) {
+  a.only({"session", "rows", "cols"});
+  ResizeCall call;
+  call.session = a.string("session", true).value_or("");
+  auto rows = a.integer("rows", 1);
+  auto cols = a.integer("cols", 1);
+  if (!a.failed() && (!rows || !cols)) return invalid(std::string("missing argument \"") + (rows ? "cols" : "rows") + "\"");
+  if (a.failed()) return a.error();
+  // The service checks the upper bound (1..4096) and says so.
+  call.rows = static_cast<unsigned>(std::min<std::int64_t>(*rows, 1 << 20));
+  call.cols = static_cast<unsigned>(std::min<std::int64_t>(*cols, 1 << 20));
+  return ToolCall(std::move(call));
+}
+
 Result<ToolCall> parse_close(Arguments& a) {
   a.only({"session"});
   CloseCall call;
@@ -249,8 +307,7 @@ Result<ToolCall> parse_close(Arguments& a) {
 }  // namespace
 
 Json tool_list() {
-  // terminal_resize goes here once the screen issue lands (see the header).
-  return Json::array({open_tool(), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool()});
+  return Json::array({open_tool(), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(), resize_tool()});
 }
 
 std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments) {
@@ -262,6 +319,7 @@ std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Jso
   if (name == "terminal_read") return parse_read(a);
   if (name == "terminal_signal") return parse_signal(a);
   if (name == "terminal_close") return parse_close(a);
+  if (name == "terminal_resize") return parse_resize(a);
   if (name == "terminal_list") {
     a.only({});
     if (a.failed()) return Result<ToolCall>(a.error());

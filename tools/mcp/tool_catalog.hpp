@@ -2,9 +2,6 @@
 // their semantics, their input schemas, and the arguments of a call checked into engine
 // requests. Pure: no service, no I/O.
 //
-// Seam for the screen tools (terminal_resize, and `keys` on send / `screen` on read): add
-// the tool's entry to tool_list(), its call type to ToolCall and its parser to
-// parse_tool_call(); McpServer::run() then needs one more visitor arm.
 #pragma once
 
 #include <optional>
@@ -30,6 +27,12 @@ struct SendCall {
 struct ReadCall {
   std::string session;
   ReadRequest request;
+  bool screen = false;  // the rendered screen instead of a scrollback page
+};
+struct ResizeCall {
+  std::string session;
+  unsigned rows = 0;
+  unsigned cols = 0;
 };
 struct SignalCall {
   std::string session;
@@ -39,7 +42,7 @@ struct CloseCall {
   std::string session;
 };
 struct ListCall {};
-using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall>;
+using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall>;
 
 // The `tools` array of a tools/list result.
 Json tool_list();
