@@ -212,6 +212,33 @@ class ScriptedSession final : public BackendSession {
     return {};
   }
 
+  Result<ScreenSnapshot> screen() override {
+    ++live_->rec->screen_calls;
+    for (ScriptedSessionScript* s : {&live_->script(), &live_->core->every}) {
+      if (!s->screens.empty()) {
+        Result<ScreenSnapshot> shown = std::move(s->screens.front());
+        s->screens.pop_front();
+        return shown;
+      }
+    }
+    return live_->rec->screen;
+  }
+
+  // No range check: the service validated the size, and a test of the service must see
+  // exactly what reached the backend.
+  Status resize(unsigned rows, unsigned cols) override {
+    SessionLive& live = *live_;
+    ScriptedSessionRecord& rec = *live.rec;
+    rec.resizes.push_back({rows, cols});
+    ++rec.resize_calls;
+    std::optional<Status> script = take_script(live.script().resizes, live.core->every.resizes);
+    if (!script && !rec.status.running()) return make_error(Code::SESSION_EXITED);
+    if (script && !script->ok()) return *script;
+    rec.screen.rows = rows;
+    rec.screen.cols = cols;
+    return {};
+  }
+
   void close(std::string reason, Callback<void> done) override {
     SessionLive& live = *live_;
     ScriptedSessionRecord& rec = *live.rec;
@@ -262,6 +289,7 @@ std::unique_ptr<BackendSession> make_scripted_session(const std::shared_ptr<Scri
   rec.pid = config.pid;
   rec.status = config.status;
   rec.page = std::move(config.page);
+  rec.screen = std::move(config.screen);
   rec.alive = std::move(config.processes);
   if (rec.alive.empty()) rec.alive.insert(rec.pid ? *rec.pid : core->next_fake_pid++);
   core->session_order.push_back(spec.session_id);
@@ -276,7 +304,9 @@ std::unique_ptr<BackendSession> make_scripted_session(const std::shared_ptr<Scri
   merge(script.closes, config.script.closes);
   merge(script.sends, config.script.sends);
   merge(script.signals, config.script.signals);
+  merge(script.resizes, config.script.resizes);
   for (auto& page : config.script.reads) script.reads.push_back(std::move(page));
+  for (auto& shown : config.script.screens) script.screens.push_back(std::move(shown));
 
   auto live = std::make_shared<SessionLive>();
   live->core = core;

@@ -1,8 +1,10 @@
 // ScriptedBackend: a fault-injecting backend for tests (ours and hosts' integration tests).
 // Every step a backend takes — spawn, close, send, signal — follows a script: succeed,
 // fail, fail its cleanup, complete after N loop turns, or wait on a gate the test releases.
-// Its sessions' processes are simulated (an "alive" set of fake pids that a successful close
-// empties), and it records everything it was asked to do so a test can assert on it.
+// The synchronous calls (read, screen, resize) answer from queues of results. Its sessions'
+// processes are simulated (an "alive" set of fake pids that a successful close empties), each
+// session has a simulated screen whose size resize() changes, and it records everything it
+// was asked to do so a test can assert on it.
 //
 // It keeps the rules of backend.hpp itself (every callback exactly once, from the loop,
 // never inside the call, never after its session is destroyed). The one deliberate
@@ -10,8 +12,11 @@
 //
 // Scripts are looked up per call, first match wins:
 //   spawn:  spawns.next, spawns.fallback, a plain successful spawn;
-//   close/send/signal of session S: S's `next`, every_session().`next`, S's `fallback`,
-//           every_session().`fallback`, a plain success.
+//   close/send/signal/resize of session S: S's `next`, every_session().`next`, S's
+//           `fallback`, every_session().`fallback`, a plain success (but an unscripted
+//           send, signal or resize of a session whose status is not running fails
+//           SESSION_EXITED, as a real backend's would);
+//   read/screen of session S: S's queue, every_session()'s queue, the session's own state.
 // Session scripts are keyed by session id and may be set before the service mints it.
 //
 // Single-threaded, on the loop given to the constructor. Records stay valid (stable
@@ -184,7 +189,18 @@ struct ScriptedSessionScript {
   ScriptedQueue<ScriptedStep> closes;
   ScriptedQueue<ScriptedSend> sends;
   ScriptedQueue<ScriptedSignal> signals;
-  std::deque<Result<ReadPage>> reads;  // read() answers these first (after validation)
+  // What resize() returns. A failure leaves the size as it was; a success sets it (also on
+  // an exited session: the script wins, as for signals).
+  ScriptedQueue<Status> resizes;
+  std::deque<Result<ReadPage>> reads;          // read() answers these first (after validation)
+  std::deque<Result<ScreenSnapshot>> screens;  // screen() answers these first, as given
+};
+
+// The rows and cols of one resize() call.
+struct ScriptedSize {
+  unsigned rows = 0;
+  unsigned cols = 0;
+  friend bool operator==(const ScriptedSize&, const ScriptedSize&) = default;
 };
 
 // What a successful spawn creates.
@@ -194,6 +210,9 @@ struct ScriptedSessionConfig {
   std::set<int> processes;         // the simulated tree; empty: {pid}, or one made-up pid
   SessionStatus status;
   ReadPage page;                   // what read() returns when no scripted read is queued
+  // What screen() returns when no scripted screen is queued; resizes change its rows and
+  // cols (nothing else: its lines and cursor are the test's to keep consistent).
+  ScreenSnapshot screen{.rows = 24, .cols = 80};
   ScriptedSessionScript script;    // merged into session_script(id) when created
 };
 
@@ -238,6 +257,7 @@ struct ScriptedSessionRecord {
   std::optional<int> pid;
   SessionStatus status;               // what status() reports; tests may change it
   ReadPage page;
+  ScreenSnapshot screen;              // what screen() reports; tests may change it
   std::set<int> alive;                // simulated processes still running
   std::set<int> killed_on_destroy;    // still alive when the session was destroyed: a real
                                       // backend kills those without proof, so they leave `alive`
@@ -249,7 +269,7 @@ struct ScriptedSessionRecord {
   bool closed = false;        // a close succeeded (the tree is quiescent)
   bool destroyed = false;     // the service destroyed the BackendSession
 
-  std::vector<SendRequest> sends;  // every start_send() request, in order
+  std::vector<SendRequest> sends;  // every start_send() request, in order, as given (keys too)
   int start_send_calls = 0;
   int send_completions = 0;
   int cancel_calls = 0;
@@ -258,6 +278,9 @@ struct ScriptedSessionRecord {
   std::vector<Signal> signals;     // every signal() call, in order
   int signal_calls = 0;
   int signal_completions = 0;
+  std::vector<ScriptedSize> resizes;  // every resize() call, in order (failed ones too)
+  int resize_calls = 0;
+  int screen_calls = 0;
 };
 
 class ScriptedBackend final : public Backend {

@@ -444,3 +444,104 @@ TEST_CASE("scripted: misbehave_call_again calls a completion a second time, late
   turn(d.loop);
   CHECK(calls == 1);
 }
+
+TEST_CASE("scripted: a screen of 24x80 by default, or as configured; screen reads are counted") {
+  Direct d;
+  ScriptedSpawn sp;
+  sp.session.screen.rows = 10;
+  sp.session.screen.cols = 20;
+  sp.session.screen.lines = {"$ vim", "~"};
+  sp.session.screen.alternate = true;
+  d.backend->spawns().push(sp);
+  auto configured = d.spawn(d.spec());
+  auto plain = d.spawn(d.spec());
+  REQUIRE(configured.ok());
+  REQUIRE(plain.ok());
+  CHECK(configured.value()->screen().value() == sp.session.screen);
+  ScreenSnapshot fallback = plain.value()->screen().value();
+  CHECK(fallback.rows == 24);
+  CHECK(fallback.cols == 80);
+  CHECK(fallback.lines.empty());
+  CHECK(d.backend->session("s-1")->screen_calls == 1);
+  CHECK(d.backend->session("s-2")->screen_calls == 1);
+
+  // Queued answers come first (the session's, then every session's), as given.
+  Error broke = make_error(Code::BACKEND_FAILED, "emulator broke");
+  ScreenSnapshot queued;
+  queued.rows = 3;
+  queued.cols = 4;
+  d.backend->every_session().screens.push_back(queued);
+  d.backend->session_script("s-1").screens.push_back(broke);
+  CHECK(configured.value()->screen().error() == broke);
+  CHECK(configured.value()->screen().value() == queued);
+  CHECK(configured.value()->screen().value() == sp.session.screen);
+  CHECK(d.backend->session("s-1")->screen_calls == 4);
+}
+
+TEST_CASE("scripted: resize records every call, sets the size, and fails as scripted") {
+  Direct d;
+  auto r = d.spawn(d.spec());
+  REQUIRE(r.ok());
+  SessionPtr s = std::move(r.value());
+  ScriptedSessionRecord* rec = d.backend->session("s-1");
+
+  CHECK(s->resize(40, 100).ok());
+  CHECK(s->screen().value().rows == 40);
+  CHECK(s->screen().value().cols == 100);
+
+  // A scripted failure is returned as is and leaves the size alone.
+  Error broke = make_error(Code::BACKEND_FAILED, "TIOCSWINSZ failed");
+  d.backend->session_script("s-1").resizes.push(broke);
+  CHECK(s->resize(50, 60).error() == broke);
+  CHECK(rec->screen.rows == 40);
+  CHECK(rec->screen.cols == 100);
+
+  // The backend validates nothing the service already does: any size is recorded as given.
+  CHECK(s->resize(5000, 0).ok());
+  CHECK(rec->screen.rows == 5000);
+  CHECK(rec->screen.cols == 0);
+
+  // every_session()'s default, after the session's own queue.
+  d.backend->every_session().resizes.set_default(make_error(Code::INVALID_ARGUMENT, "no terminal"));
+  d.backend->session_script("s-1").resizes.push(Status());
+  CHECK(s->resize(7, 8).ok());
+  CHECK(s->resize(9, 10).error()->code == Code::INVALID_ARGUMENT);
+  d.backend->every_session().resizes.fallback.reset();
+
+  // An exited session refuses an unscripted resize, as a real backend's would.
+  rec->status = SessionStatus::exited_with_code(0);
+  CHECK(s->resize(11, 12).error()->code == Code::SESSION_EXITED);
+  CHECK(rec->screen.rows == 7);
+
+  CHECK(rec->resizes == std::vector<ScriptedSize>{{40, 100}, {50, 60}, {5000, 0}, {7, 8}, {9, 10}, {11, 12}});
+  CHECK(rec->resize_calls == 6);
+  CHECK(d.backend->pending() == 0);  // synchronous: nothing scheduled
+}
+
+TEST_CASE("scripted: sends record their keys and submit as given") {
+  Direct d;
+  auto r = d.spawn(d.spec());
+  REQUIRE(r.ok());
+  SessionPtr s = std::move(r.value());
+  SendRequest keys_only;
+  keys_only.keys = {"Escape", ":", "w", "q", "Enter"};
+  SendRequest text_no_submit;
+  text_no_submit.text = "ls";
+  text_no_submit.keys = {"Tab"};
+  text_no_submit.submit = false;
+  int done = 0;
+  for (SendRequest req : {keys_only, text_no_submit}) {
+    auto op = s->start_send(req, [&](Result<SendResult>) { ++done; });
+    REQUIRE(op.ok());
+    REQUIRE(run_until(d.loop, [&] { return done == 1; }));
+    done = 0;
+  }
+  const ScriptedSessionRecord* rec = d.backend->session("s-1");
+  REQUIRE(rec->sends.size() == 2);
+  CHECK(rec->sends[0].keys == keys_only.keys);
+  CHECK_FALSE(rec->sends[0].submit.has_value());
+  CHECK_FALSE(rec->sends[0].submits());
+  CHECK(rec->sends[1].text == "ls");
+  CHECK(rec->sends[1].keys == std::vector<std::string>{"Tab"});
+  CHECK(rec->sends[1].submit == false);
+}

@@ -196,6 +196,15 @@ class Driver final : public SpyListener {
     sync_violations();
   }
   void read_returned(const std::string&, const Result<ReadPage>& result) override { last_read_ = result; }
+  void screen_returned(const std::string&, const Result<ScreenSnapshot>& result) override { last_screen_ = result; }
+  void resize_returned(const std::string& id, unsigned rows, unsigned cols, const Status& status) override {
+    log("  backend resize " + id + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+        (status.ok() ? " ok" : " failed {" + show(status.error()) + "}"));
+    backend_sync_seen_ = true;
+    backend_sync_error_ = status.ok() ? nullptr : status.error();
+    model_.on_backend_resize(id, rows, cols, backend_sync_error_);
+    sync_violations();
+  }
   void op_cancelled(std::uint64_t, bool result) override { last_cancel_ = result; }
   void op_read_output(std::uint64_t, const OutputDelta& delta) override { last_output_ = delta; }
   void session_destroyed(const std::string& id) override {
@@ -481,6 +490,8 @@ class Driver final : public SpyListener {
           after_step();
         }
         return;
+      case OpKind::resize: return do_resize(op);
+      case OpKind::screen: return do_screen(op);
       case OpKind::dispose: {
         const int token = model_.new_token(CompletionKind::dispose, label("dispose"));
         model_.on_dispose(token);
@@ -670,6 +681,55 @@ class Driver final : public SpyListener {
     check_sync("signal", want, got.ok() ? nullptr : got.error());
   }
 
+  void do_screen(const Op& op) {
+    const std::string id = session_id(op.b);
+    const int owner = session_owner_index(op.a, id);
+    const SyncExpect want = model_.on_screen(owner, id);
+    if (want.backend_call)
+      if (auto answer = decode_screen(op.f)) backend_of(id).session_script(id).screens.push_back(*answer);
+    last_screen_.reset();
+    Result<ScreenSnapshot> got = [&] {
+      InCall call(*this);
+      return service_->screen(owner_of(owner), id);
+    }();
+    count(("sync screen: " + (got.ok() ? std::string("ok") : std::string(code_name(got.error()->code)))).c_str());
+    if (want.error) {
+      if (last_screen_) return fail("fence", "screen reached the backend, want " + describe(*want.error));
+      if (got.ok()) return fail("sync", "screen succeeded, want " + describe(*want.error));
+      if (std::string why = mismatch(*want.error, got.error()); !why.empty()) return fail("sync", "screen: " + why);
+      return;
+    }
+    if (!last_screen_) return fail("missing-call", "screen never reached the backend");
+    if (!last_screen_->ok()) {
+      if (got.ok() || got.error() != last_screen_->error()) fail("sync", "screen did not return the backend's error");
+      return;
+    }
+    if (!got.ok() || !(got.value() == last_screen_->value()))
+      return fail("sync", "screen did not return the backend's snapshot");
+    // Every resize the service let through, and only those, reached the backend's screen.
+    const RecordM* rec = model_.find(id);
+    if (got.value().rows != rec->rows || got.value().cols != rec->cols)
+      fail("screen-size", "screen of " + id + " is " + std::to_string(got.value().rows) + "x" +
+                              std::to_string(got.value().cols) + ", want " + std::to_string(rec->rows) + "x" +
+                              std::to_string(rec->cols));
+  }
+
+  void do_resize(const Op& op) {
+    const std::string id = session_id(op.b);
+    const int owner = session_owner_index(op.a, id);
+    const unsigned rows = resize_dimension(op.c), cols = resize_dimension(op.d);
+    const SyncExpect want = model_.on_resize(owner, id, rows, cols);
+    if (want.backend_call)
+      if (auto answer = decode_resize(op.f)) backend_of(id).session_script(id).resizes.push(*answer);
+    backend_sync_seen_ = false;
+    backend_sync_error_.reset();
+    Status got = [&] {
+      InCall call(*this);
+      return service_->resize(owner_of(owner), id, rows, cols);
+    }();
+    check_sync("resize", want, got.ok() ? nullptr : got.error());
+  }
+
   void do_kill(const Op& op) {
     const std::string id = session_id(op.b);
     const int owner = session_owner_index(op.a, id);
@@ -784,6 +844,7 @@ class Driver final : public SpyListener {
   bool backend_sync_seen_ = false;
   Error backend_sync_error_;
   std::optional<Result<ReadPage>> last_read_;
+  std::optional<Result<ScreenSnapshot>> last_screen_;
   std::optional<bool> last_cancel_;
   std::optional<OutputDelta> last_output_;
 

@@ -120,6 +120,31 @@ std::string describe_signal(std::uint32_t f) {
   return out;
 }
 
+std::optional<Status> decode_resize(std::uint32_t f) {
+  switch (f & 7) {
+    case 5: return Status();
+    case 6: return Status(make_error(Code::BACKEND_FAILED, "scripted resize failure"));
+    case 7: return Status(make_error(Code::SESSION_EXITED));
+    default: return std::nullopt;
+  }
+}
+
+std::string describe_resize(std::uint32_t f) {
+  switch (f & 7) {
+    case 5: return "resize ok (scripted)";
+    case 6: return "resize fail";
+    case 7: return "resize SESSION_EXITED";
+    default: return "resize ok";
+  }
+}
+
+std::optional<Result<ScreenSnapshot>> decode_screen(std::uint32_t f) {
+  if ((f & 7) != 7) return std::nullopt;
+  return Result<ScreenSnapshot>(make_error(Code::BACKEND_FAILED, "scripted screen failure"));
+}
+
+std::string describe_screen(std::uint32_t f) { return (f & 7) == 7 ? "screen fail" : "screen ok"; }
+
 std::uint8_t disposal_close_bits(std::uint32_t f, std::size_t i) {
   std::uint32_t x = f ^ static_cast<std::uint32_t>(i * 0x9e3779b9u);
   x ^= x >> 15;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dshpty/scripted.hpp"
@@ -42,6 +43,16 @@ std::string describe_send(std::uint32_t f);
 // signal f: bits 0-7 the step; 8 an explicit target pgid (4242).
 ScriptedSignal decode_signal(std::uint32_t f, const GateSlots& gates);
 std::string describe_signal(std::uint32_t f);
+
+// resize f: bits 0-2 the backend's answer: 0-4 unscripted (the scripted backend's own: a
+// success on a running session), 5 a scripted success, 6 BACKEND_FAILED, 7 SESSION_EXITED.
+// nullopt: leave it unscripted.
+std::optional<Status> decode_resize(std::uint32_t f);
+std::string describe_resize(std::uint32_t f);
+
+// screen f: bits 0-2: 7 the backend fails (BACKEND_FAILED); otherwise it shows its screen.
+std::optional<Result<ScreenSnapshot>> decode_screen(std::uint32_t f);
+std::string describe_screen(std::uint32_t f);
 
 // The close step of the i-th close a disposal starts (mixed from f, so one field scripts many).
 std::uint8_t disposal_close_bits(std::uint32_t f, std::size_t i);

@@ -44,6 +44,8 @@ constexpr std::uint32_t weights[op_kind_count] = {
     7,   // release_gate
     22,  // turn
     1,   // dispose
+    3,   // resize
+    3,   // screen
 };
 
 OpKind pick_kind(Rng& rng) {
@@ -69,6 +71,14 @@ std::uint8_t session_ref(Rng& rng) {
   if (rng.below(5) != 0) return static_cast<std::uint8_t>(rng.below(4));  // a live one
   return static_cast<std::uint8_t>(128 + rng.below(127));                 // any
 
+}
+
+// A resize dimension's byte (trace.hpp's resize_dimension): mostly a valid size, one in
+// eight a bound or just past one.
+std::uint8_t dimension(Rng& rng) {
+  static constexpr std::uint8_t edges[] = {0, 1, 253, 254, 255};
+  if (rng.below(8) == 0) return edges[rng.below(5)];
+  return static_cast<std::uint8_t>(1 + rng.below(252));
 }
 
 std::uint8_t spawn_type(Rng& rng) {
@@ -106,8 +116,15 @@ Trace generate(std::uint64_t seed) {
       case OpKind::read:
       case OpKind::signal:
       case OpKind::kill:
+      case OpKind::screen:
         op.a = rng.below(4) != 0 ? session_owner : owner_ref(rng);
         op.b = session_ref(rng);
+        break;
+      case OpKind::resize:
+        op.a = rng.below(4) != 0 ? session_owner : owner_ref(rng);
+        op.b = session_ref(rng);
+        op.c = dimension(rng);
+        op.d = dimension(rng);
         break;
       case OpKind::register_backend:
         op.a = static_cast<std::uint8_t>(rng.below(8) == 0 ? 2 : rng.below(2));

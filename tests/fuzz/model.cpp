@@ -523,6 +523,45 @@ SyncExpect Model::on_read(int owner, const std::string& id) {
   return out;
 }
 
+SyncExpect Model::on_screen(int owner, const std::string& id) {
+  // "A screen read: fenced like read" (contract.md, later additions).
+  return on_read(owner, id);
+}
+
+SyncExpect Model::on_resize(int owner, const std::string& id, unsigned rows, unsigned cols) {
+  SyncExpect out;
+  RecordM* rec = nullptr;
+  constexpr unsigned kMax = 4096;
+  if (auto error = fence(owner, id, &rec)) out.error = error;
+  else if (rec->state == RecordState::closing || rec->state == RecordState::cleanup_failed)
+    out.error = ErrorMatch::code_only(Code::SESSION_CLOSING);  // "fenced like signal"
+  else if (rows < 1 || rows > kMax || cols < 1 || cols > kMax)
+    out.error = ErrorMatch::code_only(Code::INVALID_ARGUMENT);  // "INVALID_ARGUMENT outside 1..4096"
+  else
+    out.backend_call = true;
+  if (out.backend_call) pending_resize_.emplace(rows, cols);
+  return out;
+}
+
+void Model::on_backend_resize(const std::string& id, unsigned rows, unsigned cols, const Error& err) {
+  RecordM* rec = find(id);
+  if (!rec || !pending_resize_) {
+    violation("unexpected-resize", "backend resize on " + id + " was not expected");
+    return;
+  }
+  const auto [want_rows, want_cols] = *pending_resize_;
+  pending_resize_.reset();
+  if (rows != want_rows || cols != want_cols) {
+    violation("resize-size", "backend resize on " + id + " got " + std::to_string(rows) + "x" +
+                                 std::to_string(cols) + ", want " + std::to_string(want_rows) + "x" +
+                                 std::to_string(want_cols));
+    return;
+  }
+  if (err) return;
+  rec->rows = rows;
+  rec->cols = cols;
+}
+
 // ---------------------------------------------------------------- erase and disposal
 
 void Model::erase(RecordM& rec) {

@@ -111,6 +111,8 @@ struct RecordM {
   bool close_in_flight = false;                      // the backend is closing it
   std::vector<std::pair<int, bool>> close_waiters;   // kill tokens, joined?
   int live_send = -1;                                // index into sends
+  // The backend's screen size: the scripted default until a resize succeeds there.
+  unsigned rows = 24, cols = 80;
 
   bool holds_name() const noexcept {
     return name && !(state == RecordState::cleanup_failed && !published);
@@ -178,6 +180,13 @@ class Model {
   void on_backend_signal(const std::string& id, std::uint64_t serial, const Error& err);
   void on_backend_signal_done(std::uint64_t serial, const Result<SignalResult>& result);
   SyncExpect on_read(int owner, const std::string& id);
+  // A screen read: fenced like read, in every state.
+  SyncExpect on_screen(int owner, const std::string& id);
+  // Fenced like signal, then the size (1..4096 both); then the backend, once, with the
+  // caller's rows and cols.
+  SyncExpect on_resize(int owner, const std::string& id, unsigned rows, unsigned cols);
+  // err null: the backend took the new size.
+  void on_backend_resize(const std::string& id, unsigned rows, unsigned cols, const Error& err);
 
   // --- disposal ---
   void on_dispose_owner(int token, int owner);
@@ -225,6 +234,7 @@ class Model {
   std::uint64_t next_publish_ = 1;
   int pending_send_token_ = -1;    // a start_send that must reach the backend
   int pending_signal_token_ = -1;  // a signal that must reach the backend
+  std::optional<std::pair<unsigned, unsigned>> pending_resize_;  // a resize that must too
 
   void due(int token, Expect expect);
   void due_error(int token, ErrorMatch error);

@@ -60,10 +60,39 @@ TEST_CASE("regression: a signal in flight when its session closes") {
   });
 }
 
+TEST_CASE("trace: resizes and screen reads in every state run clean") {
+  check_clean({
+      {OpKind::mint_owner, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::register_backend, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::spawn, 2, 0, 0, 0, 0x00000000, false},
+      {OpKind::resize, 254, 0, 30, 90, 0x00000000, false},   // while in setup: NO_SESSION
+      {OpKind::turn, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::resize, 254, 0, 30, 90, 0x00000000, false},   // 30x90
+      {OpKind::screen, 254, 0, 0, 0, 0x00000000, false},     // shows 30x90
+      {OpKind::resize, 254, 0, 0, 90, 0x00000000, false},    // 0 rows: INVALID_ARGUMENT
+      {OpKind::resize, 254, 0, 254, 7, 0x00000000, false},   // 4097 rows: INVALID_ARGUMENT
+      {OpKind::resize, 254, 0, 40, 253, 0x00000006, false},  // 40x4096, the backend fails
+      {OpKind::screen, 254, 0, 0, 0, 0x00000007, false},     // the backend fails
+      {OpKind::screen, 254, 0, 0, 0, 0x00000000, false},     // still 30x90
+      {OpKind::resize, 0, 0, 30, 90, 0x00000000, false},     // no owner
+      {OpKind::screen, 1, 0, 0, 0, 0x00000000, false},       // a foreign service's owner
+      {OpKind::resize, 254, 255, 30, 90, 0x00000000, false}, // an unknown id
+      {OpKind::kill, 254, 0, 0, 0, 0x000000a6, false},       // close fails once gate 0 opens
+      {OpKind::resize, 254, 0, 30, 90, 0x00000000, false},   // closing: SESSION_CLOSING
+      {OpKind::screen, 254, 0, 0, 0, 0x00000000, false},     // closing: shown, as read
+      {OpKind::release_gate, 0, 0, 0, 0, 0x00000000, false},
+      {OpKind::turn, 0, 3, 0, 0, 0x00000000, false},
+      {OpKind::resize, 254, 0, 30, 90, 0x00000000, false},   // cleanup_failed: SESSION_CLOSING
+      {OpKind::screen, 254, 0, 0, 0, 0x00000000, false},
+  });
+}
+
 TEST_CASE("trace: round-trips through its printed form") {
   Trace trace = {
       {OpKind::spawn, 2, 1, 5, 2, 0x0004c0de, true},
       {OpKind::release_gate, 1, 1, 0, 0, 0x00000000, false},
+      {OpKind::resize, 254, 3, 0, 255, 0x00000006, false},
+      {OpKind::screen, 2, 128, 0, 0, 0x00000007, false},
   };
   auto parsed = parse_trace(to_cpp(trace));
   REQUIRE(parsed);

@@ -77,6 +77,18 @@ Result<ReadPage> SpySession::read(const ReadRequest& request) {
   return page;
 }
 
+Result<ScreenSnapshot> SpySession::screen() {
+  Result<ScreenSnapshot> shown = inner_->screen();
+  listener_->screen_returned(id_, shown);
+  return shown;
+}
+
+Status SpySession::resize(unsigned rows, unsigned cols) {
+  Status status = inner_->resize(rows, cols);
+  listener_->resize_returned(id_, rows, cols, status);
+  return status;
+}
+
 Status SpySession::signal(Signal signal, Callback<SignalResult> done) {
   const std::uint64_t serial = next_serial();
   SpyListener* l = listener_;

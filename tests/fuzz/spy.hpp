@@ -28,6 +28,8 @@ class SpyListener {
   virtual void signal_returned(const std::string& id, std::uint64_t serial, const Error& error) = 0;
   virtual void before_signal_done(std::uint64_t serial, const Result<SignalResult>& result) = 0;
   virtual void read_returned(const std::string& id, const Result<ReadPage>& result) = 0;
+  virtual void screen_returned(const std::string& id, const Result<ScreenSnapshot>& result) = 0;
+  virtual void resize_returned(const std::string& id, unsigned rows, unsigned cols, const Status& status) = 0;
   virtual void op_cancelled(std::uint64_t serial, bool result) = 0;
   virtual void op_read_output(std::uint64_t serial, const OutputDelta& delta) = 0;
   virtual void session_destroyed(const std::string& id) = 0;
@@ -61,6 +63,8 @@ class SpySession final : public BackendSession {
                                                            Callback<SendResult> done) override;
   Result<ReadPage> read(const ReadRequest& request) override;
   Status signal(Signal signal, Callback<SignalResult> done) override;
+  Result<ScreenSnapshot> screen() override;
+  Status resize(unsigned rows, unsigned cols) override;
   void close(std::string reason, Callback<void> done) override;
 
  private:

@@ -19,6 +19,16 @@ std::string_view op_kind_name(OpKind kind) noexcept {
   return "?";
 }
 
+unsigned resize_dimension(std::uint8_t v) noexcept {
+  switch (v) {
+    case 0: return 0;
+    case 253: return 4096;
+    case 254: return 4097;
+    case 255: return 5000;
+    default: return v;
+  }
+}
+
 std::optional<OpKind> parse_op_kind(std::string_view name) noexcept {
   for (int k = 0; k < op_kind_count; ++k)
     if (op_kind_name(static_cast<OpKind>(k)) == name) return static_cast<OpKind>(k);
@@ -100,6 +110,13 @@ std::string describe(const Op& op) {
       break;
     case OpKind::dispose:
       out += " [closes from " + std::to_string(op.f) + "]";
+      break;
+    case OpKind::resize:
+      out += " " + owner_ref(op.a) + " " + session_ref(op.b) + " " + std::to_string(resize_dimension(op.c)) +
+             "x" + std::to_string(resize_dimension(op.d)) + " [" + describe_resize(op.f) + "]";
+      break;
+    case OpKind::screen:
+      out += " " + owner_ref(op.a) + " " + session_ref(op.b) + " [" + describe_screen(op.f) + "]";
       break;
   }
   if (op.nested) out += " (inside the next completion)";

@@ -22,6 +22,9 @@
 //   release_gate       a: gate slot; b: odd = fail instead of open
 //   turn               a: odd = EVRUN_ONCE, else EVRUN_NOWAIT; b: turns - 1 (mod 4)
 //   dispose            f: faults of the closes it starts
+//   resize             a: owner; b: session; c, d: rows, cols (resize_dimension); f: the
+//                      backend's answer (faults.hpp)
+//   screen             a: owner; b: session; f: the backend's answer (faults.hpp)
 // Owners: 0 is no owner (Owner{}), 1 an owner of another service, n >= 2 the ((n-2) mod
 // count)-th minted owner; for ops on a session, 254 is that session's own owner. Sessions: b counts back from the newest id a backend was asked to
 // spawn (0 = the newest, mod count); b = 255 is an id never minted.
@@ -52,14 +55,18 @@ namespace dshpty::fuzz {
   X(list)                  \
   X(release_gate)          \
   X(turn)                  \
-  X(dispose)
+  X(dispose)               \
+  X(resize)                \
+  X(screen)
 
 enum class OpKind : std::uint8_t {
 #define DSHPTY_FUZZ_OP_ENUM_(name) name,
   DSHPTY_FUZZ_OPS(DSHPTY_FUZZ_OP_ENUM_)
 #undef DSHPTY_FUZZ_OP_ENUM_
 };
-inline constexpr int op_kind_count = 16;
+#define DSHPTY_FUZZ_OP_COUNT_(name) +1
+inline constexpr int op_kind_count = 0 DSHPTY_FUZZ_OPS(DSHPTY_FUZZ_OP_COUNT_);
+#undef DSHPTY_FUZZ_OP_COUNT_
 
 struct Op {
   OpKind kind = OpKind::turn;
@@ -72,6 +79,10 @@ using Trace = std::vector<Op>;
 
 inline constexpr std::uint8_t unknown_session = 255;
 inline constexpr std::uint8_t session_owner = 254;
+
+// A resize op's rows or cols from its byte: mostly 1..252, and now and then a bound or just
+// past one (0, 1, 4096, 4097, 5000), so the service's range check is fuzzed too.
+unsigned resize_dimension(std::uint8_t v) noexcept;
 
 std::string_view op_kind_name(OpKind kind) noexcept;
 std::optional<OpKind> parse_op_kind(std::string_view name) noexcept;
