@@ -11,6 +11,7 @@
 #include "environment.hpp"
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
+#include "channel/sandbox.hpp"
 
 extern char** environ;
 
@@ -22,7 +23,7 @@ constexpr unsigned kMaxDimension = 4096;
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"rows", "cols"};
+constexpr std::string_view kOptionNames[] = {"rows", "cols", "sandbox", "network"};
 
 Status check_option_names(const std::map<std::string, std::string>& options) {
   for (const auto& [name, value] : options) {
@@ -118,6 +119,14 @@ class ShellBackend final : public Backend {
     }
     p.supervisor_path = shell::resolve_supervisor_path(config_.supervisor_path);
     if (Status st = check_executable("PTY supervisor", p.supervisor_path); !st) {
+      return st.error();
+    }
+    // Confinement last but one: every cause above is the same with or without it, and
+    // none of this starts anything.
+    auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
+    if (!sandbox) return sandbox.error();
+    p.sandbox = std::move(*sandbox);
+    if (Status st = shell::check_sandbox(p.sandbox, p.cwd, config_.bwrap_path, p.supervisor_path); !st) {
       return st.error();
     }
     p.env = shell::build_environment(environ, spec.session_id, config_.env);

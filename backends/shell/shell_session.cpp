@@ -88,9 +88,10 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
 }
 
 Status ShellSession::launch() {
-  LocalLaunch launch{direct_launch(params_.supervisor_path, params_.argv, params_.cwd,
-                                   params_.env),
-                     params_.rows, params_.cols, params_.argv.front(), params_.cwd};
+  LaunchPlan plan = direct_launch(params_.supervisor_path, params_.argv, params_.cwd, params_.env);
+  if (params_.sandbox.confined()) plan = wrap_in_bwrap(plan, params_.sandbox, params_.cwd);
+  LocalLaunch launch{std::move(plan), params_.rows, params_.cols, params_.argv.front(),
+                     params_.cwd};
   auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
   if (!channel) return channel.error();
   helper_pid_ = (*channel)->helper_pid();
@@ -138,8 +139,12 @@ void ShellSession::on_quiescent() { check_teardown(); }
 void ShellSession::on_lost(Error cause) {
   lost_ = std::move(cause);
   if (phase_ == Phase::starting) {
-    fail_start(make_error(Code::BACKEND_FAILED, "PTY supervisor " + params_.supervisor_path +
-                                                    " exited during start-up"));
+    // A sandbox that failed to build says why (the channel has bwrap's words).
+    fail_start(params_.sandbox.confined()
+                   ? lost_
+                   : make_error(Code::BACKEND_FAILED, "PTY supervisor " +
+                                                          params_.supervisor_path +
+                                                          " exited during start-up"));
     return;
   }
   check_teardown();
