@@ -395,16 +395,19 @@ void LocalChannel::reap_helper() {
     events_.on_quiescent();
   } else if (!helper_spoke_ && launch_.plan.tty_by_message) {
     // The wrapper (bwrap) failed before the helper said anything: it could not build the
-    // sandbox (no namespaces, a mount refused). Its exit took the namespace with it, so
-    // nothing of the session is left; its stderr names the cause.
+    // sandbox (no namespaces, a mount refused). It is a start failure, not a lost tree:
+    // bwrap exits only after its namespace's init, whose death kills everything in the
+    // namespace, so its exit is the proof that nothing is left. Its stderr names the cause.
     std::string said = wrapper_said();
     std::string status;
     if (rc == 0 && info.si_code == CLD_EXITED) {
       status = " (exit status " + std::to_string(info.si_status) + ")";
     }
-    events_.on_lost(make_error(Code::BACKEND_FAILED,
-                               launch_.plan.wrapper_label + " could not start the session" +
-                                   status + (said.empty() ? "" : ": " + said)));
+    quiescent_reported_ = true;
+    events_.on_start_failed(make_error(Code::BACKEND_FAILED,
+                                       launch_.plan.wrapper_label + " could not start the session" +
+                                           status + (said.empty() ? "" : ": " + said)));
+    // No on_quiescent: quiescent() already holds, which the teardown this starts reads.
   } else {
     events_.on_lost(make_error(Code::BACKEND_FAILED,
                                "PTY supervisor exited without reporting quiescence: the "
