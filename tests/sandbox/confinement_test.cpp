@@ -62,7 +62,7 @@ TEST_CASE("workspace-write: the workspace and extra roots are writable, the rest
   CHECK(exists(extra + "/b"));
   CHECK_FALSE(exists(outside + "/c"));
   CHECK_FALSE(exists("/etc/dshpty-sandbox-probe"));
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
@@ -87,13 +87,7 @@ TEST_CASE("read-only: nothing outside the private /tmp is writable, the host's /
   CHECK(fx.close(*s.session).ok());
   CHECK_FALSE(exists(dir + "/f"));
   CHECK_FALSE(exists("/tmp/inside"));
-  for (pid_t p : marked_processes(fx.marker())) {
-    std::ifstream f("/proc/" + std::to_string(p) + "/stat");
-    std::string line;
-    std::getline(f, line);
-    MESSAGE("left: ", line);
-  }
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 
 TEST_CASE("workspace-write with a workspace under /tmp: writable, seen by the host") {
@@ -106,7 +100,7 @@ TEST_CASE("workspace-write with a workspace under /tmp: writable, seen by the ho
   CHECK_MESSAGE(contains(r->viewport, "WROTE"), show(r));
   CHECK(fx.close(*s.session).ok());
   CHECK(exists(ws.path() + "/a"));
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 
 TEST_CASE("network off: the host's loopback listener is unreachable; network=on reaches it") {
@@ -126,6 +120,6 @@ TEST_CASE("network off: the host's loopback listener is unreachable; network=on 
     CHECK_MESSAGE(contains(r->viewport, std::string(network) == "on" ? "\nREACHED" : "\nUNREACHABLE"),
                   show(r));
     CHECK(fx.close(*s.session).ok());
-    CHECK(marked_processes(fx.marker()).empty());
+    CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   }
 }

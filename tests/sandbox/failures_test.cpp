@@ -17,7 +17,7 @@ void check_fails(ShellFixture& fx, const Spawned& s, Code code, std::initializer
   REQUIRE(s.error);
   CHECK(s.error->code == code);
   for (const char* w : words) CHECK_MESSAGE(contains(describe(s.error), w), describe(s.error));
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
@@ -104,5 +104,5 @@ TEST_CASE("sandbox none is today's unconfined session") {
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(contains(r->viewport, "WROTE"), show(r));
   CHECK(fx.close(*s.session).ok());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }

@@ -95,6 +95,20 @@ bool contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
 }
 
+std::string left_behind(const std::string& marker) {
+  std::string out;
+  for (pid_t pid : marked_processes(marker)) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "re");
+    char line[512] = "";
+    if (f) {
+      if (!std::fgets(line, sizeof line, f)) line[0] = '\0';
+      std::fclose(f);
+    }
+    out += std::string(line) + "; ";
+  }
+  return out;
+}
+
 }  // namespace dshpty::test
 
 // The suite's main: a machine that cannot confine is reported skipped (exit 77, which

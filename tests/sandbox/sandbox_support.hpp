@@ -49,4 +49,7 @@ class LoopbackListener {
 
 bool contains(const std::string& hay, const std::string& needle);
 
+// The marked processes still alive, one "pid state comm (ppid N)" each: empty when none.
+std::string left_behind(const std::string& marker);
+
 }  // namespace dshpty::test

@@ -53,7 +53,7 @@ TEST_CASE("the snapshot's pid and the foreground group are the host's pids") {
   CHECK(r->exit_code == 0);
   CHECK(r->cwd == scratch.path());
   CHECK(fx.close(*s.session).ok());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
@@ -75,7 +75,7 @@ TEST_CASE("read and python3 input() complete as stdin_read") {
     CHECK(r->exit_code == 0);
   }
   CHECK(fx.close(*s.session).ok());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 
 TEST_CASE("signals reach the foreground group by its host pid; exit statuses are the shell's") {
@@ -109,7 +109,7 @@ TEST_CASE("signals reach the foreground group by its host pid; exit statuses are
   REQUIRE(run_until(fx.loop(), [&] { return !s.session->status().running(); }));
   CHECK(s.session->status() == SessionStatus::exited_with_code(3));
   CHECK(fx.close(*s.session).ok());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
@@ -122,6 +122,6 @@ TEST_CASE("kill -9 $$ inside gives signal SIGKILL") {
   REQUIRE(run_until(fx.loop(), [&] { return !s.session->status().running(); }));
   CHECK(s.session->status() == SessionStatus::exited_by_signal(SIGKILL));
   CHECK(fx.close(*s.session).ok());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }

@@ -42,7 +42,7 @@ TEST_CASE("each escape from the process group is gone after close, with no zombi
   CHECK_MESSAGE(st.ok(), (st ? "" : describe(st.error())));
   CHECK(s.shell()->quiescent());
   CHECK(s.shell()->output_ended());
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
@@ -67,7 +67,7 @@ TEST_CASE("a fork storm of 500+ processes is gone after close while the loop kee
   // The storm ignores HUP/TERM, so the teardown lasts at least the grace: a blocked loop
   // would show no tick at all.
   CHECK(ticks >= 2);
-  CHECK(marked_processes(fx.marker()).empty());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
   CHECK(zombie_children().empty());
 }
 
