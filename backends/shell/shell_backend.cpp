@@ -98,6 +98,14 @@ class ShellBackend final : public Backend {
     if (!cols) return cols.error();
     p.rows = *rows;
     p.cols = *cols;
+    auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
+    if (!sandbox) return sandbox.error();
+    p.sandbox = std::move(*sandbox);
+    // A confined spawn's failures name its mode, whichever check finds them.
+    const std::string mode_words =
+        p.sandbox.confined()
+            ? "sandbox " + std::string(shell::sandbox_mode_name(p.sandbox.mode)) + ": "
+            : "";
     if (config_.argv.empty() || config_.argv.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
     }
@@ -106,11 +114,13 @@ class ShellBackend final : public Backend {
     if (p.cwd) {
       struct stat st {};
       if (::stat(p.cwd->c_str(), &st) < 0) {
-        return make_system_error(Code::BACKEND_FAILED, "working directory " + *p.cwd, errno);
+        return make_system_error(Code::BACKEND_FAILED, mode_words + "working directory " + *p.cwd,
+                                 errno);
       }
       if (!S_ISDIR(st.st_mode)) {
         return make_error(Code::BACKEND_FAILED,
-                          "working directory " + *p.cwd + " is not a directory", {}, ENOTDIR);
+                          mode_words + "working directory " + *p.cwd + " is not a directory",
+                          {}, ENOTDIR);
       }
     }
     // A relative shell path is resolved by execve in the shell's cwd; the helper reports it.
@@ -121,11 +131,8 @@ class ShellBackend final : public Backend {
     if (Status st = check_executable("PTY supervisor", p.supervisor_path); !st) {
       return st.error();
     }
-    // Confinement last but one: every cause above is the same with or without it, and
-    // none of this starts anything.
-    auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
-    if (!sandbox) return sandbox.error();
-    p.sandbox = std::move(*sandbox);
+    // What only a confined spawn needs (bwrap, namespaces, the workspace), checked last:
+    // none of it starts anything.
     if (Status st = shell::check_sandbox(p.sandbox, p.cwd, config_.bwrap_path, p.supervisor_path); !st) {
       return st.error();
     }

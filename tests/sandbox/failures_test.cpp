@@ -50,11 +50,11 @@ TEST_CASE("workspace-write without a cwd, or with one that is missing or not a d
   auto s = fx.spawn(config, request_in(std::nullopt));
   check_fails(fx, s, Code::BACKEND_FAILED, {"sandbox workspace-write", "working directory"});
   s = fx.spawn(config, request_in(scratch.path() + "/missing"));
-  check_fails(fx, s, Code::BACKEND_FAILED, {"missing"});
+  check_fails(fx, s, Code::BACKEND_FAILED, {"sandbox workspace-write", "missing", "No such file"});
   const std::string file = scratch.path() + "/file";
   { std::ofstream(file) << "x"; }
   s = fx.spawn(config, request_in(file));
-  check_fails(fx, s, Code::BACKEND_FAILED, {"not a directory"});
+  check_fails(fx, s, Code::BACKEND_FAILED, {"sandbox workspace-write", "not a directory"});
   config.writable_roots = {scratch.path() + "/no-such-root"};
   s = fx.spawn(config, request_in(scratch.path()));
   check_fails(fx, s, Code::BACKEND_FAILED, {"sandbox workspace-write", "writable root", "no-such-root"});

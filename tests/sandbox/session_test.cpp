@@ -57,6 +57,27 @@ TEST_CASE("the snapshot's pid and the foreground group are the host's pids") {
   CHECK(zombie_children().empty());
 }
 
+TEST_CASE("the shell holds only the terminal; the host's fds are back after close") {
+  ScratchDir scratch;
+  ShellFixture fx;
+  int before = count_open_fds();
+  auto s = spawn_confined(fx, scratch, SandboxMode::read_only);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  // No socket: the control socket stays with the supervisor.
+  auto r = fx.send(*s.session, "echo sockets=$(ls -l /proc/$$/fd | grep -c socket)");
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(contains(r->viewport, "\nsockets=0\n"), show(r));
+  // Job control: the shell has the terminal, and a job is listed.
+  r = fx.send(*s.session, "set -o | grep ^monitor; sleep 30 & jobs; kill %1");
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(contains(r->viewport, "monitor        \ton"), show(r));
+  CHECK_MESSAGE(contains(r->viewport, "Running"), show(r));
+  CHECK(fx.close(*s.session).ok());
+  s.session.reset();
+  CHECK(count_open_fds() == before);
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
+
 TEST_CASE("read and python3 input() complete as stdin_read") {
   ScratchDir scratch;
   ShellFixture fx;
