@@ -67,6 +67,10 @@ TEST_CASE("the shell holds only the terminal; the host's fds are back after clos
   auto r = fx.send(*s.session, "echo sockets=$(ls -l /proc/$$/fd | grep -c socket)");
   REQUIRE_MESSAGE(r, show(r));
   CHECK_MESSAGE(contains(r->viewport, "\nsockets=0\n"), show(r));
+  // ttyname() finds the terminal: bwrap's name for it, as for an inherited one.
+  r = fx.send(*s.session, "tty");
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(contains(r->viewport, "\n/dev/console\n"), show(r));
   // Job control: the shell has the terminal, and a job is listed.
   r = fx.send(*s.session, "set -o | grep ^monitor; sleep 30 & jobs; kill %1");
   REQUIRE_MESSAGE(r, show(r));

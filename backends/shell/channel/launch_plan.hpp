@@ -35,6 +35,9 @@ struct LaunchPlan {
   // The helper and the shell live in a pid namespace of their own: the pids they report
   // are the namespace's, and the host translates them (proc/ns_pid.hpp).
   bool pid_namespace = false;
+  // The index in argv of an entry that becomes the PTY slave's path once the PTY exists
+  // (bwrap binds it as the sandbox's /dev/console, so ttyname() finds the terminal), or -1.
+  int tty_path_arg = -1;
   // Who runs the helper, for the words of a failure ("sandbox read-only (bwrap PATH)").
   std::string wrapper_label;
 };

@@ -70,6 +70,13 @@ Status LocalChannel::start() {
     return make_system_error(Code::BACKEND_FAILED, "control socket O_NONBLOCK", errno);
   }
   UniqueFd diag_write;
+  if (launch_.plan.tty_path_arg >= 0) {
+    char name[128];
+    if (::ptsname_r(pty->master.get(), name, sizeof name) != 0) {
+      return make_system_error(Code::BACKEND_FAILED, "name of the PTY slave", errno);
+    }
+    launch_.plan.argv.at(static_cast<std::size_t>(launch_.plan.tty_path_arg)) = name;
+  }
   if (launch_.plan.tty_by_message) {
     // Queued before the helper exists, so a failure here leaves nothing running; the fd in
     // flight is the helper's once it reads, and dies with the socket if it never does.

@@ -205,6 +205,11 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
     if (!under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
   }
   a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  // bwrap binds its own inherited terminal as /dev/console; ours is not inherited (it goes
+  // over the socket), so the slave is named here: the slave's path is filled in once the
+  // PTY exists (LaunchPlan::tty_path_arg). Then `tty` says /dev/console, as under bwrap.
+  a.insert(a.end(), {"--dev-bind", "", "/dev/console"});
+  plan.tty_path_arg = static_cast<int>(a.size()) - 2;
   for (const auto& root : roots) {
     if (under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
   }
