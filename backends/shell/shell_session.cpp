@@ -139,12 +139,8 @@ void ShellSession::on_quiescent() { check_teardown(); }
 void ShellSession::on_lost(Error cause) {
   lost_ = std::move(cause);
   if (phase_ == Phase::starting) {
-    // A sandbox that failed to build says why (the channel has bwrap's words).
-    fail_start(params_.sandbox.confined()
-                   ? lost_
-                   : make_error(Code::BACKEND_FAILED, "PTY supervisor " +
-                                                          params_.supervisor_path +
-                                                          " exited during start-up"));
+    fail_start(make_error(Code::BACKEND_FAILED, "PTY supervisor " + params_.supervisor_path +
+                                                    " exited during start-up"));
     return;
   }
   check_teardown();

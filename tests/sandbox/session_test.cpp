@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "proc/ns_pid.hpp"
+#include "proc/procfs.hpp"
 #include "sandbox_support.hpp"
 
 using namespace dshpty;
@@ -46,6 +47,17 @@ TEST_CASE("the snapshot's pid and the foreground group are the host's pids") {
   CHECK(inner != shell);
   CHECK(comm_of(shell) == "bash");
   CHECK(foreground_pgid(shell) == shell);
+  // The shell's parent is the supervisor as the namespace's init, and its parent the
+  // process whose pidfd the host watches (the outer bwrap): nothing between them that
+  // could outlive what the host takes as the end of the namespace.
+  procfs::Stat shell_stat, supervisor_stat;
+  REQUIRE(procfs::read_stat(shell, shell_stat));
+  REQUIRE(proc::innermost_pid(shell_stat.ppid, inner, levels));
+  CHECK(inner == 1);
+  CHECK(comm_of(shell_stat.ppid) == "dshpty-supervis");
+  REQUIRE(procfs::read_stat(shell_stat.ppid, supervisor_stat));
+  CHECK(supervisor_stat.ppid == s.shell()->supervisor_pid());
+  REQUIRE(proc::innermost_pid(shell, inner, levels));
   // What the shell calls itself is the namespace's number.
   auto r = fx.send(*s.session, "echo \"inner=$$\"");
   REQUIRE_MESSAGE(r, show(r));

@@ -403,8 +403,9 @@ void LocalChannel::reap_helper() {
   } else if (!helper_spoke_ && launch_.plan.tty_by_message) {
     // The wrapper (bwrap) failed before the helper said anything: it could not build the
     // sandbox (no namespaces, a mount refused). It is a start failure, not a lost tree:
-    // bwrap exits only after its namespace's init, whose death kills everything in the
-    // namespace, so its exit is the proof that nothing is left. Its stderr names the cause.
+    // bwrap exits only after reaping its child, the namespace's init (the helper, with
+    // --as-pid-1), whose death kills everything in the namespace, so its exit is the proof
+    // that nothing is left. Its stderr names the cause.
     std::string said = wrapper_said();
     std::string status;
     if (rc == 0 && info.si_code == CLD_EXITED) {

@@ -192,10 +192,17 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   plan.pid_namespace = true;
   plan.wrapper_label = mode_words(spec.mode) + " (" + spec.bwrap + ")";
   auto& a = plan.argv;
+  // --as-pid-1: the supervisor itself is the namespace's init. Without it bwrap puts a
+  // reaper of its own there, and the outer bwrap exits as soon as that reaper *reports*
+  // the command's exit, before the reaper is gone: measured here, a bwrap process still
+  // ran after the helper's pidfd said it exited. With it, the outer bwrap reaps the
+  // supervisor, whose death as init has the kernel kill and reap every process left in the
+  // namespace first: the helper's pidfd turning readable proves the namespace empty.
   // --new-session: no TIOCSTI into a terminal outside (the session's own PTY takes over in
-  // the supervisor); --die-with-parent: the host's death kills the namespace's init, and
-  // with it, by the kernel, every process in the namespace.
-  a = {"bwrap", "--unshare-pid", "--die-with-parent", "--new-session", "--ro-bind", "/", "/"};
+  // the supervisor); --die-with-parent: the host's death SIGKILLs the supervisor, and with
+  // it, by the kernel, every process in the namespace.
+  a = {"bwrap", "--unshare-pid", "--as-pid-1", "--die-with-parent", "--new-session",
+       "--ro-bind", "/", "/"};
   std::vector<std::string> roots;
   if (spec.workspace) roots.push_back(*spec.workspace);
   roots.insert(roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());

@@ -5,8 +5,9 @@
 //
 // Process layout (host pids, as the host's /proc shows them):
 //   host -> bwrap (outer; waits, holds what it inherited until it exits)
-//        -> bwrap (pid 1 of the new pid namespace: its init, closes fds above 2)
-//        -> dshpty-supervisor (subreaper; orphans of the session reparent to it)
+//        -> dshpty-supervisor (pid 1 of the new pid namespace, `--as-pid-1`: its init,
+//           so every orphan of the session reparents to it, and its death empties the
+//           namespace before the outer bwrap can reap it and exit)
 //        -> the shell (setsid + TIOCSCTTY: the session leader of the PTY)
 // `--new-session` makes the supervisor a session leader without a terminal; the shell's own
 // setsid (it is no group leader, so it may) then takes the PTY as its controlling terminal.
