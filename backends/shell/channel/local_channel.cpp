@@ -382,8 +382,6 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
 
 void LocalChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
   auto* c = static_cast<LocalChannel*>(w->data);
-  // What the terminal holds (the helper's last words) comes before its exit.
-  if (!c->helper_spoke_) c->read_available();
   // Messages the helper sent before exiting (`quiescent`) come first.
   c->read_control();
   c->reap_helper();
