@@ -11,6 +11,7 @@
 #include "environment.hpp"
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
+#include "channel/sandbox.hpp"
 
 extern char** environ;
 
@@ -22,7 +23,7 @@ constexpr unsigned kMaxDimension = 4096;
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal"};
+constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal", "sandbox", "network"};
 
 Status check_option_names(const std::map<std::string, std::string>& options) {
   for (const auto& [name, value] : options) {
@@ -109,6 +110,14 @@ class ShellBackend final : public Backend {
     p.cols = *cols;
     auto terminal = parse_terminal(spec.request.options, config_.terminal);
     if (!terminal) return terminal.error();
+    auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
+    if (!sandbox) return sandbox.error();
+    p.sandbox = std::move(*sandbox);
+    // A confined spawn's failures name its mode, whichever check finds them.
+    const std::string mode_words =
+        p.sandbox.confined()
+            ? "sandbox " + std::string(shell::sandbox_mode_name(p.sandbox.mode)) + ": "
+            : "";
     if (config_.argv.empty() || config_.argv.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
     }
@@ -117,11 +126,13 @@ class ShellBackend final : public Backend {
     if (p.cwd) {
       struct stat st {};
       if (::stat(p.cwd->c_str(), &st) < 0) {
-        return make_system_error(Code::BACKEND_FAILED, "working directory " + *p.cwd, errno);
+        return make_system_error(Code::BACKEND_FAILED, mode_words + "working directory " + *p.cwd,
+                                 errno);
       }
       if (!S_ISDIR(st.st_mode)) {
         return make_error(Code::BACKEND_FAILED,
-                          "working directory " + *p.cwd + " is not a directory", {}, ENOTDIR);
+                          mode_words + "working directory " + *p.cwd + " is not a directory",
+                          {}, ENOTDIR);
       }
     }
     // A relative shell path is resolved by execve in the shell's cwd; the helper reports it.
@@ -130,6 +141,11 @@ class ShellBackend final : public Backend {
     }
     p.supervisor_path = shell::resolve_supervisor_path(config_.supervisor_path);
     if (Status st = check_executable("PTY supervisor", p.supervisor_path); !st) {
+      return st.error();
+    }
+    // What only a confined spawn needs (bwrap, namespaces, the workspace), checked last:
+    // none of it starts anything.
+    if (Status st = shell::check_sandbox(p.sandbox, p.cwd, config_.bwrap_path, p.supervisor_path); !st) {
       return st.error();
     }
     p.env = shell::build_environment(

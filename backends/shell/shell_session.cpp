@@ -90,9 +90,10 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
 }
 
 Status ShellSession::launch() {
-  LocalLaunch launch{direct_launch(params_.supervisor_path, params_.argv, params_.cwd,
-                                   params_.env),
-                     params_.rows, params_.cols, params_.argv.front(), params_.cwd};
+  LaunchPlan plan = direct_launch(params_.supervisor_path, params_.argv, params_.cwd, params_.env);
+  if (params_.sandbox.confined()) plan = wrap_in_bwrap(plan, params_.sandbox, params_.cwd);
+  LocalLaunch launch{std::move(plan), params_.rows, params_.cols, params_.argv.front(),
+                     params_.cwd};
   auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
   if (!channel) return channel.error();
   helper_pid_ = (*channel)->helper_pid();

@@ -32,6 +32,7 @@
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
 #include "channel/process_channel.hpp"
+#include "channel/sandbox.hpp"
 #include "screen/emulator.hpp"
 #include "send_state.hpp"
 #include "text/motd_capture.hpp"
@@ -50,6 +51,7 @@ struct StartParams {
   unsigned cols = 160;
   std::vector<std::string> env;  // "NAME=value", already scrubbed and set
   std::string supervisor_path;
+  SandboxSpec sandbox;  // checked; mode none runs the helper directly
   AbortSignal signal;
 };
 

@@ -19,6 +19,14 @@ struct ev_loop;
 
 namespace dshpty {
 
+// How a session is confined (docs/shell-backend.md, "Confined sessions"). Fixed for the
+// session's life; a confined spawn never falls back to `none`.
+enum class SandboxMode {
+  none,             // the host's file system and network (spawn option "none")
+  read_only,        // everything read-only, a private /tmp ("read-only")
+  workspace_write,  // read-only but the spawn's cwd and writable_roots ("workspace-write")
+};
+
 struct ShellConfig {
   // The shell and its arguments; argv[0] is the path executed.
   std::vector<std::string> argv{"/bin/bash", "--noprofile", "--norc", "-i"};
@@ -40,6 +48,16 @@ struct ShellConfig {
   // The helper's path. Empty: $DSHPTY_SUPERVISOR, else the installed libexec path.
   std::string supervisor_path;
 
+  // Confinement, through bubblewrap. `sandbox` applies when a spawn names no mode;
+  // `sandbox_network` when a confined spawn names no network (false: a private network
+  // namespace, loopback only). `writable_roots` are writable besides the workspace in
+  // workspace-write. `bwrap_path` empty: `bwrap` from the host's PATH. The helper must be
+  // outside /tmp (which a sandbox replaces).
+  SandboxMode sandbox = SandboxMode::none;
+  bool sandbox_network = false;
+  std::vector<std::string> writable_roots;
+  std::string bwrap_path;
+
   // Terminal layer.
   std::size_t scrollback_lines = 10'000;
   std::size_t scrollback_bytes = 4u << 20;
@@ -53,9 +71,13 @@ struct ShellConfig {
 };
 
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
-// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096), "terminal" ("dumb" or
-// "xterm"); any other name or value is INVALID_ARGUMENT. Configuration errors (a missing shell, cwd or helper) do not fail this
-// call: each spawn fails with a message naming the path.
+// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096); "terminal" ("dumb" or
+// "xterm"); "sandbox" ("none", "read-only", "workspace-write"); "network" ("on", "off";
+// "off" needs a confined mode); any other name or value is INVALID_ARGUMENT. Configuration
+// errors (a missing shell, cwd, helper or bwrap, namespaces refused, workspace-write without
+// a cwd) do not fail this call: each spawn fails with BACKEND_FAILED naming the cause (and
+// the mode) before anything runs. A confined session's pids (SessionSnapshot::pid,
+// signals) are the host's.
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
 
 }  // namespace dshpty

@@ -3,7 +3,11 @@ signal, close, list; overlapping send + output + read + cancel; SEND_ACTIVE; FOR
 disposeOwner then a fresh owner; bad lines each an INVALID_ARGUMENT while serving goes on;
 shutdown and EOF leave no process behind."""
 
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 from repl_harness import DEADLINE_S, JsonRepl, check, wait_gone
@@ -165,9 +169,44 @@ def test_truncation(repl_path):
         repl.close()
 
 
+def sandbox_unavailable():
+    """Why this machine cannot run a confined session, or None."""
+    if shutil.which("bwrap") is None:
+        return "bwrap is not installed"
+    probe = subprocess.run(["bwrap", "--unshare-pid", "--die-with-parent", "--new-session",
+                            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                            "--tmpfs", "/tmp", "--unshare-net", "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return None if probe.returncode == 0 else "bwrap cannot create the namespaces here"
+
+
+def test_confined_open(repl_path):
+    # The JSON face's sandbox and network fields reach the shell backend: a confined session.
+    why = sandbox_unavailable()
+    if why:
+        print(f"skipped: {why}", flush=True)
+        return
+    workspace = tempfile.mkdtemp(prefix="dshpty-json-ws-")
+    repl = JsonRepl(repl_path)
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "cwd": workspace,
+                          "sandbox": "workspace-write", "network": "off"})
+        inside = repl.ok({"id": 2, "op": "send", "sessionId": "pty-1",
+                          "text": "touch inside && echo WROTE; touch /etc/dshpty-json-probe"})
+        check("WROTE" in inside["viewport"] and "Read-only file system" in inside["viewport"], inside)
+        check(os.path.exists(os.path.join(workspace, "inside")), "the workspace write")
+        repl.error({"id": 3, "op": "open", "type": "shell", "sandbox": "strict"}, "INVALID_ARGUMENT")
+        repl.ok({"id": 4, "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone([opened["pid"]], "shutdown")
+    finally:
+        repl.close()
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
 if __name__ == "__main__":
     path = sys.argv[1]
-    for test in (test_main_flow, test_eof_is_shutdown, test_truncation):
+    for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open):
         print(f"--- {test.__name__}", flush=True)
         test(path)
     print("ok")

@@ -12,6 +12,7 @@ inline constexpr const char* kFig5 = "5 scale";
 
 inline constexpr const char* kBare = "bare PTY (limit)";
 inline constexpr const char* kDshpty = "dshpty";
+inline constexpr const char* kDshptySandbox = "dshpty, sandboxed";  // bubblewrap
 inline constexpr const char* kPexpect = "pexpect";
 inline constexpr const char* kNodePty = "node-pty";
 inline constexpr const char* kTmux = "tmux";

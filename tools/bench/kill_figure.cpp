@@ -162,12 +162,19 @@ std::string fixed2(double v) {
 // Closes `runs` sessions of `rc`'s tree (each once it holds `size` processes), timed from
 // kill() to its completion; checks that no process of the tree survived, the ones forked
 // after the tree was first counted included.
+// `sandboxed`: in workspace-write with the rcfile's directory as the workspace (it is under
+// /tmp, which the sandbox otherwise replaces); the supervisor is then the shell's parent
+// inside the pid namespace, seen by its host pid.
 Samples dshpty_kill(const Plan& plan, const TreeRc& rc, std::size_t size, int runs,
-                    std::chrono::milliseconds grace, std::string& note) {
+                    std::chrono::milliseconds grace, std::string& note, bool sandboxed = false) {
   Harness h(plan, [&](dshpty::ShellConfig& c) {
     c.argv = {"/bin/bash", "--noprofile", "--rcfile", rc.file.string(), "-i"};
     c.startup_timeout = std::chrono::seconds(60);
     c.close_grace = grace;
+    if (sandboxed) {
+      c.sandbox = dshpty::SandboxMode::workspace_write;
+      c.cwd = rc.dir.string();
+    }
   });
   Samples ms;
   std::size_t left_behind = 0;
@@ -226,6 +233,17 @@ void measure_kill(const Plan& plan, Report& report) {
       if (plain)
         report.measured(kFig4, kBare, c.metric, bare_kill(c.size, rc, runs),
                         "known pids, SIGKILL via pidfd, no discovery");
+      if (plain && c.size == 10) {
+        try {
+          std::string sandboxed_note;
+          Samples sandboxed = dshpty_kill(plan, rc, static_cast<std::size_t>(c.size), runs,
+                                          dshpty::ShellConfig{}.close_grace, sandboxed_note, true);
+          report.measured(kFig4, kDshptySandbox, c.metric, sandboxed,
+                          "workspace-write, network off; " + sandboxed_note);
+        } catch (const std::exception& e) {
+          report.skipped(kFig4, kDshptySandbox, c.metric, std::string("error: ") + e.what());
+        }
+      }
     } catch (const std::exception& e) {
       report.skipped(kFig4, kDshpty, c.metric, std::string("error: ") + e.what());
     }

@@ -65,7 +65,8 @@ LaunchPlan direct_launch(const std::string& supervisor_path,
   return plan;
 }
 
-Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int socket_fd) {
+Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int socket_fd,
+                                    int stderr_fd) {
   std::vector<char*> argv;
   for (const auto& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -95,8 +96,27 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
     if (slave < 0) return make_system_error(Code::BACKEND_FAILED, "dup PTY slave", errno);
     slave_copy.reset(slave);
   }
+  // Likewise the wrapper's stderr must survive the dup2s and opens of 0..3.
+  UniqueFd err_copy;
+  if (stderr_fd >= 0 && stderr_fd <= shell_protocol::kSocketFd) {
+    err_copy.reset(::fcntl(stderr_fd, F_DUPFD_CLOEXEC, shell_protocol::kSocketFd + 1));
+    if (!err_copy.valid()) return make_system_error(Code::BACKEND_FAILED, "dup stderr pipe", errno);
+    stderr_fd = err_copy.get();
+  }
   posix_spawn_file_actions_adddup2(&s.actions, sock, shell_protocol::kSocketFd);
-  for (int fd = 0; fd <= 2; ++fd) posix_spawn_file_actions_adddup2(&s.actions, slave, fd);
+  if (plan.tty_by_message) {
+    // The wrapper must not hold the slave (channel/sandbox.hpp); its stderr is the pipe
+    // that names a failed sandbox.
+    posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);
+    if (stderr_fd >= 0) {
+      posix_spawn_file_actions_adddup2(&s.actions, stderr_fd, 2);
+    } else {
+      posix_spawn_file_actions_addopen(&s.actions, 2, "/dev/null", O_WRONLY, 0);
+    }
+  } else {
+    for (int fd = 0; fd <= 2; ++fd) posix_spawn_file_actions_adddup2(&s.actions, slave, fd);
+  }
   // Inheritable fds the host left open must not reach the helper either.
   posix_spawn_file_actions_addclosefrom_np(&s.actions, shell_protocol::kSocketFd + 1);
 

@@ -28,6 +28,18 @@ struct LaunchPlan {
   std::string program;             // what posix_spawn executes (the helper, or its wrapper)
   std::vector<std::string> argv;   // argv[0] included
   std::vector<std::string> env;    // "NAME=value": the helper's, and so the shell's
+  // A wrapper (bwrap) keeps every fd it inherits until it exits: the PTY slave then goes
+  // to the helper over the control socket (a `tty` message), never on the wrapper's 0..2,
+  // which are /dev/null, /dev/null and `stderr_fd` (the wrapper's diagnostics).
+  bool tty_by_message = false;
+  // The helper and the shell live in a pid namespace of their own: the pids they report
+  // are the namespace's, and the host translates them (proc/ns_pid.hpp).
+  bool pid_namespace = false;
+  // The index in argv of an entry that becomes the PTY slave's path once the PTY exists
+  // (bwrap binds it as the sandbox's /dev/console, so ttyname() finds the terminal), or -1.
+  int tty_path_arg = -1;
+  // Who runs the helper, for the words of a failure ("sandbox read-only (bwrap PATH)").
+  std::string wrapper_label;
 };
 
 // The helper run directly: `supervisor [--cwd DIR] -- SHELL_ARGV...`.
@@ -40,8 +52,11 @@ struct LaunchedHelper {
   UniqueFd pidfd;  // pins the helper; readable once it exited
 };
 
-// Carries out `plan` with `slave_fd` as the helper's 0..2 and `socket_fd` as its 3. On
-// failure nothing is left running. BACKEND_FAILED naming the program.
-Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int socket_fd);
+// Carries out `plan` with `slave_fd` as the helper's 0..2 (or, for a plan with
+// tty_by_message, /dev/null and `stderr_fd` instead: the caller then sends the slave) and
+// `socket_fd` as its 3. On failure nothing is left running. BACKEND_FAILED naming the
+// program.
+Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int socket_fd,
+                                    int stderr_fd = -1);
 
 }  // namespace dshpty::shell

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "channel/pty.hpp"
+#include "proc/ns_pid.hpp"
 #include "proc/procfs.hpp"
 
 namespace dshpty::shell {
@@ -68,8 +69,28 @@ Status LocalChannel::start() {
   if (flags < 0 || ::fcntl(host_end.get(), F_SETFL, flags | O_NONBLOCK) < 0) {
     return make_system_error(Code::BACKEND_FAILED, "control socket O_NONBLOCK", errno);
   }
-  auto helper = spawn_helper(launch_.plan, pty->slave.get(), helper_end.get());
+  UniqueFd diag_write;
+  if (launch_.plan.tty_path_arg >= 0) {
+    char name[128];
+    if (::ptsname_r(pty->master.get(), name, sizeof name) != 0) {
+      return make_system_error(Code::BACKEND_FAILED, "name of the PTY slave", errno);
+    }
+    launch_.plan.argv.at(static_cast<std::size_t>(launch_.plan.tty_path_arg)) = name;
+  }
+  if (launch_.plan.tty_by_message) {
+    // Queued before the helper exists, so a failure here leaves nothing running; the fd in
+    // flight is the helper's once it reads, and dies with the socket if it never does.
+    if (Status st = send_tty(host_end.get(), pty->slave.get()); !st) return st;
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+      return make_system_error(Code::BACKEND_FAILED, "sandbox diagnostics pipe", errno);
+    }
+    diag_.reset(pipe_fds[0]);
+    diag_write.reset(pipe_fds[1]);
+  }
+  auto helper = spawn_helper(launch_.plan, pty->slave.get(), helper_end.get(), diag_write.get());
   if (!helper) return helper.error();
+  diag_write.reset();
   // Only the helper's copies of the slave and its socket end may stay open, or the master
   // would never reach EIO and the helper would never see EOF.
   pty->slave.reset();
@@ -92,6 +113,47 @@ Status LocalChannel::start() {
   return {};
 }
 
+Status LocalChannel::send_tty(int socket_fd, int slave_fd) {
+  proto::ControlMessage msg{proto::Type::tty, 0, 0};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&msg, sizeof msg};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &slave_fd, sizeof slave_fd);
+  ssize_t n;
+  while ((n = ::sendmsg(socket_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof msg)) {
+    return make_system_error(Code::BACKEND_FAILED, "pass the PTY slave to the sandbox",
+                             n < 0 ? errno : EMSGSIZE);
+  }
+  return {};
+}
+
+std::string LocalChannel::wrapper_said() const {
+  std::string text;
+  if (!diag_.valid()) return text;
+  char buf[1024];
+  ssize_t n;
+  while (text.size() < 2048 && ((n = ::read(diag_.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
+    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  for (char& c : text) {
+    if (c == '\n') c = ';';
+  }
+  return text;
+}
+
 void LocalChannel::release() {
   ev_io_stop(loop_, &master_read_);
   ev_io_stop(loop_, &master_write_);
@@ -106,6 +168,7 @@ void LocalChannel::release() {
   master_.reset();
   control_.reset();
   pidfd_.reset();
+  diag_.reset();
 }
 
 // ---- output -------------------------------------------------------------------------------
@@ -271,10 +334,25 @@ void LocalChannel::read_control() {
 }
 
 void LocalChannel::handle_message(const proto::ControlMessage& msg) {
+  helper_spoke_ = true;
   switch (msg.type) {
-    case proto::Type::started:
-      events_.on_started(msg.a);
+    case proto::Type::started: {
+      pid_t shell = msg.a;
+      if (launch_.plan.pid_namespace) {
+        // The helper numbers the shell in its own pid namespace; the host signals, probes
+        // and reports the host's number for it (proc/ns_pid.hpp says how it is found).
+        shell = proc::host_pid_of_nested(helper_pid_, msg.a);
+        if (shell <= 0) {
+          events_.on_start_failed(make_error(
+              Code::BACKEND_FAILED, launch_.plan.wrapper_label + ": the shell (pid " +
+                                        std::to_string(msg.a) +
+                                        " in the sandbox) exited before the host found it"));
+          break;
+        }
+      }
+      events_.on_started(shell);
       break;
+    }
     case proto::Type::start_failed: {
       std::string what;
       switch (static_cast<proto::StartStage>(msg.a)) {
@@ -320,6 +398,22 @@ void LocalChannel::reap_helper() {
   ev_io_stop(loop_, &pidfd_io_);
   if (quiescent_reported_) {
     events_.on_quiescent();
+  } else if (!helper_spoke_ && launch_.plan.tty_by_message) {
+    // The wrapper (bwrap) failed before the helper said anything: it could not build the
+    // sandbox (no namespaces, a mount refused). It is a start failure, not a lost tree:
+    // bwrap exits only after reaping its child, the namespace's init (the helper, with
+    // --as-pid-1), whose death kills everything in the namespace, so its exit is the proof
+    // that nothing is left. Its stderr names the cause.
+    std::string said = wrapper_said();
+    std::string status;
+    if (rc == 0 && info.si_code == CLD_EXITED) {
+      status = " (exit status " + std::to_string(info.si_status) + ")";
+    }
+    quiescent_reported_ = true;
+    events_.on_start_failed(make_error(Code::BACKEND_FAILED,
+                                       launch_.plan.wrapper_label + " could not start the session" +
+                                           status + (said.empty() ? "" : ": " + said)));
+    // No on_quiescent: quiescent() already holds, which the teardown this starts reads.
   } else {
     events_.on_lost(make_error(Code::BACKEND_FAILED,
                                "PTY supervisor exited without reporting quiescence: the "

@@ -70,6 +70,10 @@ class LocalChannel final : public ProcessChannel {
   static void on_control_readable(struct ev_loop*, ev_io* w, int);
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
 
+  // A confined launch: the slave for the helper, queued on the control socket.
+  static Status send_tty(int socket_fd, int slave_fd);
+  // What the wrapper wrote to its stderr (bounded, one line), for a failed sandbox.
+  std::string wrapper_said() const;
   void flush_writes();
   void read_control();
   void handle_message(const shell_protocol::ControlMessage& msg);
@@ -82,7 +86,9 @@ class LocalChannel final : public ProcessChannel {
   UniqueFd master_;
   UniqueFd control_;
   UniqueFd pidfd_;
+  UniqueFd diag_;  // a wrapper's stderr (confined launches), read when it fails
   pid_t helper_pid_ = -1;
+  bool helper_spoke_ = false;  // a message came from the helper (so the wrapper worked)
   ev_io master_read_{};
   ev_io master_write_{};
   ev_io control_io_{};

@@ -6,8 +6,12 @@
 // is one fixed-size ControlMessage datagram (no framing, no partial reads). The helper gets
 // its end as fd 3; the PTY slave is its fds 0, 1 and 2; it has no other fd.
 //
-// Helper command line:  dshpty-supervisor [--cwd DIR] -- SHELL_PATH [SHELL_ARGS...]
+// Helper command line:
+//   dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL_PATH [SHELL_ARGS...]
 // The helper's own environment is the shell's environment (built by the host).
+// --tty-from-socket (a confined session, channel/sandbox.hpp): the slave is not on 0..2;
+// the first message is `tty`, which carries it, and the helper waits for it before
+// anything else (EOF instead: the host is gone, exit).
 //
 // helper -> host
 //   started      a = shell pid           the shell was forked and execve() succeeded
@@ -17,6 +21,7 @@
 //   quiescent                            after kill: every descendant is reaped (waitpid
 //                                        said ECHILD); the helper exits right after
 // host -> helper
+//   tty          SCM_RIGHTS: the PTY slave   only with --tty-from-socket, sent once, first
 //   kill         a = grace in ms         SIGHUP, SIGTERM and SIGCONT to every descendant,
 //                                        then after the grace SIGKILL to every descendant,
 //                                        repeated until none is left; then `quiescent`.
@@ -31,7 +36,7 @@
 
 namespace dshpty::shell_protocol {
 
-enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill };
+enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill, tty };
 enum class StartStage : std::int32_t { chdir = 1, exec, fork };
 
 struct ControlMessage {

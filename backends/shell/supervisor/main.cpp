@@ -246,17 +246,48 @@ struct Supervisor {
 
 }  // namespace
 
+// --tty-from-socket: the PTY slave arrives as the first message (SCM_RIGHTS) and becomes
+// 0, 1 and 2, as if it had been inherited. Blocking is fine here: nothing else can happen
+// before the shell exists. False when the host went away or sent something else.
+bool receive_tty() {
+  proto::ControlMessage msg{};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  iovec iov{&msg, sizeof msg};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(proto::kSocketFd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof msg) || msg.type != proto::Type::tty) return false;
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+      c->cmsg_len != CMSG_LEN(sizeof(int))) {
+    return false;
+  }
+  int tty;
+  std::memcpy(&tty, CMSG_DATA(c), sizeof tty);
+  for (int fd = 0; fd <= 2; ++fd) ::dup2(tty, fd);
+  if (tty > 2) ::close(tty);
+  return true;
+}
+
 int main(int argc, char** argv) {
   const char* cwd = nullptr;
+  bool tty_from_socket = false;
   int i = 1;
   for (; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--cwd") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--tty-from-socket") == 0) {
+      tty_from_socket = true;
+    } else if (std::strcmp(argv[i], "--cwd") == 0 && i + 1 < argc) {
       cwd = argv[++i];
     } else if (std::strcmp(argv[i], "--") == 0) {
       ++i;
       break;
     } else {
-      write_all(2, "usage: dshpty-supervisor [--cwd DIR] -- SHELL [ARGS...]\n");
+      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL [ARGS...]\n");
       return 2;
     }
   }
@@ -266,6 +297,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
+  if (tty_from_socket && !receive_tty()) return 1;
 
   // Orphans anywhere below reparent to us, so nothing escapes the reaping and the kill.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);

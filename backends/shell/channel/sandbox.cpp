@@ -1,0 +1,233 @@
+#include "channel/sandbox.hpp"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "proc/procfs.hpp"
+
+namespace dshpty::shell {
+
+namespace {
+
+std::string mode_words(SandboxMode mode) {
+  return "sandbox " + std::string(sandbox_mode_name(mode));
+}
+
+Error sandbox_error(SandboxMode mode, const std::string& cause, int err = 0) {
+  if (err != 0) return make_system_error(Code::BACKEND_FAILED, mode_words(mode) + ": " + cause, err);
+  return make_error(Code::BACKEND_FAILED, mode_words(mode) + ": " + cause);
+}
+
+// `name` on the host's PATH (not the shell's: the host runs bwrap), else empty.
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && dir.front() == '/') {
+      std::string candidate = dir + "/" + name;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          ::access(candidate.c_str(), X_OK) == 0) {
+        return candidate;
+      }
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+// A small /proc/sys integer, or `missing` when the file does not exist.
+long sysctl_value(const char* path, long missing) {
+  char buf[32];
+  if (procfs::read_small(path, buf, sizeof buf) <= 0) return missing;
+  const char* p = buf;
+  long value = missing;
+  procfs::parse_decimal(p, value);
+  return value;
+}
+
+// Without privilege (not root, bwrap not setuid) bwrap needs an unprivileged user
+// namespace. The kernel's switches for it are cheap to read, so a refusal is named here
+// rather than discovered from bwrap's exit; anything these miss (a seccomp filter, an
+// LSM) still fails the start, with bwrap's own words (channel/local_channel.cpp).
+Status check_namespaces(SandboxMode mode, const std::string& bwrap) {
+  struct stat st {};
+  if (::geteuid() == 0 || (::stat(bwrap.c_str(), &st) == 0 && (st.st_mode & S_ISUID))) return {};
+  if (sysctl_value("/proc/sys/user/max_user_namespaces", 1) == 0) {
+    return sandbox_error(mode, "this kernel allows no user namespaces "
+                               "(user.max_user_namespaces = 0)", EPERM);
+  }
+  if (sysctl_value("/proc/sys/kernel/unprivileged_userns_clone", 1) == 0) {
+    return sandbox_error(mode, "this kernel refuses unprivileged user namespaces "
+                               "(kernel.unprivileged_userns_clone = 0)", EPERM);
+  }
+  if (sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1) {
+    return sandbox_error(mode, "AppArmor restricts unprivileged user namespaces "
+                               "(kernel.apparmor_restrict_unprivileged_userns = 1)", EPERM);
+  }
+  return {};
+}
+
+Result<std::string> writable_dir(SandboxMode mode, const std::string& what,
+                                 const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) < 0) return sandbox_error(mode, what + " " + path, errno);
+  if (!S_ISDIR(st.st_mode)) {
+    return sandbox_error(mode, what + " " + path + " is not a directory", ENOTDIR);
+  }
+  // The bind's source and target are the canonical path: a symlinked cwd still lands on
+  // the writable mount.
+  char resolved[PATH_MAX];
+  if (!::realpath(path.c_str(), resolved)) return sandbox_error(mode, what + " " + path, errno);
+  return std::string(resolved);
+}
+
+bool under_tmp(const std::string& path) { return path == "/tmp" || path.rfind("/tmp/", 0) == 0; }
+
+}  // namespace
+
+std::string_view sandbox_mode_name(SandboxMode mode) {
+  switch (mode) {
+    case SandboxMode::none:
+      return "none";
+    case SandboxMode::read_only:
+      return "read-only";
+    case SandboxMode::workspace_write:
+      return "workspace-write";
+  }
+  return "?";
+}
+
+Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::string>& options,
+                                          const ShellConfig& config) {
+  SandboxSpec spec;
+  spec.mode = config.sandbox;
+  if (auto it = options.find("sandbox"); it != options.end()) {
+    bool known = false;
+    for (SandboxMode m : {SandboxMode::none, SandboxMode::read_only, SandboxMode::workspace_write}) {
+      if (it->second == sandbox_mode_name(m)) {
+        spec.mode = m;
+        known = true;
+      }
+    }
+    if (!known) {
+      return make_error(Code::INVALID_ARGUMENT, "unknown sandbox mode \"" + it->second +
+                                                    "\" (known: none, read-only, workspace-write)");
+    }
+  }
+  spec.network = spec.confined() ? config.sandbox_network : true;
+  if (auto it = options.find("network"); it != options.end()) {
+    if (it->second != "on" && it->second != "off") {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "shell option \"network\" must be on or off, got \"" + it->second + "\"");
+    }
+    spec.network = it->second == "on";
+    if (!spec.network && !spec.confined()) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "network=off needs a confined session (sandbox read-only or "
+                        "workspace-write); sandbox none has the host's network");
+    }
+  }
+  if (spec.mode == SandboxMode::workspace_write) spec.writable_roots = config.writable_roots;
+  return spec;
+}
+
+Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
+                     const std::string& configured_bwrap, const std::string& supervisor_path) {
+  if (!spec.confined()) return {};
+  if (!configured_bwrap.empty()) {
+    struct stat st {};
+    if (::stat(configured_bwrap.c_str(), &st) < 0) {
+      return sandbox_error(spec.mode, "bubblewrap " + configured_bwrap, errno);
+    }
+    if (!S_ISREG(st.st_mode) || ::access(configured_bwrap.c_str(), X_OK) < 0) {
+      return sandbox_error(spec.mode, "bubblewrap " + configured_bwrap + " is not executable", EACCES);
+    }
+    spec.bwrap = configured_bwrap;
+  } else {
+    spec.bwrap = find_on_path("bwrap");
+    if (spec.bwrap.empty()) {
+      return sandbox_error(spec.mode, "bubblewrap (bwrap) is not installed or not on PATH "
+                                      "(Debian: apt-get install bubblewrap)", ENOENT);
+    }
+  }
+  if (Status st = check_namespaces(spec.mode, spec.bwrap); !st) return st;
+  if (spec.mode == SandboxMode::workspace_write) {
+    if (!cwd) {
+      return sandbox_error(spec.mode, "needs a working directory (the workspace): the spawn "
+                                      "and the backend config have none", EINVAL);
+    }
+    auto ws = writable_dir(spec.mode, "workspace", *cwd);
+    if (!ws) return ws.error();
+    spec.workspace = *ws;
+    for (std::string& root : spec.writable_roots) {
+      auto dir = writable_dir(spec.mode, "writable root", root);
+      if (!dir) return dir.error();
+      root = *dir;
+    }
+  }
+  if (supervisor_path.empty() || supervisor_path.front() != '/' || under_tmp(supervisor_path)) {
+    return sandbox_error(spec.mode, "the PTY supervisor " + supervisor_path +
+                                        " must be an absolute path outside /tmp (the "
+                                        "sandbox's /tmp is private)", EINVAL);
+  }
+  return {};
+}
+
+LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
+                         const std::optional<std::string>& cwd) {
+  LaunchPlan plan;
+  plan.program = spec.bwrap;
+  plan.env = direct.env;
+  plan.tty_by_message = true;
+  plan.pid_namespace = true;
+  plan.wrapper_label = mode_words(spec.mode) + " (" + spec.bwrap + ")";
+  auto& a = plan.argv;
+  // --as-pid-1: the supervisor itself is the namespace's init. Without it bwrap puts a
+  // reaper of its own there, and the outer bwrap exits as soon as that reaper *reports*
+  // the command's exit, before the reaper is gone: measured here, a bwrap process still
+  // ran after the helper's pidfd said it exited. With it, the outer bwrap reaps the
+  // supervisor, whose death as init has the kernel kill and reap every process left in the
+  // namespace first: the helper's pidfd turning readable proves the namespace empty.
+  // --new-session: no TIOCSTI into a terminal outside (the session's own PTY takes over in
+  // the supervisor); --die-with-parent: the host's death SIGKILLs the supervisor, and with
+  // it, by the kernel, every process in the namespace.
+  a = {"bwrap", "--unshare-pid", "--as-pid-1", "--die-with-parent", "--new-session",
+       "--ro-bind", "/", "/"};
+  std::vector<std::string> roots;
+  if (spec.workspace) roots.push_back(*spec.workspace);
+  roots.insert(roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
+  // bwrap mounts in argument order: a root under /tmp must come after the private /tmp,
+  // any other before /dev and /proc (so a root above them cannot cover them).
+  for (const auto& root : roots) {
+    if (!under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
+  }
+  a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  // bwrap binds its own inherited terminal as /dev/console; ours is not inherited (it goes
+  // over the socket), so the slave is named here: the slave's path is filled in once the
+  // PTY exists (LaunchPlan::tty_path_arg). Then `tty` says /dev/console, as under bwrap.
+  a.insert(a.end(), {"--dev-bind", "", "/dev/console"});
+  plan.tty_path_arg = static_cast<int>(a.size()) - 2;
+  for (const auto& root : roots) {
+    if (under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
+  }
+  if (!spec.network) a.push_back("--unshare-net");
+  if (cwd) a.insert(a.end(), {"--chdir", *cwd});
+  a.push_back("--");
+  // The helper by path (bwrap execs argv[0] of its command), then its own arguments.
+  a.push_back(direct.program);
+  a.push_back("--tty-from-socket");
+  a.insert(a.end(), direct.argv.begin() + 1, direct.argv.end());
+  return plan;
+}
+
+}  // namespace dshpty::shell
