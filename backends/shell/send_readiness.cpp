@@ -319,8 +319,11 @@ bool ShellSession::cancel_send(SendState& send) {
 
 void ShellSession::interrupt_foreground() {
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
-  pid_t pgid = channel_->foreground_group();
-  if (pgid > 0 && channel_->signal_group(pgid, SIGINT)) note_aftermath();
+  if (shell_starting_command()) {
+    hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0});
+    return;
+  }
+  (void)deliver_signal(channel_->foreground_group(), SIGINT);
 }
 
 Result<ReadPage> ShellSession::read(const ReadRequest& request) {

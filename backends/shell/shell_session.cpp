@@ -39,8 +39,9 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   ev_timer_init(&send_timeout_timer_, &ShellSession::on_send_timeout, 0., 0.);
   ev_timer_init(&send_idle_timer_, &ShellSession::on_send_idle, 0., 0.);
   ev_timer_init(&probe_timer_, &ShellSession::on_probe_tick, 0., 0.);
+  ev_timer_init(&signal_hold_timer_, &ShellSession::on_signal_hold_tick, 0., 0.);
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_}) {
+                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_}) {
     t->data = this;
   }
 }
@@ -54,7 +55,7 @@ ShellSession::~ShellSession() {
 
 void ShellSession::stop_timers() {
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_}) {
+                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_}) {
     ev_timer_stop(loop_, t);
   }
 }
@@ -245,6 +246,7 @@ void ShellSession::complete_start() {
 
 void ShellSession::begin_teardown() {
   phase_ = Phase::tearing_down;
+  fail_held_signals();
   channel_->kill_tree(config_.close_grace);
   if (!channel_->quiescent()) {
     ev_timer_set(&quiesce_timer_, seconds(config_.close_grace + kQuiesceSlack), 0.);
@@ -337,21 +339,13 @@ SessionStatus ShellSession::status() const {
 Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
   if (exit_published_) return make_error(Code::SESSION_EXITED);
-  pid_t pgid = channel_->foreground_group();
-  if (pgid <= 0) {
-    return make_error(Code::BACKEND_FAILED,
-                      "the PTY has no foreground process group to signal");
-  }
   int signo = signal_number(sig);
-  if (signo == SIGKILL && shell_pid_ && pgid == *shell_pid_) {
-    return make_error(Code::INVALID_ARGUMENT,
-                      "refusing SIGKILL to the shell's own process group: close the session "
-                      "instead");
+  if (shell_starting_command()) {
+    hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0});
+    return {};
   }
-  if (Status st = channel_->signal_group(pgid, signo); !st) return st;
-  // A group leader that ignores the signal (an interactive bash and SIGTERM or SIGTSTP at its
-  // prompt) is not disturbed by it: no aftermath for the next send to wait out.
-  if (!channel_->ignores_signal(pgid, signo)) note_aftermath();
+  pid_t pgid = channel_->foreground_group();
+  if (Status st = deliver_signal(pgid, signo); !st) return st;
   deferred_.post([done = std::move(done), sig, pgid] {
     done(SignalResult{sig, static_cast<int>(pgid)});
   });

@@ -157,6 +157,29 @@ class ShellSession final : public BackendSession,
   std::shared_ptr<SendState> release_send();
   bool cancel_send(SendState& send);
   void interrupt_foreground();
+
+  // Signals (signal_hold.cpp). Right after a send's write the shell still has the terminal:
+  // it is reading the line, running a builtin of it, or starting its job. A signal sent to
+  // its group then is the shell's, not the command's (bash takes SIGINT while it forks a job,
+  // and the job runs on; readline drops a line it has not finished reading). So a signal is
+  // held until the command's own group has the terminal, or the shell is seen reading again
+  // (a builtin that reads, or the command already over), or kSignalHold passed (a builtin
+  // loop): then it goes to whichever group is in the foreground.
+  struct HeldSignal {
+    int signo = 0;
+    std::optional<Signal> signal;       // a caller's signal(); nullopt for a cancel's SIGINT
+    Callback<SignalResult> done;        // a caller's signal() only
+    std::shared_ptr<SendState> send;    // a cancel: its send (moot once settled)
+    ev_tstamp deadline = 0;
+  };
+  static constexpr std::chrono::milliseconds kSignalHold{500};
+  static constexpr std::chrono::milliseconds kSignalHoldTick{1};
+  bool shell_starting_command();
+  void hold_signal(HeldSignal held);
+  static void on_signal_hold_tick(struct ev_loop*, ev_timer* w, int);
+  void release_held_signals(bool all);
+  Status deliver_signal(pid_t pgid, int signo);
+  void fail_held_signals();
   static void on_send_timeout(struct ev_loop*, ev_timer* w, int);
   static void on_send_idle(struct ev_loop*, ev_timer* w, int);
   static void on_probe_tick(struct ev_loop*, ev_timer* w, int);
@@ -214,6 +237,8 @@ class ShellSession final : public BackendSession,
   ev_timer send_timeout_timer_{};
   ev_timer send_idle_timer_{};
   ev_timer probe_timer_{};
+  std::vector<HeldSignal> held_signals_;
+  ev_timer signal_hold_timer_{};
 
   // Start-up.
   std::unique_ptr<ShellSession> self_;  // owns this session until the spawn completes

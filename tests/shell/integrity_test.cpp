@@ -242,3 +242,56 @@ TEST_CASE("a signal the shell ignores at its prompt holds no send back") {
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }
+
+// The moment after the write, the shell is still reading the line, forking the job, or
+// handing it the terminal: a signal sent then to the shell's own group would be the shell's
+// (bash takes SIGINT while it starts a job, and the job runs on). The signal must reach the
+// job all the same: interrupted at once, every round.
+TEST_CASE("a signal or a cancel right after the write, or right after the echo, interrupts the job") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  for (int round = 0; round < 60; ++round) {
+    CAPTURE(round);
+    const bool by_cancel = round % 2 == 1;
+    // Rounds 0, 1 mod 4: the moment the write lands (the shell reads the line). Rounds 2, 3:
+    // the moment the echo's output arrives (the shell is forking the sleep).
+    const bool after_echo = round % 4 >= 2;
+    bool done = false;
+    Result<SendResult> interrupted = make_error(Code::BACKEND_FAILED, "pending");
+    // A compound line: the shell runs the echo itself, then forks the sleep.
+    auto op = s.session->start_send(send_of("echo start-" + std::to_string(round) + "; sleep 30", 60s),
+                                    [&](Result<SendResult> r) {
+                                      done = true;
+                                      interrupted = std::move(r);
+                                    });
+    REQUIRE(op);
+    REQUIRE(run_until(fx.loop(), [&] {
+      auto* shell_op = dynamic_cast<shell::ShellSendOperation*>(op->get());
+      return shell_op && shell_op->write_landed();
+    }));
+    if (after_echo) {
+      std::string seen;
+      REQUIRE(run_until(fx.loop(), [&] {
+        seen += (*op)->read_output().text;
+        return seen.find("\nstart-" + std::to_string(round) + "\n") != std::string::npos;
+      }));
+    }
+    if (by_cancel) {
+      CHECK((*op)->cancel());
+    } else {
+      bool signalled = false;
+      REQUIRE(s.session->signal(Signal::sigint, [&](Result<SignalResult> r) {
+        signalled = true;
+        CHECK_MESSAGE(r, describe(r ? Error() : r.error()));
+      }).ok());
+      REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+    }
+    REQUIRE(run_until(fx.loop(), [&] { return done; }, 90s));
+    REQUIRE_MESSAGE(interrupted, show(interrupted));
+    CHECK_MESSAGE(interrupted->wait_reason == WaitReason::stdin_read, show(interrupted));
+    CHECK_MESSAGE(interrupted->exit_code == 130, show(interrupted));
+  }
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
