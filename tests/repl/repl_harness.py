@@ -123,3 +123,20 @@ class JsonRepl:
             self.proc.kill()
             self.proc.wait()
         kill_quietly(self.pids)
+
+
+def run_text_script(repl_path, script):
+    """Runs dshpty-repl's text face with `script` on a pipe (no terminal) to its EOF; checks
+    it exited 0 and returns what it printed (also printed, for the test log)."""
+    proc = subprocess.Popen([repl_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=sys.stderr, start_new_session=True)
+    try:
+        out, _ = proc.communicate(script.encode(), timeout=DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        fail("text mode did not finish: " + out.decode(errors="replace"))
+    text = out.decode()
+    print(text)
+    check(proc.returncode == 0, f"exit status {proc.returncode}")
+    return text

@@ -5,10 +5,9 @@ unknown session; the text face does the same with `open --term`, `keys`, `screen
 `resize`. Real programs, no waiting for a moment: every step follows the previous reply."""
 
 import re
-import subprocess
 import sys
 
-from repl_harness import DEADLINE_S, JsonRepl, check, fail, wait_gone
+from repl_harness import JsonRepl, check, run_text_script, wait_gone
 
 
 def json_face(repl_path, menu):
@@ -64,17 +63,7 @@ def text_face(repl_path):
         "resize main 0 80\n"
         "close main\n"
     )
-    proc = subprocess.Popen([repl_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=sys.stderr, start_new_session=True)
-    try:
-        out, _ = proc.communicate(script.encode(), timeout=DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        fail("text mode did not finish: " + out.decode(errors="replace"))
-    text = out.decode()
-    print(text)
-    check(proc.returncode == 0, f"exit status {proc.returncode}")
+    text = run_text_script(repl_path, script)
     check(re.search(r'\[screen 40x160 cursor 1,6 alternate title="my title"\]\ndrawn\n', text), "the screen")
     check("key=y" in text, "the key reached read")
     check("resized main to 30x100" in text or "resized pty-1 to 30x100" in text, "resize line")

@@ -2,10 +2,9 @@
 texts of docs/tool-protocol.md, errors that do not end the REPL, EOF as quit with nothing left behind."""
 
 import re
-import subprocess
 import sys
 
-from repl_harness import DEADLINE_S, check, fail, kill_quietly, wait_gone
+from repl_harness import check, kill_quietly, run_text_script, wait_gone
 
 SCRIPT = """\
 list
@@ -25,18 +24,7 @@ list
 
 
 def main(repl_path):
-    proc = subprocess.Popen([repl_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=sys.stderr, start_new_session=True)
-    pids = []
-    try:
-        out, _ = proc.communicate(SCRIPT.encode(), timeout=DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        fail("text mode did not finish: " + out.decode(errors="replace"))
-    text = out.decode()
-    print(text)
-    check(proc.returncode == 0, f"exit status {proc.returncode}")
+    text = run_text_script(repl_path, SCRIPT)
     pids = [int(p) for p in re.findall(r"pid=(\d+)", text)]
     try:
         expect = [
