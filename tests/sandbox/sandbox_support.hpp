@@ -18,7 +18,8 @@ std::string sandbox_unavailable();
 // A config that confines every spawn in `mode` (network off unless the spawn says).
 ShellConfig sandbox_config(const ShellFixture& fx, SandboxMode mode);
 
-// A fresh directory under `parent` (default: the build tree, outside /tmp), removed with
+// A fresh directory under `parent` (default: the build tree, or /var/tmp when that is
+// under /tmp), removed with
 // everything in it when this goes.
 class ScratchDir {
  public:

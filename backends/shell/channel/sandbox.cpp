@@ -1,5 +1,7 @@
 #include "channel/sandbox.hpp"
 
+#include <algorithm>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -175,10 +177,8 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
       root = *dir;
     }
   }
-  if (supervisor_path.empty() || supervisor_path.front() != '/' || under_tmp(supervisor_path)) {
-    return sandbox_error(spec.mode, "the PTY supervisor " + supervisor_path +
-                                        " must be an absolute path outside /tmp (the "
-                                        "sandbox's /tmp is private)", EINVAL);
+  if (supervisor_path.empty() || supervisor_path.front() != '/') {
+    return sandbox_error(spec.mode, "the PTY supervisor " + supervisor_path + " must be an absolute path", EINVAL);
   }
   return {};
 }
@@ -219,6 +219,14 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   plan.tty_path_arg = static_cast<int>(a.size()) - 2;
   for (const auto& root : roots) {
     if (under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
+  }
+  // A helper under /tmp (a build tree there, as a CI clone may be) would be hidden by the
+  // private /tmp: it alone is bound back, read-only.
+  if (under_tmp(direct.program)) a.insert(a.end(), {"--ro-bind", direct.program, direct.program});
+  // So is a working directory there that is no writable root (read-only mode): the session
+  // starts where it was asked to, and may read it, as it may read the rest of the host.
+  if (cwd && under_tmp(*cwd) && std::find(roots.begin(), roots.end(), *cwd) == roots.end()) {
+    a.insert(a.end(), {"--ro-bind", *cwd, *cwd});
   }
   if (!spec.network) a.push_back("--unshare-net");
   if (cwd) a.insert(a.end(), {"--chdir", *cwd});
