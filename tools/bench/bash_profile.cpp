@@ -41,8 +41,13 @@ bool ends_at_prompt(std::string_view tail) {
 
 std::string flood_command(unsigned long long bytes) {
   // 70 characters a line, plain ASCII: what a build log or `cat` of a big file looks like.
-  return "yes 'the quick brown fox jumps over the lazy dog 0123456789 abcdefghijkl' | head -c " +
-         std::to_string(bytes);
+  // DSHPTY_BENCH_FLOOD=yes or seq measures the same figure on `yes` (2-byte lines) or `seq`
+  // output instead: the screen emulator's worst and its most common flood.
+  const char* kind = std::getenv("DSHPTY_BENCH_FLOOD");
+  std::string source = "yes 'the quick brown fox jumps over the lazy dog 0123456789 abcdefghijkl'";
+  if (kind && std::string_view(kind) == "yes") source = "yes";
+  if (kind && std::string_view(kind) == "seq") source = "seq 1 100000000";
+  return source + " | head -c " + std::to_string(bytes);
 }
 
 }  // namespace bench
