@@ -51,11 +51,14 @@ Status ShellSession::deliver_signal(pid_t pgid, int signo) {
     return make_error(Code::INVALID_ARGUMENT,
                       "refusing SIGKILL to the shell's own process group: close the session instead");
   }
-  if (Status st = channel_->signal_group(pgid, signo); !st) return st;
   // A group leader that ignores the signal (an interactive bash and SIGTERM or SIGTSTP at its
-  // prompt) is not disturbed by it: no aftermath for the next send to wait out.
+  // prompt) is not disturbed by it: no aftermath for the next send to wait out. The
+  // aftermath's readers are taken *before* the signal: once it has landed the job may be
+  // gone and the shell back asleep at its prompt within microseconds (seen under load), and
+  // a baseline taken then would hold the shell's own wait against it: no reader would ever
+  // be proven, and the send would run to its timeout.
   if (!channel_->ignores_signal(pgid, signo)) note_aftermath();
-  return {};
+  return channel_->signal_group(pgid, signo);
 }
 
 void ShellSession::hold_signal(HeldSignal held) {
