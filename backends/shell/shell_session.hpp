@@ -177,7 +177,7 @@ class ShellSession final : public BackendSession,
   bool shell_starting_command();
   void hold_signal(HeldSignal held);
   static void on_signal_hold_tick(struct ev_loop*, ev_timer* w, int);
-  void release_held_signals(bool all);
+  void release_held_signals();
   Status deliver_signal(pid_t pgid, int signo);
   void fail_held_signals();
   static void on_send_timeout(struct ev_loop*, ev_timer* w, int);

@@ -71,16 +71,16 @@ void ShellSession::hold_signal(HeldSignal held) {
 }
 
 void ShellSession::on_signal_hold_tick(struct ev_loop*, ev_timer* w, int) {
-  static_cast<ShellSession*>(w->data)->release_held_signals(false);
+  static_cast<ShellSession*>(w->data)->release_held_signals();
 }
 
 // Delivers the held signals whose wait is over (all of them once the command has the
 // terminal or the shell reads again), in the order they came.
-void ShellSession::release_held_signals(bool all) {
+void ShellSession::release_held_signals() {
   // Output first: a send settled by it makes its cancel moot.
   if (channel_ && !channel_->output_ended()) channel_->read_available();
   if (held_signals_.empty()) return;
-  const bool waiting = !all && shell_starting_command();
+  const bool waiting = shell_starting_command();
   const ev_tstamp now = ev_now(loop_);
   std::vector<HeldSignal> due;
   for (auto it = held_signals_.begin(); it != held_signals_.end();) {

@@ -16,8 +16,7 @@
 namespace dshpty::screen {
 namespace {
 
-// libvterm 0.2 changed strings (OSC fragments) and the state's resize callback.
-constexpr bool kVtermFragments = VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2;
+// A title longer than this is cut (a program may set anything).
 constexpr std::size_t kMaxTitleBytes = 1024;
 // A longer OSC or DCS string is fed through as it comes (and libvterm 0.1 loses its start).
 constexpr std::size_t kMaxHeldString = 4096;
@@ -158,19 +157,16 @@ struct Emulator::Impl {
     }
   }
 
+  // 0.2 hands a title over in fragments; 0.1 whole, as a C string.
   void set_title(VTermValue* value) {
-    if constexpr (kVtermFragments) {
 #if VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2
-      const VTermStringFragment& fragment = value->string;
-      if (fragment.initial) title.clear();
-      title.append(fragment.str, std::min(fragment.len, kMaxTitleBytes - std::min(title.size(), kMaxTitleBytes)));
+    const VTermStringFragment& fragment = value->string;
+    if (fragment.initial) title.clear();
+    title.append(fragment.str, std::min(fragment.len, kMaxTitleBytes - std::min(title.size(), kMaxTitleBytes)));
+#else
+    title.assign(value->string != nullptr ? value->string : "");
+    if (title.size() > kMaxTitleBytes) title.resize(kMaxTitleBytes);
 #endif
-    } else {
-#if !(VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2)
-      title.assign(value->string != nullptr ? value->string : "");
-      if (title.size() > kMaxTitleBytes) title.resize(kMaxTitleBytes);
-#endif
-    }
   }
 
   // The colour queries libvterm leaves unanswered (OSC 10/11 ; ?): vim asks both at start
