@@ -13,16 +13,21 @@ namespace dshpty {
 
 // The top-level PTY process's state; never "the foreground command finished".
 struct SessionStatus {
-  enum class Kind { running, exited };
+  // lost: a remote session's link ended (its transport exited, EOF, no answer to pings)
+  // before its shell's exit was known; `reason` has the transport's own words. The far
+  // helper kills the tree when it sees the link go, but the host cannot prove it.
+  enum class Kind { running, exited, lost };
   Kind kind = Kind::running;
   std::optional<int> exit_code;  // exited normally: its code
   std::optional<int> signal;     // killed by a signal: its number
+  std::string reason{};          // lost: why
 
   // True while the top-level process runs.
   bool running() const noexcept { return kind == Kind::running; }
   // An exit with a code / by a signal.
   static SessionStatus exited_with_code(int code) { return {Kind::exited, code, std::nullopt}; }
   static SessionStatus exited_by_signal(int signo) { return {Kind::exited, std::nullopt, signo}; }
+  static SessionStatus lost(std::string why) { return {Kind::lost, std::nullopt, std::nullopt, std::move(why)}; }
   friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
 };
 

@@ -1,0 +1,164 @@
+// The stream protocol between the host (channel/stream_channel.cpp) and a far
+// `dshpty-supervisor --stdio` (supervisor/stdio_bridge.cpp), over any byte pipe (ssh,
+// `podman exec -i`, `kubectl exec -i`, `sh -c`). This comment is its one definition
+// (docs: ../shared/design/remote.md).
+//
+// A frame: u32 length | u8 type | payload, little endian; `length` counts the type byte and
+// the payload, so it is at least 1 and at most kMaxFrame. Output is cut into OUT frames of
+// at most kMaxOutChunk bytes, so a control frame never waits behind more than one of them.
+// Strings and byte runs inside a payload are u32 length | bytes. A frame the reader cannot
+// decode (length 0 or over kMaxFrame, an unknown type, a payload short or long for its
+// type) is a protocol error: the reader reports it and closes the link; nothing guesses.
+//
+// host -> helper
+//   HELLO    u32 version, u32 ping_ms, u32 link_timeout_ms   first, once
+//   OPEN     u16 rows, u16 cols, str session_id, str term, u8 has_cwd, str cwd,
+//            u32 argc, str argv[argc], u32 envc, str env[envc]   once, after HELLO
+//            env entries are overrides: "NAME=value" sets, "NAME" unsets; the helper
+//            builds the shell's environment from its own (shell/environment.hpp)
+//   IN       bytes                       for the terminal, in order
+//   RESIZE   u16 rows, u16 cols
+//   SIGNAL   i32 pgid, i32 signo         to that process group of the session
+//   MARK     u8 mark                     1: whoever reads the terminal now proves nothing
+//                                        until it ran again (the stdin probe's baseline);
+//                                        0: forget that baseline
+//   PROBE    u32 seq                     answer with a STATE of this seq, after the output
+//                                        the terminal holds now
+//   ACK      u64 offset                  output consumed up to this offset (flow control)
+//   KILL     u32 grace_ms                kill the tree (HUP/TERM, SIGKILL after the grace)
+//   PING                                 answer PONG
+// helper -> host
+//   WELCOME      u32 version, u32 capabilities, str build   first, once
+//   STARTED      i32 shell pid (the far side's number)
+//   START_FAILED str what                the shell could not be started; the tree is then
+//                                        killed like any other (QUIESCENT follows a KILL)
+//   OUT          u64 offset, bytes       output; offset = bytes ever sent before these
+//   STATE        u32 seq (0: unasked), u64 offset, i32 foreground pgid (-1 none),
+//                u8 flags, i32 input_unread (-1 unknown), u64 ignored signals of the
+//                foreground group's leader (bit signo-1), str cwd of the shell ("" unknown)
+//                The facts as of the moment the output up to `offset` had been read: the
+//                helper sends one before each OUT whose facts changed, and one per PROBE.
+//                `reading` and `leader_is_shell` are only measured for a PROBE.
+//   WRITTEN      u64 bytes               input ever written to the terminal
+//   OUTPUT_ENDED                         no process holds the terminal: all output sent
+//   EXITED       u8 by_signal, i32 code or signal   the shell was reaped
+//   QUIESCENT                            after KILL: every process of the tree is gone;
+//                                        the helper exits right after
+//   PONG
+//   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
+//                                        is unconfirmed) or the host broke the protocol;
+//                                        the helper kills what it can and exits
+//
+// The helper kills its whole tree with no grace, then exits, on EOF of its stdin, on a
+// protocol error, or when nothing came from the host for link_timeout_ms (the host pings
+// an idle link every ping_ms, so a live host is never silent that long).
+// Flow control: the helper stops reading the terminal while more than kWindow bytes of
+// output are sent but not ACKed (the program then blocks in write); nothing is dropped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dshpty::frames {
+
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::size_t kMaxFrame = 64 * 1024;
+inline constexpr std::size_t kMaxOutChunk = 32 * 1024;
+inline constexpr std::uint64_t kWindow = 1024 * 1024;
+inline constexpr std::size_t kHeader = 5;  // u32 length + u8 type
+
+// WELCOME capabilities.
+inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
+
+// STATE flags.
+inline constexpr std::uint8_t kStateEcho = 1;
+inline constexpr std::uint8_t kStateCanonical = 2;
+inline constexpr std::uint8_t kStateModesKnown = 4;
+inline constexpr std::uint8_t kStateReading = 8;        // the foreground group blocked reading
+inline constexpr std::uint8_t kStateLeaderIsShell = 16;  // its leader not exec'd yet
+
+enum class Type : std::uint8_t {
+  // host -> helper
+  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping,
+  // helper -> host
+  welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
+  pong, error,
+};
+
+// A type's name for messages ("OUT"), or nullptr for a byte that names no type.
+const char* type_name(std::uint8_t type);
+
+// ---- writing ---------------------------------------------------------------------------
+
+// Appends one frame to `out`. The payload is built with the put_* helpers between begin()
+// and end().
+class FrameWriter {
+ public:
+  explicit FrameWriter(std::string& out) : out_(out) {}
+  FrameWriter& begin(Type type);
+  FrameWriter& u8(std::uint8_t v);
+  FrameWriter& u16(std::uint16_t v);
+  FrameWriter& u32(std::uint32_t v);
+  FrameWriter& i32(std::int32_t v) { return u32(static_cast<std::uint32_t>(v)); }
+  FrameWriter& u64(std::uint64_t v);
+  FrameWriter& str(std::string_view s);     // u32 length | bytes
+  FrameWriter& raw(std::string_view bytes);  // bytes to the end of the frame
+  // Fills in the length. The caller keeps frames within kMaxFrame (asserted).
+  void end();
+
+ private:
+  std::string& out_;
+  std::size_t start_ = 0;
+};
+
+// ---- reading ---------------------------------------------------------------------------
+
+struct Frame {
+  Type type;
+  std::string_view payload;  // valid until the next FrameReader::feed
+};
+
+// Reads a frame's payload; any read past its end, or a string longer than what is left,
+// sets failed() (and returns zeros): a short frame is an error, never a crash.
+class PayloadReader {
+ public:
+  explicit PayloadReader(std::string_view payload) : rest_(payload) {}
+  std::uint8_t u8();
+  std::uint16_t u16();
+  std::uint32_t u32();
+  std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
+  std::uint64_t u64();
+  std::string_view str();
+  std::string_view rest();  // everything left
+  // The payload was read exactly: nothing failed and nothing is left over.
+  bool done() const { return !failed_ && rest_.empty(); }
+  bool failed() const { return failed_; }
+
+ private:
+  bool take(std::size_t n, const char** p);
+  std::string_view rest_;
+  bool failed_ = false;
+};
+
+// Splits a byte stream into frames, whatever the split of its reads.
+class FrameReader {
+ public:
+  void feed(std::string_view bytes);
+  // The next whole frame; nullopt when more bytes are needed or after an error.
+  std::optional<Frame> next();
+  // Why the stream cannot be read (a bad length or type), or empty.
+  const std::string& error() const { return error_; }
+  // Bytes held that do not make a whole frame yet.
+  std::size_t buffered() const { return buffer_.size() - pos_; }
+
+ private:
+  std::string buffer_;
+  std::size_t pos_ = 0;
+  std::string error_;
+};
+
+}  // namespace dshpty::frames
