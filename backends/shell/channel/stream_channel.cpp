@@ -6,8 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include "proc/pidfd.hpp"
 
 namespace dshpty::shell {
@@ -166,7 +164,8 @@ bool StreamChannel::read_available() {
       break;
     }
     if (n <= 0) {
-      break_link(n == 0 ? "" : "read: " + std::string(std::strerror(errno)));
+      // EOF, or ECONNRESET when it exited with our frames unread: its exit says why.
+      break_link("");
       more = false;
       break;
     }
@@ -200,14 +199,13 @@ void StreamChannel::handle(const frames::Frame& f) {
       r.str();
       if (!r.done()) return bad("short WELCOME");
       if (welcomed_) return bad("a second WELCOME");
-      welcomed_ = true;
       if (version != frames::kVersion) {
-        events_.on_start_failed(make_error(
-            Code::BACKEND_FAILED, "the far dshpty-supervisor speaks protocol version " +
-                                      std::to_string(version) + "; this host speaks " +
-                                      std::to_string(frames::kVersion)));
-        return;
+        // Not our far side: it never runs anything for a HELLO it does not speak. The
+        // session ends as if the transport had failed, in these words.
+        return break_link("the far dshpty-supervisor speaks protocol version " + std::to_string(version) +
+                          "; this host speaks " + std::to_string(frames::kVersion));
       }
+      welcomed_ = true;
       proves_readers_ = (caps & frames::kCapProvesReaders) != 0;
       return;
     }
@@ -318,6 +316,7 @@ void StreamChannel::break_link(std::string why) {
   // transport that does not exit on it (a wedged link) is killed: the far helper then sees
   // the link go, or its own silence bound fires.
   ::shutdown(transport_.link.get(), SHUT_RDWR);
+  broken_at_ = ev_now(loop_);
   if (!link_error_.empty()) sys::pidfd_send_signal(transport_.pidfd.get(), SIGKILL);
 }
 
@@ -334,16 +333,19 @@ void StreamChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
 
 std::string StreamChannel::transport_words(const siginfo_t* info) const {
   std::string words = launch_.label;
-  if (info && info->si_code == CLD_EXITED) {
+  if (!link_error_.empty()) {
+    // We broke the link (and killed the transport): our reason, not its exit, is the news.
+    words += ": " + link_error_;
+  } else if (info && info->si_code == CLD_EXITED) {
     words += " exited " + std::to_string(info->si_status);
   } else if (info && (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
     words += " killed by " + signal_number_name(info->si_status);
   } else {
     words += " ended";
   }
-  std::string said = stderr_tail_.last_line();
-  if (!link_error_.empty()) words += " (" + link_error_ + ")";
-  if (!said.empty()) words += ": " + said;
+  if (std::string said = stderr_tail_.last_line(); !said.empty()) {
+    words += (link_error_.empty() ? ": " : "; it said: ") + said;
+  }
   return words;
 }
 
@@ -363,14 +365,18 @@ void StreamChannel::reap_transport() {
   ev_io_stop(loop_, &stderr_io_);
   link_broken_ = true;
   if (quiescent_) {
+    // The far helper proved its tree gone and drained the terminal before saying so.
+    end_output();
     events_.on_quiescent();
     return;
   }
   const std::string words = transport_words(rc == 0 ? &info : nullptr);
   if (!welcomed_) {
-    // The far helper never spoke: the transport failed (could not connect, authenticate,
-    // or find the helper), so nothing of this session ran on the far side.
+    // The far helper never spoke (the transport could not connect, authenticate or find
+    // it; or something else answered): nothing of this session ran on the far side. Like
+    // a local wrapper's failure: quiescent() holds now, which the teardown reads.
     quiescent_ = true;
+    end_output();
     events_.on_start_failed(make_error(Code::BACKEND_FAILED, words));
     return;
   }
@@ -384,7 +390,13 @@ void StreamChannel::reap_transport() {
 void StreamChannel::on_liveness_tick(struct ev_loop*, ev_timer* w, int) {
   auto* c = static_cast<StreamChannel*>(w->data);
   const ev_tstamp now = ev_now(c->loop_);
-  if (c->link_broken_) return;
+  if (c->link_broken_) {
+    // The far end closed the link; a transport that lingers past the bound is killed.
+    if (now - c->broken_at_ >= seconds(c->launch_.link_timeout)) {
+      sys::pidfd_send_signal(c->transport_.pidfd.get(), SIGKILL);
+    }
+    return;
+  }
   if (now - c->last_rx_ >= seconds(c->launch_.link_timeout)) {
     c->break_link("no frame from the far helper for " + std::to_string(c->launch_.link_timeout.count()) +
                   " ms");

@@ -120,6 +120,7 @@ class StreamChannel final : public ProcessChannel {
   ev_timer liveness_{};
   ev_tstamp last_rx_ = 0;
   ev_tstamp last_tx_ = 0;
+  ev_tstamp broken_at_ = 0;
   bool in_read_ = false;
 
   bool welcomed_ = false;
