@@ -177,7 +177,17 @@ void LocalChannel::on_master_readable(struct ev_loop*, ev_io* w, int) {
   static_cast<LocalChannel*>(w->data)->read_available();
 }
 
+void LocalChannel::pause_output(bool paused) {
+  output_paused_ = paused;
+  if (paused || output_ended_ || !master_.valid()) {
+    ev_io_stop(loop_, &master_read_);
+  } else {
+    ev_io_start(loop_, &master_read_);
+  }
+}
+
 bool LocalChannel::read_available() {
+  if (output_paused_) return false;
   char buf[kReadChunk];
   for (int i = 0; i < kReadsPerEvent && master_.valid() && !output_ended_; ++i) {
     ssize_t n = ::read(master_.get(), buf, sizeof buf);

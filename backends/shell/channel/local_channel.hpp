@@ -61,6 +61,10 @@ class LocalChannel final : public ProcessChannel {
   void release() override;
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
+  // Stops (and resumes) reading the terminal: the far bridge's flow control
+  // (supervisor/stdio_bridge.cpp). While paused, read_available() reads nothing and a
+  // writing program blocks once the terminal's buffer is full.
+  void pause_output(bool paused);
 
  private:
   LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLaunch launch);
@@ -96,6 +100,7 @@ class LocalChannel final : public ProcessChannel {
   ev_io pidfd_io_{};
 
   bool output_ended_ = false;
+  bool output_paused_ = false;
   bool quiescent_reported_ = false;
   bool helper_gone_ = false;
   std::string pending_writes_;

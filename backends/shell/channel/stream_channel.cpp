@@ -98,6 +98,7 @@ Status StreamChannel::start() {
 }
 
 void StreamChannel::release() {
+  link_broken_ = true;  // a release inside a read (the session closed on its output) ends it
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
   ev_io_stop(loop_, &stderr_io_);

@@ -26,6 +26,7 @@
 
 #include "channel/protocol.hpp"
 #include "descendants.hpp"
+#include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
 
 namespace {
@@ -275,6 +276,8 @@ bool receive_tty() {
 }
 
 int main(int argc, char** argv) {
+  // The far side of a remote session: a face of its own (supervisor/stdio_bridge.cpp).
+  if (argc == 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_bridge_main();
   const char* cwd = nullptr;
   bool tty_from_socket = false;
   int i = 1;
@@ -287,7 +290,8 @@ int main(int argc, char** argv) {
       ++i;
       break;
     } else {
-      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL [ARGS...]\n");
+      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL [ARGS...]\n"
+                   "       dshpty-supervisor --stdio   (the far side of a remote session)\n");
       return 2;
     }
   }

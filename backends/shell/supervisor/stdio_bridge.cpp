@@ -1,0 +1,514 @@
+// `dshpty-supervisor --stdio`: the far side of a remote session (channel/frames.hpp is the
+// protocol; docs/remote.md the design). It runs the very channel a local session runs
+// (LocalChannel: the PTY, the stdin probe, this program again in its local face as the
+// session's subreaper) on a libev loop of its own, and only translates: the host's frames
+// into channel calls, the channel's events and facts into frames. So a remote session's
+// readiness, kill and proof are the local code's, one byte pipe away.
+//
+// The link is stdin/stdout. Its end (EOF, an error, a bad frame, no frame for the host's
+// link timeout) is the order to kill the tree with no grace; the program exits once the
+// tree is proven gone (or after a bound: the local face's own EOF rule then finishes it).
+// It is a program, not the library: it may print one line to stderr before exiting, and
+// it ignores SIGPIPE (a broken link is an error from write, not a death).
+#include "supervisor/stdio_bridge.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "channel/frames.hpp"
+#include "channel/launch_plan.hpp"
+#include "channel/local_channel.hpp"
+#include "environment.hpp"
+#include "proc/procfs.hpp"
+#include "proc/stdin_probe.hpp"
+
+extern char** environ;
+
+namespace dshpty::shell {
+namespace {
+
+using frames::FrameWriter;
+using frames::PayloadReader;
+using frames::Type;
+
+constexpr int kStdin = 0;
+constexpr int kStdout = 1;
+// The outbox may hold this much before the terminal stops being read (besides the window).
+constexpr std::size_t kOutboxBound = 2 * frames::kMaxFrame;
+// After the link ended: how long the tree's kill may take before the program gives up
+// waiting (closing the local face's socket then makes it finish the kill on its own).
+constexpr double kKillBoundSeconds = 10.0;
+// Reads a probe may take to drain the terminal before it measures.
+constexpr int kProbeDrainReads = 64;
+constexpr std::uint32_t kMaxEntries = frames::kMaxFrame / 4;
+
+struct Facts {
+  pid_t foreground = -1;
+  std::uint8_t flags = 0;
+  std::int32_t input_unread = -1;
+  std::uint64_t ignored = 0;
+  std::string cwd;
+  bool operator==(const Facts&) const = default;
+};
+
+// The SigIgn mask of /proc/<pid>/status, or 0.
+std::uint64_t ignored_signals(pid_t pid) {
+  char buf[2048];
+  if (pid <= 0 || procfs::read_small(procfs::Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return 0;
+  const char* line = std::strstr(buf, "\nSigIgn:");
+  return line ? std::strtoull(line + 8, nullptr, 16) : 0;
+}
+
+std::string self_executable() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path);
+  return n > 0 && static_cast<std::size_t>(n) < sizeof path ? std::string(path, static_cast<std::size_t>(n)) : "";
+}
+
+class Bridge final : private ChannelEvents {
+ public:
+  explicit Bridge(struct ev_loop* loop) : loop_(loop) {
+    ev_io_init(&in_io_, &Bridge::on_stdin, kStdin, EV_READ);
+    ev_io_init(&out_io_, &Bridge::on_stdout, kStdout, EV_WRITE);
+    ev_timer_init(&link_timer_, &Bridge::on_link_timeout, 0., 0.);
+    ev_timer_init(&kill_bound_, &Bridge::on_kill_bound, kKillBoundSeconds, 0.);
+    in_io_.data = out_io_.data = link_timer_.data = kill_bound_.data = this;
+  }
+
+  int run() {
+    for (int fd : {kStdin, kStdout}) {
+      int flags = ::fcntl(fd, F_GETFL);
+      if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        std::fprintf(stderr, "dshpty-supervisor --stdio: stdin/stdout: %s\n", std::strerror(errno));
+        return 1;
+      }
+    }
+    std::string build = "dshpty-supervisor " __DATE__;
+    FrameWriter(outbox_)
+        .begin(Type::welcome)
+        .u32(frames::kVersion)
+        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .str(build)
+        .end();
+    flush();
+    ev_io_start(loop_, &in_io_);
+    ev_run(loop_, 0);
+    return exit_code_;
+  }
+
+ private:
+  // ---- the link ------------------------------------------------------------------------
+
+  static void on_stdin(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->read_link(); }
+  static void on_stdout(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->flush(); }
+
+  void read_link() {
+    char buf[64 * 1024];
+    for (int i = 0; i < 8 && !link_down_; ++i) {
+      ssize_t n = ::read(kStdin, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n <= 0) return link_ended("");
+      if (ev_is_active(&link_timer_)) ev_timer_again(loop_, &link_timer_);
+      reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+      while (!link_down_) {
+        auto f = reader_.next();
+        if (!f) break;
+        handle(*f);
+      }
+      if (!reader_.error().empty()) return protocol_error(reader_.error());
+    }
+  }
+
+  void flush() {
+    while (!outbox_.empty()) {
+      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
+      if (n > 0) {
+        outbox_.erase(0, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        ev_io_start(loop_, &out_io_);
+        update_flow();
+        return;
+      }
+      // EPIPE: nobody reads us any more.
+      outbox_.clear();
+      ev_io_stop(loop_, &out_io_);
+      link_ended("");
+      return;
+    }
+    ev_io_stop(loop_, &out_io_);
+    update_flow();
+  }
+
+  // Before exiting: whatever the outbox holds goes out, blocking (nothing else is left).
+  void flush_blocking() {
+    int flags = ::fcntl(kStdout, F_GETFL);
+    if (flags >= 0) ::fcntl(kStdout, F_SETFL, flags & ~O_NONBLOCK);
+    while (!outbox_.empty()) {
+      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      outbox_.erase(0, static_cast<std::size_t>(n));
+    }
+  }
+
+  // Output is read from the terminal only while the host has acknowledged all but a
+  // window of it and the outbox is drained enough: the program writing blocks otherwise.
+  void update_flow() {
+    if (!channel_) return;
+    const bool pause = sent_ - acked_ > frames::kWindow || outbox_.size() > kOutboxBound;
+    if (pause != paused_) {
+      paused_ = pause;
+      channel_->pause_output(pause);
+    }
+  }
+
+  void protocol_error(const std::string& why) {
+    if (link_down_) return;
+    FrameWriter(outbox_).begin(Type::error).u32(3).str("protocol error: " + why).end();
+    flush();
+    link_ended("protocol error: " + why);
+  }
+
+  // The link is gone: kill the tree with no grace and exit once it is proven gone.
+  void link_ended(const std::string& why) {
+    if (link_down_) return;
+    link_down_ = true;
+    if (!why.empty()) std::fprintf(stderr, "dshpty-supervisor --stdio: %s\n", why.c_str());
+    ev_io_stop(loop_, &in_io_);
+    ev_timer_stop(loop_, &link_timer_);
+    if (!channel_ || channel_->quiescent()) return finish(0);
+    channel_->pause_output(false);
+    channel_->kill_tree(std::chrono::milliseconds(0));
+    ev_timer_start(loop_, &kill_bound_);
+  }
+
+  static void on_link_timeout(struct ev_loop*, ev_timer* w, int) {
+    auto* b = static_cast<Bridge*>(w->data);
+    b->link_ended("no frame from the host for " + std::to_string(b->link_timeout_ms_) + " ms");
+  }
+
+  static void on_kill_bound(struct ev_loop*, ev_timer* w, int) {
+    // Destroying the channel closes the local face's socket: it finishes the kill alone.
+    static_cast<Bridge*>(w->data)->finish(1);
+  }
+
+  void finish(int code) {
+    exit_code_ = code;
+    ev_timer_stop(loop_, &kill_bound_);
+    ev_timer_stop(loop_, &link_timer_);
+    ev_io_stop(loop_, &in_io_);
+    if (!link_down_) flush_blocking();
+    ev_io_stop(loop_, &out_io_);
+    channel_.reset();
+    ev_break(loop_, EVBREAK_ALL);
+  }
+
+  // ---- the host's frames ---------------------------------------------------------------
+
+  void handle(const frames::Frame& f) {
+    PayloadReader r(f.payload);
+    if (!hello_ && f.type != Type::hello) return protocol_error("the host did not start with HELLO");
+    if (hello_ && !opened_ && f.type != Type::open) return protocol_error("the host did not OPEN first");
+    switch (f.type) {
+      case Type::hello: {
+        const std::uint32_t version = r.u32();
+        const std::uint32_t ping_ms = r.u32();
+        const std::uint32_t timeout_ms = r.u32();
+        if (!r.done() || hello_) return protocol_error("bad HELLO");
+        hello_ = true;
+        (void)ping_ms;
+        if (version != frames::kVersion) {
+          FrameWriter(outbox_)
+              .begin(Type::error)
+              .u32(1)
+              .str("protocol version " + std::to_string(version) + "; this helper speaks " +
+                   std::to_string(frames::kVersion))
+              .end();
+          flush_blocking();
+          link_down_ = true;
+          return finish(1);
+        }
+        link_timeout_ms_ = timeout_ms;
+        if (timeout_ms > 0) {
+          ev_timer_set(&link_timer_, 0., timeout_ms / 1000.0);
+          ev_timer_again(loop_, &link_timer_);
+        }
+        return;
+      }
+      case Type::open:
+        return open(r);
+      case Type::in: {
+        std::string_view bytes = r.rest();
+        if (!channel_) return;  // the shell never started: nobody reads
+        // What the terminal printed before this write goes out first, so the host never
+        // takes it for output that followed the write.
+        drain(kProbeDrainReads);
+        channel_->write(bytes);
+        return;
+      }
+      case Type::resize: {
+        const unsigned rows = r.u16(), cols = r.u16();
+        if (!r.done() || rows == 0 || cols == 0) return protocol_error("bad RESIZE");
+        if (channel_) (void)channel_->resize(rows, cols);
+        return;
+      }
+      case Type::signal: {
+        const pid_t pgid = r.i32();
+        const int signo = r.i32();
+        if (!r.done() || pgid <= 0 || signo <= 0 || signo >= NSIG) return protocol_error("bad SIGNAL");
+        // The group may be gone by now (the job ended): nothing to do then.
+        if (channel_) (void)channel_->signal_group(pgid, signo);
+        return;
+      }
+      case Type::mark: {
+        const std::uint8_t mark = r.u8();
+        if (!r.done()) return protocol_error("bad MARK");
+        if (channel_) mark ? channel_->mark_readers() : channel_->forget_readers();
+        return;
+      }
+      case Type::probe: {
+        const std::uint32_t seq = r.u32();
+        if (!r.done()) return protocol_error("bad PROBE");
+        return answer_probe(seq);
+      }
+      case Type::ack: {
+        const std::uint64_t offset = r.u64();
+        if (!r.done() || offset > sent_) return protocol_error("bad ACK");
+        if (offset > acked_) acked_ = offset;
+        update_flow();
+        return;
+      }
+      case Type::kill: {
+        const std::uint32_t grace = r.u32();
+        if (!r.done()) return protocol_error("bad KILL");
+        if (!channel_) return finish_quiescent();  // nothing was started
+        channel_->kill_tree(std::chrono::milliseconds(grace));
+        return;
+      }
+      case Type::ping: {
+        if (!r.done()) return protocol_error("bad PING");
+        FrameWriter(outbox_).begin(Type::pong).end();
+        return flush();
+      }
+      default:
+        return protocol_error(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
+    }
+  }
+
+  void open(PayloadReader& r) {
+    const unsigned rows = r.u16(), cols = r.u16();
+    const std::string session_id(r.str());
+    const std::string term(r.str());
+    const bool has_cwd = r.u8() != 0;
+    const std::string cwd(r.str());
+    // A count is bounded by what a frame can hold (4 bytes an entry) before anything is
+    // reserved for it; a short payload then fails the reader.
+    std::vector<std::string> argv;
+    const std::uint32_t argc = r.u32();
+    if (argc > kMaxEntries) return protocol_error("bad OPEN");
+    for (std::uint32_t i = 0; i < argc; ++i) argv.emplace_back(r.str());
+    const std::uint32_t envc = r.u32();
+    if (envc > kMaxEntries) return protocol_error("bad OPEN");
+    std::map<std::string, std::optional<std::string>> overrides;
+    for (std::uint32_t i = 0; i < envc; ++i) {
+      std::string entry(r.str());
+      const auto eq = entry.find('=');
+      if (eq == std::string::npos) {
+        overrides[entry] = std::nullopt;
+      } else {
+        overrides[entry.substr(0, eq)] = entry.substr(eq + 1);
+      }
+    }
+    if (!r.done() || argv.empty() || rows == 0 || cols == 0) return protocol_error("bad OPEN");
+    opened_ = true;
+    const std::string self = self_executable();
+    std::optional<std::string> dir;
+    if (has_cwd) dir = cwd;
+    LocalLaunch launch{direct_launch(self, argv, dir, build_environment(environ, session_id, term, overrides)),
+                       rows, cols, argv.front(), dir};
+    auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
+    if (!channel) {
+      FrameWriter(outbox_).begin(Type::start_failed).str(channel.error()->message).end();
+      return flush();
+    }
+    channel_ = std::move(*channel);
+  }
+
+  void drain(int reads) {
+    if (!channel_) return;
+    for (int i = 0; i < reads && !channel_->output_ended(); ++i) {
+      if (!channel_->read_available()) break;
+    }
+  }
+
+  Facts cheap_facts() const {
+    Facts f;
+    f.foreground = channel_->foreground_group();
+    if (auto modes = channel_->terminal_modes()) {
+      f.flags |= frames::kStateModesKnown;
+      if (modes->echo) f.flags |= frames::kStateEcho;
+      if (modes->canonical) f.flags |= frames::kStateCanonical;
+    }
+    if (auto unread = channel_->input_unread()) f.input_unread = static_cast<std::int32_t>(*unread);
+    if (shell_pid_ > 0) f.cwd = channel_->working_directory(shell_pid_).value_or("");
+    f.ignored = last_.ignored;
+    return f;
+  }
+
+  void send_state(std::uint32_t seq, const Facts& f) {
+    FrameWriter(outbox_)
+        .begin(Type::state)
+        .u32(seq)
+        .u64(sent_)
+        .i32(f.foreground)
+        .u8(f.flags)
+        .i32(f.input_unread)
+        .u64(f.ignored)
+        .str(f.cwd)
+        .end();
+    last_ = f;
+    last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateLeaderIsShell));
+  }
+
+  void answer_probe(std::uint32_t seq) {
+    if (!channel_) {
+      send_state(seq, Facts{});
+      return flush();
+    }
+    // The output the terminal holds now goes first: the answer follows it.
+    const bool was_paused = paused_;
+    if (was_paused) channel_->pause_output(false);
+    drain(kProbeDrainReads);
+    if (was_paused) channel_->pause_output(true);
+    Facts f = cheap_facts();
+    if (f.foreground > 0) {
+      f.ignored = ignored_signals(f.foreground);
+      if (channel_->foreground_reading()) f.flags |= frames::kStateReading;
+      if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {
+        f.flags |= frames::kStateLeaderIsShell;
+      }
+    }
+    send_state(seq, f);
+    flush();
+  }
+
+  void finish_quiescent() {
+    FrameWriter(outbox_).begin(Type::quiescent).end();
+    flush_blocking();
+    finish(0);
+  }
+
+  // ---- the channel's events ------------------------------------------------------------
+
+  void on_started(pid_t shell_pid) override {
+    shell_pid_ = shell_pid;
+    FrameWriter(outbox_).begin(Type::started).i32(shell_pid).end();
+    flush();
+  }
+
+  void on_start_failed(Error cause) override {
+    FrameWriter(outbox_).begin(Type::start_failed).str(cause->message).end();
+    flush();
+  }
+
+  void on_output(std::string_view bytes) override {
+    // The facts of the moment this output was read, before it, when they changed.
+    Facts f = cheap_facts();
+    if (!(f == last_)) send_state(0, f);
+    while (!bytes.empty()) {
+      const std::string_view chunk = bytes.substr(0, frames::kMaxOutChunk);
+      FrameWriter(outbox_).begin(Type::out).u64(sent_).raw(chunk).end();
+      sent_ += chunk.size();
+      bytes.remove_prefix(chunk.size());
+    }
+    if (!link_down_) flush();
+  }
+
+  void on_output_ended() override {
+    FrameWriter(outbox_).begin(Type::output_ended).end();
+    if (!link_down_) flush();
+  }
+
+  void on_write_progress() override {
+    FrameWriter(outbox_).begin(Type::written).u64(channel_ ? channel_->bytes_written() : 0).end();
+    if (!link_down_) flush();
+  }
+
+  void on_exited(SessionStatus status) override {
+    FrameWriter(outbox_)
+        .begin(Type::exited)
+        .u8(status.signal ? 1 : 0)
+        .i32(status.signal ? *status.signal : status.exit_code.value_or(0))
+        .end();
+    if (!link_down_) flush();
+  }
+
+  void on_quiescent() override {
+    // Every process of the tree is gone, so nothing holds the terminal: what it still has
+    // is the last output, then its end.
+    channel_->pause_output(false);
+    drain(1024);
+    if (link_down_) return finish(0);
+    finish_quiescent();
+  }
+
+  void on_lost(Error cause) override {
+    FrameWriter(outbox_).begin(Type::error).u32(2).str(cause->message).end();
+    if (!link_down_) flush_blocking();
+    finish(1);
+  }
+
+  struct ev_loop* loop_;
+  ev_io in_io_{};
+  ev_io out_io_{};
+  ev_timer link_timer_{};
+  ev_timer kill_bound_{};
+  frames::FrameReader reader_;
+  std::string outbox_;
+  std::unique_ptr<LocalChannel> channel_;
+  pid_t shell_pid_ = -1;
+  bool hello_ = false;
+  bool opened_ = false;
+  bool link_down_ = false;
+  bool paused_ = false;
+  std::uint32_t link_timeout_ms_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t acked_ = 0;
+  Facts last_;
+  int exit_code_ = 0;
+};
+
+}  // namespace
+}  // namespace dshpty::shell
+
+int stdio_bridge_main() {
+  ::signal(SIGPIPE, SIG_IGN);
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
+  if (!loop) {
+    std::fprintf(stderr, "dshpty-supervisor --stdio: no event loop\n");
+    return 1;
+  }
+  int code;
+  {
+    dshpty::shell::Bridge bridge(loop);
+    code = bridge.run();
+  }
+  ev_loop_destroy(loop);
+  return code;
+}

@@ -1,0 +1,5 @@
+// `dshpty-supervisor --stdio`, the far side of a remote session (stdio_bridge.cpp).
+#pragma once
+
+// Runs the bridge on stdin/stdout until the session's tree is gone; the exit status.
+int stdio_bridge_main();
