@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
       if (output_sink) output_sink->output_arrived(session_id);
     };
     Service service(loop);
-    auto registration = service.register_backend(make_shell_backend(loop, std::move(config)));
+    // The remotes get the hook too; RemoteConfig says it is unused today, and until the
+    // remote backend calls it their sends carry no progress notifications.
+    auto registration = tool::register_backends(service, loop, std::move(config), options);
     if (!registration) {
       std::fprintf(stderr, "dshpty-mcp: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
