@@ -53,8 +53,9 @@ Options:
 )HELP" + std::string(tool::session_options_usage()) + R"HELP(
 Text mode (a terminal: line editing, history, Tab completes commands and sessions):
   open TYPE [NAME] [--cwd DIR]
-      start a session of TYPE (shell, or a --remote NAME); prints "started terminal session pty-1 (main) [type: shell]"
-      then its start-up output, or "(no startup output)"
+      start a session of TYPE (shell, or a --remote NAME); prints "started
+      terminal session pty-1 (main) [type: shell]" then its start-up output, or
+      "(no startup output)"
   send [ID] [--no-submit] [--timeout MS] [--idle MS] [--] TEXT...
       type TEXT (verbatim; Enter unless --no-submit) and wait until the shell reads
       input again, goes idle, times out or exits; prints the output or
