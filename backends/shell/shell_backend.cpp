@@ -12,6 +12,7 @@
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
 #include "channel/sandbox.hpp"
+#include "spawn_options.hpp"
 
 extern char** environ;
 
@@ -19,53 +20,9 @@ namespace dshpty {
 
 namespace {
 
-constexpr unsigned kMaxDimension = 4096;
-
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
 constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal", "sandbox", "network"};
-
-Status check_option_names(const std::map<std::string, std::string>& options) {
-  for (const auto& [name, value] : options) {
-    bool known = false;
-    for (std::string_view known_name : kOptionNames) known = known || name == known_name;
-    if (known) continue;
-    std::string list;
-    for (std::string_view known_name : kOptionNames) list += (list.empty() ? "" : ", ") + std::string(known_name);
-    return make_error(Code::INVALID_ARGUMENT, "unknown shell option \"" + name + "\" (known: " + list + ")");
-  }
-  return {};
-}
-
-Result<unsigned> parse_dimension(const std::map<std::string, std::string>& options,
-                                 const char* name, unsigned fallback) {
-  auto it = options.find(name);
-  unsigned value = fallback;
-  if (it != options.end()) {
-    const std::string& text = it->second;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size()) {
-      return make_error(Code::INVALID_ARGUMENT,
-                        std::string("shell option \"") + name + "\" is not a number: " + text);
-    }
-  }
-  if (value < 1 || value > kMaxDimension) {
-    return make_error(Code::INVALID_ARGUMENT, std::string("shell ") + name + " must be 1.." +
-                                                  std::to_string(kMaxDimension) + ", got " +
-                                                  std::to_string(value));
-  }
-  return value;
-}
-
-Result<ShellConfig::Terminal> parse_terminal(const std::map<std::string, std::string>& options,
-                                             ShellConfig::Terminal fallback) {
-  auto it = options.find("terminal");
-  if (it == options.end()) return fallback;
-  if (it->second == "dumb") return ShellConfig::Terminal::dumb;
-  if (it->second == "xterm") return ShellConfig::Terminal::xterm;
-  return make_error(Code::INVALID_ARGUMENT,
-                    "shell option \"terminal\" must be dumb or xterm, got \"" + it->second + "\"");
-}
 
 Status check_executable(const std::string& what, const std::string& path) {
   struct stat st {};
@@ -101,14 +58,14 @@ class ShellBackend final : public Backend {
     shell::StartParams p;
     p.session_id = spec.session_id;
     p.signal = spec.signal;
-    if (Status st = check_option_names(spec.request.options); !st) return st.error();
-    auto rows = parse_dimension(spec.request.options, "rows", config_.rows);
+    if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
+    auto rows = shell::parse_dimension(spec.request.options, "rows", config_.rows);
     if (!rows) return rows.error();
-    auto cols = parse_dimension(spec.request.options, "cols", config_.cols);
+    auto cols = shell::parse_dimension(spec.request.options, "cols", config_.cols);
     if (!cols) return cols.error();
     p.rows = *rows;
     p.cols = *cols;
-    auto terminal = parse_terminal(spec.request.options, config_.terminal);
+    auto terminal = shell::parse_terminal(spec.request.options, config_.terminal);
     if (!terminal) return terminal.error();
     auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
     if (!sandbox) return sandbox.error();

@@ -91,6 +91,12 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
 }
 
 Status ShellSession::launch() {
+  if (params_.open_channel) {
+    auto channel = params_.open_channel(loop_, *this);
+    if (!channel) return channel.error();
+    channel_ = std::move(*channel);
+    return {};
+  }
   LaunchPlan plan = direct_launch(params_.supervisor_path, params_.argv, params_.cwd, params_.env);
   if (params_.sandbox.confined()) plan = wrap_in_bwrap(plan, params_.sandbox, params_.cwd);
   LocalLaunch launch{std::move(plan), params_.rows, params_.cols, params_.argv.front(),
@@ -152,12 +158,23 @@ void ShellSession::on_exited(SessionStatus status) {
 void ShellSession::on_quiescent() { check_teardown(); }
 
 void ShellSession::on_lost(Error cause) {
-  lost_ = std::move(cause);
+  if (params_.open_channel) {
+    // A remote link ended: the far helper kills the tree when it sees that, but nothing
+    // proves it did. The status says lost, in the transport's words; a close says it
+    // cannot confirm the end.
+    lost_reason_ = cause->message;
+    lost_ = make_error(Code::BACKEND_FAILED,
+                       cause->message + ": the end of the session's processes on the far side is unconfirmed");
+  } else {
+    lost_ = std::move(cause);
+  }
   if (phase_ == Phase::starting) {
-    fail_start(make_error(Code::BACKEND_FAILED, "PTY supervisor " + params_.supervisor_path +
-                                                    " exited during start-up"));
+    fail_start(params_.open_channel ? make_error(Code::BACKEND_FAILED, lost_reason_)
+                                    : make_error(Code::BACKEND_FAILED, "PTY supervisor " + params_.supervisor_path +
+                                                                           " exited during start-up"));
     return;
   }
+  if (send_) settle_send(WaitReason::session_exit);
   check_teardown();
 }
 
@@ -333,12 +350,13 @@ std::optional<int> ShellSession::pid() const {
 
 SessionStatus ShellSession::status() const {
   if (exit_published_ && shell_status_) return *shell_status_;
+  if (!lost_reason_.empty()) return SessionStatus::lost(lost_reason_);
   return {};
 }
 
 Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (exit_published_) return make_error(Code::SESSION_EXITED);
+  if (exit_published_ || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
   int signo = signal_number(sig);
   if (shell_starting_command()) {
     hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0});

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct StartParams {
   std::string supervisor_path;
   SandboxSpec sandbox;  // checked; mode none runs the helper directly
   AbortSignal signal;
+  // Set for a session whose processes live elsewhere (a remote backend): opens its channel
+  // instead of the local one. Unset: a local channel from the fields above.
+  std::function<Result<std::unique_ptr<ProcessChannel>>(struct ev_loop*, ChannelEvents&)> open_channel;
 };
 
 class ShellSession final : public BackendSession,
@@ -216,6 +220,7 @@ class ShellSession final : public BackendSession,
   std::optional<SessionStatus> shell_status_;  // from the channel
   bool exit_published_ = false;                // status() says exited
   Error lost_;  // the channel ended without proving the tree gone
+  std::string lost_reason_;  // a remote link's end, in the transport's words (status lost)
 
   // The output, in the order the sinks are fed: scrollback, motd, the emulator (so a send
   // settled by this read sees the screen it drew), then this session.

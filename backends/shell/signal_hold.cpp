@@ -8,26 +8,12 @@
 #include <cstring>
 #include <string>
 
-#include "proc/procfs.hpp"
 #include "shell_session.hpp"
 
 namespace dshpty::shell {
 namespace {
 
 double seconds(std::chrono::milliseconds ms) { return std::chrono::duration<double>(ms).count(); }
-
-// The group leader `leader` is still a copy of the shell: forked, given the terminal, not
-// yet exec'd. Until it execs it has the shell's handlers and takes a SIGINT as the shell
-// would (the job then runs on). Same command line as the shell's: not exec'd yet (or a
-// subshell, which the hold's deadline lets through).
-bool still_the_shell(pid_t leader, pid_t shell) {
-  char leader_line[512], shell_line[512];
-  const std::string leader_path = "/proc/" + std::to_string(leader) + "/cmdline";
-  const std::string shell_path = "/proc/" + std::to_string(shell) + "/cmdline";
-  const long a = procfs::read_small(leader_path.c_str(), leader_line, sizeof leader_line);
-  const long b = procfs::read_small(shell_path.c_str(), shell_line, sizeof shell_line);
-  return a > 0 && a == b && std::memcmp(leader_line, shell_line, static_cast<std::size_t>(a)) == 0;
-}
 
 }  // namespace
 
@@ -38,7 +24,7 @@ bool ShellSession::shell_starting_command() {
   if (!send_ || !send_->write_started || send_->settled || !shell_pid_) return false;
   if (!channel_ || channel_->output_ended() || !channel_->proves_readers()) return false;
   const pid_t foreground = channel_->foreground_group();
-  if (foreground != *shell_pid_) return foreground > 0 && still_the_shell(foreground, *shell_pid_);
+  if (foreground != *shell_pid_) return foreground > 0 && channel_->leader_is_shell_copy(foreground, *shell_pid_);
   if (input_waiting()) return true;  // the line is not even read yet
   return !channel_->foreground_reading();
 }

@@ -51,6 +51,7 @@ class LocalChannel final : public ProcessChannel {
   std::optional<std::string> working_directory(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
   bool ignores_signal(pid_t pid, int signo) const override;
+  bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
   void forget_readers() override;

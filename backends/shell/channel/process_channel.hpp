@@ -101,6 +101,10 @@ class ProcessChannel {
   // Whether process `pid` ignores `signo` (SIG_IGN): a signal it ignores changes nothing.
   // False when that cannot be told.
   virtual bool ignores_signal(pid_t pid, int signo) const = 0;
+  // Whether the group leader `leader` is still a copy of the shell `shell`: forked, given
+  // the terminal, not exec'd yet (same command line). Until it execs it takes a SIGINT as
+  // the shell would. True when that cannot be told yet.
+  virtual bool leader_is_shell_copy(pid_t leader, pid_t shell) const = 0;
 
   // ---- readers of the terminal (the stdin probe) --------------------------------------
   // Whether this channel can prove a process blocked reading the terminal.

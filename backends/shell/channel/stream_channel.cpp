@@ -1,0 +1,532 @@
+#include "channel/stream_channel.hpp"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc/pidfd.hpp"
+
+namespace dshpty::shell {
+
+namespace {
+
+using frames::FrameWriter;
+using frames::PayloadReader;
+using frames::Type;
+
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr int kReadsPerEvent = 8;  // bounded, so a flood cannot starve the host's loop
+constexpr std::size_t kInChunk = 32 * 1024;
+
+double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+
+std::string frame(Type type) {
+  std::string out;
+  FrameWriter(out).begin(type).end();
+  return out;
+}
+
+}  // namespace
+
+StreamChannel::StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch)
+    : loop_(loop), events_(events), launch_(std::move(launch)) {
+  ev_io_init(&link_read_, &StreamChannel::on_link_readable, -1, EV_READ);
+  ev_io_init(&link_write_, &StreamChannel::on_link_writable, -1, EV_WRITE);
+  ev_io_init(&stderr_io_, &StreamChannel::on_stderr_readable, -1, EV_READ);
+  ev_io_init(&pidfd_io_, &StreamChannel::on_pidfd_readable, -1, EV_READ);
+  ev_timer_init(&liveness_, &StreamChannel::on_liveness_tick, 0., 0.);
+  link_read_.data = link_write_.data = stderr_io_.data = pidfd_io_.data = liveness_.data = this;
+}
+
+StreamChannel::~StreamChannel() { release(); }
+
+Result<std::unique_ptr<StreamChannel>> StreamChannel::launch(struct ev_loop* loop,
+                                                             ChannelEvents& events,
+                                                             StreamLaunch launch) {
+  std::unique_ptr<StreamChannel> channel(new StreamChannel(loop, events, std::move(launch)));
+  if (Status st = channel->start(); !st) return st.error();
+  return channel;
+}
+
+Status StreamChannel::start() {
+  auto transport = spawn_transport(launch_.transport);
+  if (!transport) return transport.error();
+  transport_ = std::move(*transport);
+  // HELLO and OPEN go out at once: the far helper reads them after its WELCOME, so the
+  // start-up costs one round trip, not three.
+  std::string out;
+  FrameWriter(out)
+      .begin(Type::hello)
+      .u32(frames::kVersion)
+      .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
+      .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
+      .end();
+  FrameWriter open(out);
+  open.begin(Type::open)
+      .u16(static_cast<std::uint16_t>(launch_.rows))
+      .u16(static_cast<std::uint16_t>(launch_.cols))
+      .str(launch_.session_id)
+      .str(launch_.term)
+      .u8(launch_.cwd ? 1 : 0)
+      .str(launch_.cwd.value_or(""))
+      .u32(static_cast<std::uint32_t>(launch_.shell_argv.size()));
+  for (const auto& a : launch_.shell_argv) open.str(a);
+  open.u32(static_cast<std::uint32_t>(launch_.env.size()));
+  for (const auto& e : launch_.env) open.str(e);
+  if (out.size() > frames::kMaxFrame) {
+    ::kill(transport_.pid, SIGKILL);
+    release();
+    return make_error(Code::INVALID_ARGUMENT, "the shell's argv and environment exceed one frame (64 KiB)");
+  }
+  open.end();
+
+  ev_io_set(&link_read_, transport_.link.get(), EV_READ);
+  ev_io_set(&link_write_, transport_.link.get(), EV_WRITE);
+  ev_io_set(&stderr_io_, transport_.error_text.get(), EV_READ);
+  ev_io_set(&pidfd_io_, transport_.pidfd.get(), EV_READ);
+  ev_io_start(loop_, &link_read_);
+  ev_io_start(loop_, &stderr_io_);
+  ev_io_start(loop_, &pidfd_io_);
+  last_rx_ = last_tx_ = ev_now(loop_);
+  const double tick = seconds(std::min(launch_.ping_interval, launch_.link_timeout));
+  ev_timer_set(&liveness_, tick, tick);
+  ev_timer_start(loop_, &liveness_);
+  send(std::move(out));
+  return {};
+}
+
+void StreamChannel::release() {
+  ev_io_stop(loop_, &link_read_);
+  ev_io_stop(loop_, &link_write_);
+  ev_io_stop(loop_, &stderr_io_);
+  ev_io_stop(loop_, &pidfd_io_);
+  ev_timer_stop(loop_, &liveness_);
+  // Closing the link is the far helper's order to kill its tree with no grace (EOF).
+  transport_.link.reset();
+  if (transport_.pidfd.valid() && !transport_gone_) {
+    // Best effort, never blocks: a transport still winding down becomes the host's zombie.
+    siginfo_t info{};
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(transport_.pidfd.get()), &info,
+             WEXITED | WNOHANG);
+  }
+  transport_.pidfd.reset();
+  transport_.error_text.reset();
+}
+
+// ---- the link ----------------------------------------------------------------------------
+
+void StreamChannel::send(std::string frame_bytes) {
+  if (!transport_.link.valid() || link_broken_) return;
+  outbox_.append(frame_bytes);
+  last_tx_ = ev_now(loop_);
+  flush();
+}
+
+void StreamChannel::on_link_writable(struct ev_loop*, ev_io* w, int) {
+  static_cast<StreamChannel*>(w->data)->flush();
+}
+
+void StreamChannel::flush() {
+  while (!outbox_.empty() && transport_.link.valid() && !link_broken_) {
+    ssize_t n = ::send(transport_.link.get(), outbox_.data(), outbox_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      outbox_.erase(0, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      ev_io_start(loop_, &link_write_);
+      return;
+    }
+    // EPIPE: the transport closed its end; its exit says why.
+    outbox_.clear();
+    break;
+  }
+  ev_io_stop(loop_, &link_write_);
+}
+
+void StreamChannel::on_link_readable(struct ev_loop*, ev_io* w, int) {
+  static_cast<StreamChannel*>(w->data)->read_available();
+}
+
+bool StreamChannel::read_available() {
+  if (in_read_ || link_broken_ || !transport_.link.valid()) return false;
+  in_read_ = true;
+  bool more = true;
+  char buf[kReadChunk];
+  for (int i = 0; i < kReadsPerEvent && more && !link_broken_; ++i) {
+    ssize_t n = ::recv(transport_.link.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      more = false;
+      break;
+    }
+    if (n <= 0) {
+      // EOF, or ECONNRESET when it exited with our frames unread: its exit says why.
+      break_link("");
+      more = false;
+      break;
+    }
+    last_rx_ = ev_now(loop_);
+    reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+    while (!link_broken_) {
+      auto f = reader_.next();
+      if (!f) break;
+      handle(*f);
+    }
+    if (!reader_.error().empty()) break_link("protocol error: " + reader_.error());
+  }
+  in_read_ = false;
+  if (consumed_ - acked_ >= frames::kWindow / 4 && !link_broken_) {
+    acked_ = consumed_;
+    std::string ack;
+    FrameWriter(ack).begin(Type::ack).u64(acked_).end();
+    send(std::move(ack));
+  }
+  return more && !link_broken_;
+}
+
+void StreamChannel::handle(const frames::Frame& f) {
+  PayloadReader r(f.payload);
+  auto bad = [&](const char* what) { break_link(std::string("protocol error: ") + what); };
+  if (!welcomed_ && f.type != Type::welcome) return bad("the far side did not start with WELCOME");
+  switch (f.type) {
+    case Type::welcome: {
+      const std::uint32_t version = r.u32();
+      const std::uint32_t caps = r.u32();
+      r.str();
+      if (!r.done()) return bad("short WELCOME");
+      if (welcomed_) return bad("a second WELCOME");
+      if (version != frames::kVersion) {
+        // Not our far side: it never runs anything for a HELLO it does not speak. The
+        // session ends as if the transport had failed, in these words.
+        return break_link("the far dshpty-supervisor speaks protocol version " + std::to_string(version) +
+                          "; this host speaks " + std::to_string(frames::kVersion));
+      }
+      welcomed_ = true;
+      proves_readers_ = (caps & frames::kCapProvesReaders) != 0;
+      return;
+    }
+    case Type::started: {
+      const pid_t pid = r.i32();
+      if (!r.done()) return bad("short STARTED");
+      shell_pid_ = pid;
+      events_.on_started(pid);
+      return;
+    }
+    case Type::start_failed: {
+      std::string what(r.str());
+      if (!r.done()) return bad("short START_FAILED");
+      events_.on_start_failed(make_error(Code::BACKEND_FAILED, "on the far side: " + what));
+      return;
+    }
+    case Type::out: {
+      const std::uint64_t offset = r.u64();
+      std::string_view bytes = r.rest();
+      if (r.failed() || offset != consumed_) return bad("OUT at an offset out of order");
+      consumed_ += bytes.size();
+      // The latest answer about readers was measured before this output was read.
+      reading_ = false;
+      if (!bytes.empty()) events_.on_output(bytes);
+      return;
+    }
+    case Type::state:
+      apply_state(r);
+      return;
+    case Type::written: {
+      const std::uint64_t written = r.u64();
+      if (!r.done()) return bad("short WRITTEN");
+      if (written > bytes_written_) bytes_written_ = std::min(written, bytes_queued_);
+      events_.on_write_progress();
+      return;
+    }
+    case Type::output_ended:
+      if (!r.done()) return bad("long OUTPUT_ENDED");
+      end_output();
+      return;
+    case Type::exited: {
+      const std::uint8_t by_signal = r.u8();
+      const std::int32_t value = r.i32();
+      if (!r.done()) return bad("short EXITED");
+      events_.on_exited(by_signal ? SessionStatus::exited_by_signal(value)
+                                  : SessionStatus::exited_with_code(value));
+      return;
+    }
+    case Type::quiescent:
+      if (!r.done()) return bad("long QUIESCENT");
+      quiescent_ = true;
+      // The link's end follows (the helper exits); what the session waits for is the
+      // transport's exit too, so no process of ours is left behind on the host either.
+      if (transport_gone_) events_.on_quiescent();
+      return;
+    case Type::pong:
+      return;
+    case Type::error: {
+      r.u32();
+      std::string text(r.str());
+      break_link("the far helper failed: " + text);
+      return;
+    }
+    default:
+      return bad((std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type))).c_str());
+  }
+}
+
+void StreamChannel::apply_state(PayloadReader& r) {
+  const std::uint32_t seq = r.u32();
+  r.u64();  // the offset: frames keep their order, so it is the output delivered so far
+  Facts facts;
+  facts.foreground = r.i32();
+  facts.flags = r.u8();
+  facts.input_unread = r.i32();
+  facts.ignored_signals = r.u64();
+  facts.cwd = std::string(r.str());
+  if (!r.done()) return break_link("protocol error: short STATE");
+  // The ignored signals are measured only for a probe: an unasked STATE keeps the last.
+  if (seq == 0 && facts.foreground == facts_.foreground) facts.ignored_signals = facts_.ignored_signals;
+  facts_ = std::move(facts);
+  if (seq != 0 && seq > stale_before_) {
+    answered_seq_ = std::max(answered_seq_, seq);
+    reading_ = (facts_.flags & frames::kStateReading) != 0;
+    leader_is_shell_ = (facts_.flags & frames::kStateLeaderIsShell) != 0;
+  }
+}
+
+void StreamChannel::end_output() {
+  if (output_ended_) return;
+  output_ended_ = true;
+  // What was queued and not written never will be (as for a local terminal at EIO).
+  if (bytes_written_ < bytes_queued_) {
+    bytes_written_ = bytes_queued_;
+    events_.on_write_progress();
+  }
+  events_.on_output_ended();
+}
+
+void StreamChannel::break_link(std::string why) {
+  if (link_broken_) return;
+  link_broken_ = true;
+  if (!why.empty()) link_error_ = std::move(why);
+  ev_io_stop(loop_, &link_read_);
+  ev_io_stop(loop_, &link_write_);
+  outbox_.clear();
+  // EOF to the transport: a live far helper takes it as the order to kill its tree. A
+  // transport that does not exit on it (a wedged link) is killed: the far helper then sees
+  // the link go, or its own silence bound fires.
+  ::shutdown(transport_.link.get(), SHUT_RDWR);
+  broken_at_ = ev_now(loop_);
+  if (!link_error_.empty()) sys::pidfd_send_signal(transport_.pidfd.get(), SIGKILL);
+}
+
+// ---- the transport's end -----------------------------------------------------------------
+
+void StreamChannel::on_stderr_readable(struct ev_loop*, ev_io* w, int) {
+  auto* c = static_cast<StreamChannel*>(w->data);
+  if (!c->stderr_tail_.read_from(c->transport_.error_text.get())) ev_io_stop(c->loop_, w);
+}
+
+void StreamChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
+  static_cast<StreamChannel*>(w->data)->reap_transport();
+}
+
+std::string StreamChannel::transport_words(const siginfo_t* info) const {
+  std::string words = launch_.label;
+  if (!link_error_.empty()) {
+    // We broke the link (and killed the transport): our reason, not its exit, is the news.
+    words += ": " + link_error_;
+  } else if (info && info->si_code == CLD_EXITED) {
+    words += " exited " + std::to_string(info->si_status);
+  } else if (info && (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
+    words += " killed by " + signal_number_name(info->si_status);
+  } else {
+    words += " ended";
+  }
+  if (std::string said = stderr_tail_.last_line(); !said.empty()) {
+    words += (link_error_.empty() ? ": " : "; it said: ") + said;
+  }
+  return words;
+}
+
+void StreamChannel::reap_transport() {
+  siginfo_t info{};
+  int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(transport_.pidfd.get()), &info,
+                    WEXITED | WNOHANG);
+  if (rc == 0 && info.si_pid == 0) return;  // not exited yet
+  transport_gone_ = true;
+  ev_io_stop(loop_, &pidfd_io_);
+  ev_timer_stop(loop_, &liveness_);
+  // Whatever the link and the stderr still hold comes first: QUIESCENT, the last output,
+  // the words of a failure.
+  while (read_available()) {
+  }
+  stderr_tail_.read_from(transport_.error_text.get());
+  ev_io_stop(loop_, &stderr_io_);
+  link_broken_ = true;
+  if (quiescent_) {
+    // The far helper proved its tree gone and drained the terminal before saying so.
+    end_output();
+    events_.on_quiescent();
+    return;
+  }
+  const std::string words = transport_words(rc == 0 ? &info : nullptr);
+  if (!welcomed_) {
+    // The far helper never spoke (the transport could not connect, authenticate or find
+    // it; or something else answered): nothing of this session ran on the far side. Like
+    // a local wrapper's failure: quiescent() holds now, which the teardown reads.
+    quiescent_ = true;
+    end_output();
+    events_.on_start_failed(make_error(Code::BACKEND_FAILED, words));
+    return;
+  }
+  end_output();
+  if (!lost_reported_) {
+    lost_reported_ = true;
+    events_.on_lost(make_error(Code::BACKEND_FAILED, words));
+  }
+}
+
+void StreamChannel::on_liveness_tick(struct ev_loop*, ev_timer* w, int) {
+  auto* c = static_cast<StreamChannel*>(w->data);
+  const ev_tstamp now = ev_now(c->loop_);
+  if (c->link_broken_) {
+    // The far end closed the link; a transport that lingers past the bound is killed.
+    if (now - c->broken_at_ >= seconds(c->launch_.link_timeout)) {
+      sys::pidfd_send_signal(c->transport_.pidfd.get(), SIGKILL);
+    }
+    return;
+  }
+  if (now - c->last_rx_ >= seconds(c->launch_.link_timeout)) {
+    c->break_link("no frame from the far helper for " + std::to_string(c->launch_.link_timeout.count()) +
+                  " ms");
+    return;
+  }
+  // Pings keep both bounds honest: the far helper hears from us, we hear its PONG.
+  if (now - c->last_tx_ >= seconds(c->launch_.ping_interval) * 0.5 ||
+      now - c->last_rx_ >= seconds(c->launch_.ping_interval)) {
+    c->send(frame(Type::ping));
+  }
+}
+
+// ---- input and control -------------------------------------------------------------------
+
+void StreamChannel::write(std::string_view bytes) {
+  bytes_queued_ += bytes.size();
+  if (output_ended_ || link_broken_) {
+    bytes_written_ = bytes_queued_;
+    events_.on_write_progress();
+    return;
+  }
+  invalidate_facts();
+  std::string out;
+  for (std::size_t at = 0; at < bytes.size(); at += kInChunk) {
+    FrameWriter(out).begin(Type::in).raw(bytes.substr(at, kInChunk)).end();
+  }
+  send(std::move(out));
+}
+
+Status StreamChannel::resize(unsigned rows, unsigned cols) {
+  if (link_broken_) return make_error(Code::BACKEND_FAILED, "the link to the far helper is gone");
+  std::string out;
+  FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows)).u16(static_cast<std::uint16_t>(cols)).end();
+  send(std::move(out));
+  invalidate_facts();
+  return {};
+}
+
+Status StreamChannel::signal_group(pid_t pgid, int signo) {
+  if (link_broken_) return make_error(Code::BACKEND_FAILED, "the link to the far helper is gone");
+  std::string out;
+  FrameWriter(out).begin(Type::signal).i32(pgid).i32(signo).end();
+  send(std::move(out));
+  invalidate_facts();
+  return {};
+}
+
+void StreamChannel::mark_readers() {
+  std::string out;
+  FrameWriter(out).begin(Type::mark).u8(1).end();
+  send(std::move(out));
+  invalidate_facts();
+}
+
+void StreamChannel::forget_readers() {
+  std::string out;
+  FrameWriter(out).begin(Type::mark).u8(0).end();
+  send(std::move(out));
+}
+
+void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
+  if (quiescent_) return;
+  std::string out;
+  FrameWriter(out).begin(Type::kill).u32(static_cast<std::uint32_t>(grace.count())).end();
+  send(std::move(out));
+}
+
+// ---- the far terminal's facts ------------------------------------------------------------
+
+void StreamChannel::invalidate_facts() {
+  stale_before_ = next_seq_;
+  reading_ = false;
+}
+
+void StreamChannel::refresh() const {
+  // Asking is not a change of the channel's state the session can see: const to callers.
+  auto* self = const_cast<StreamChannel*>(this);
+  if (facts_fresh() || link_broken_ || !welcomed_) return;
+  if (next_seq_ > stale_before_) return;  // a fresh probe is on its way
+  std::string out;
+  FrameWriter(out).begin(Type::probe).u32(++self->next_seq_).end();
+  self->send(std::move(out));
+}
+
+pid_t StreamChannel::foreground_group() const {
+  if (output_ended_) return -1;
+  refresh();
+  return facts_.foreground > 0 ? facts_.foreground : -1;
+}
+
+std::optional<TerminalModes> StreamChannel::terminal_modes() const {
+  refresh();
+  if (!(facts_.flags & frames::kStateModesKnown)) return std::nullopt;
+  return TerminalModes{(facts_.flags & frames::kStateEcho) != 0,
+                       (facts_.flags & frames::kStateCanonical) != 0};
+}
+
+std::optional<std::size_t> StreamChannel::input_unread() const {
+  if (output_ended_ || facts_.input_unread < 0) return std::nullopt;
+  refresh();
+  return static_cast<std::size_t>(facts_.input_unread);
+}
+
+std::optional<std::string> StreamChannel::working_directory(pid_t pid) const {
+  if (pid != shell_pid_ || facts_.cwd.empty()) return std::nullopt;
+  return facts_.cwd;
+}
+
+bool StreamChannel::ignores_signal(pid_t pid, int signo) const {
+  if (pid != facts_.foreground || signo < 1 || signo > 64) return false;
+  return (facts_.ignored_signals >> (signo - 1)) & 1;
+}
+
+bool StreamChannel::leader_is_shell_copy(pid_t leader, pid_t /*shell*/) const {
+  refresh();
+  // Unknown until a fresh answer names this leader: keep treating it as the shell's copy
+  // (the caller holds a signal meanwhile, within its own bound).
+  if (!facts_fresh() || leader != facts_.foreground) return true;
+  return leader_is_shell_;
+}
+
+bool StreamChannel::foreground_reading() {
+  refresh();
+  if (!facts_fresh() || !reading_) {
+    // Not proven now: the next question gets a newer answer.
+    if (facts_fresh()) invalidate_facts();
+    refresh();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace dshpty::shell

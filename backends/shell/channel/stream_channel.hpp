@@ -1,0 +1,157 @@
+// The stream process channel: the session's processes on another machine, under a far
+// `dshpty-supervisor --stdio` reached through a transport's stdin/stdout (channel/
+// transport.hpp), speaking the frames of channel/frames.hpp. Three fds on the host's loop:
+// the link socket, the transport's stderr and its pidfd; one timer for liveness (remote
+// sessions only: a local one keeps zero idle wakeups).
+//
+// The terminal's facts (foreground group, modes, unread input, the shell's cwd, whether the
+// foreground group blocks reading the terminal) live on the far side. The helper sends them
+// bound to the output: a STATE before the output whose facts changed, taken right after
+// that output was read, so when the session looks at output it sees the facts of that
+// moment, as a local session does. The costly ones (the stdin probe) come only when asked
+// (PROBE); an answer counts only if the probe was sent after the session's latest write,
+// mark or signal, since frames keep their order both ways: such an answer was measured
+// after those reached the far terminal and arrives after all output read before it. Until
+// a fresh answer is in, the channel answers from the latest facts and asks for new ones:
+// the session's polling (its probe and hold ticks) sees them one round trip later.
+#pragma once
+
+#include <ev.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "channel/frames.hpp"
+#include "channel/process_channel.hpp"
+#include "channel/transport.hpp"
+
+namespace dshpty::shell {
+
+struct StreamLaunch {
+  std::vector<std::string> transport;  // argv
+  std::string label;                   // for messages: the transport's program name
+  // OPEN
+  std::vector<std::string> shell_argv;
+  std::optional<std::string> cwd;
+  std::string session_id;
+  std::string term;
+  std::vector<std::string> env;  // overrides: "NAME=value" sets, "NAME" unsets
+  unsigned rows = 40;
+  unsigned cols = 160;
+  std::chrono::milliseconds ping_interval{10'000};
+  std::chrono::milliseconds link_timeout{30'000};
+};
+
+class StreamChannel final : public ProcessChannel {
+ public:
+  // Starts the transport and queues HELLO and OPEN. No event is delivered before this
+  // returns; on failure nothing is left running.
+  static Result<std::unique_ptr<StreamChannel>> launch(struct ev_loop* loop, ChannelEvents& events,
+                                                       StreamLaunch launch);
+  ~StreamChannel() override;
+  StreamChannel(const StreamChannel&) = delete;
+  StreamChannel& operator=(const StreamChannel&) = delete;
+
+  bool read_available() override;
+  bool output_ended() const override { return output_ended_; }
+  void write(std::string_view bytes) override;
+  std::uint64_t bytes_queued() const override { return bytes_queued_; }
+  std::uint64_t bytes_written() const override { return bytes_written_; }
+  std::optional<std::size_t> input_unread() const override;
+  Status resize(unsigned rows, unsigned cols) override;
+  pid_t foreground_group() const override;
+  std::optional<TerminalModes> terminal_modes() const override;
+  std::optional<std::string> working_directory(pid_t pid) const override;
+  Status signal_group(pid_t pgid, int signo) override;
+  bool ignores_signal(pid_t pid, int signo) const override;
+  bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
+  bool proves_readers() const override { return proves_readers_; }
+  void mark_readers() override;
+  void forget_readers() override;
+  bool foreground_reading() override;
+  void kill_tree(std::chrono::milliseconds grace) override;
+  bool quiescent() const override { return quiescent_ && transport_gone_; }
+  void release() override;
+
+  pid_t transport_pid() const noexcept { return transport_.pid; }
+
+ private:
+  StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch);
+  Status start();
+
+  static void on_link_readable(struct ev_loop*, ev_io* w, int);
+  static void on_link_writable(struct ev_loop*, ev_io* w, int);
+  static void on_stderr_readable(struct ev_loop*, ev_io* w, int);
+  static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
+  static void on_liveness_tick(struct ev_loop*, ev_timer* w, int);
+
+  void send(std::string frame_bytes);
+  void flush();
+  // Facts are stale (a write, mark or signal went out): answers to probes sent before it
+  // no longer count, and the next question asks again.
+  void invalidate_facts();
+  void refresh() const;  // asks for fresh facts unless a fresh answer is in or on its way
+  bool facts_fresh() const { return answered_seq_ > stale_before_; }
+  void handle(const frames::Frame& frame);
+  void apply_state(frames::PayloadReader& r);
+  // The link is unusable (EOF, an error, a bad frame, silence): stop reading it, and let
+  // the transport's exit (or the kill below) say the rest.
+  void break_link(std::string why);
+  void reap_transport();
+  // "ssh exited 255: Connection refused".
+  std::string transport_words(const siginfo_t* info) const;
+  void end_output();
+
+  struct ev_loop* loop_;
+  ChannelEvents& events_;
+  StreamLaunch launch_;
+  Transport transport_;
+  StderrTail stderr_tail_;
+  frames::FrameReader reader_;
+  std::string outbox_;
+  ev_io link_read_{};
+  ev_io link_write_{};
+  ev_io stderr_io_{};
+  ev_io pidfd_io_{};
+  ev_timer liveness_{};
+  ev_tstamp last_rx_ = 0;
+  ev_tstamp last_tx_ = 0;
+  ev_tstamp broken_at_ = 0;
+  bool in_read_ = false;
+
+  bool welcomed_ = false;
+  bool link_broken_ = false;
+  std::string link_error_;  // why the link broke, when the host saw it (a bad frame, silence)
+  bool transport_gone_ = false;
+  bool output_ended_ = false;
+  bool quiescent_ = false;
+  bool lost_reported_ = false;
+  bool proves_readers_ = false;
+  pid_t shell_pid_ = -1;
+  std::uint64_t bytes_queued_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t consumed_ = 0;  // output offset delivered to the session
+  std::uint64_t acked_ = 0;
+
+  // The far terminal's facts (see the top).
+  struct Facts {
+    pid_t foreground = -1;
+    std::uint8_t flags = 0;
+    std::int32_t input_unread = -1;
+    std::uint64_t ignored_signals = 0;
+    std::string cwd;
+  };
+  Facts facts_;
+  bool reading_ = false;          // from the latest fresh answer, until output follows it
+  bool leader_is_shell_ = true;   // likewise
+  std::uint32_t next_seq_ = 0;    // the last PROBE's seq
+  std::uint32_t stale_before_ = 0;  // answers to probes up to this seq are stale
+  std::uint32_t answered_seq_ = 0;
+  mutable bool want_probe_ = false;
+};
+
+}  // namespace dshpty::shell

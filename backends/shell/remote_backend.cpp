@@ -1,0 +1,101 @@
+// make_remote_backend: the shell session's terminal layer over a stream channel (a
+// transport to a far `dshpty-supervisor --stdio`). Checks a spawn's options here; what only
+// the far side can check (the shell, the cwd) it reports as a start failure.
+#include "dshpty/remote.hpp"
+
+#include "channel/stream_channel.hpp"
+#include "dshpty/loop.hpp"
+#include "shell_session.hpp"
+#include "spawn_options.hpp"
+
+namespace dshpty {
+
+namespace {
+
+constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal"};
+
+std::string program_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class RemoteBackend final : public Backend {
+ public:
+  RemoteBackend(struct ev_loop* loop, RemoteConfig config)
+      : loop_(loop), config_(std::move(config)), deferred_(loop) {}
+
+  const std::string& type() const override { return config_.type; }
+
+  void spawn(SpawnSpec spec, SpawnCallback done) override {
+    auto params = prepare(spec);
+    if (!params) {
+      deferred_.post([done = std::move(done), error = params.error()] { done(error); });
+      return;
+    }
+    shell::ShellSession::start(loop_, config_.shell, std::move(*params), std::move(done));
+  }
+
+ private:
+  Result<shell::StartParams> prepare(SpawnSpec& spec) {
+    if (spec.signal.aborted()) return spec.signal.reason();
+    if (config_.transport.empty() || config_.transport.front().empty()) {
+      return make_error(Code::INVALID_ARGUMENT, "remote backend " + config_.type + ": the transport's argv is empty");
+    }
+    if (config_.shell.argv.empty() || config_.shell.argv.front().empty()) {
+      return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
+    }
+    if (config_.ping_interval.count() <= 0 || config_.link_timeout <= config_.ping_interval) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "remote backend " + config_.type + ": the ping interval must be positive and below the link timeout");
+    }
+    const auto& options = spec.request.options;
+    if (Status st = shell::check_option_names(options, kOptionNames, "remote"); !st) return st.error();
+    auto rows = shell::parse_dimension(options, "rows", config_.shell.rows);
+    if (!rows) return rows.error();
+    auto cols = shell::parse_dimension(options, "cols", config_.shell.cols);
+    if (!cols) return cols.error();
+    auto terminal = shell::parse_terminal(options, config_.shell.terminal);
+    if (!terminal) return terminal.error();
+
+    shell::StartParams p;
+    p.session_id = spec.session_id;
+    p.signal = spec.signal;
+    p.rows = *rows;
+    p.cols = *cols;
+    p.argv = config_.shell.argv;
+    p.cwd = spec.request.cwd ? spec.request.cwd : config_.shell.cwd;
+    shell::StreamLaunch launch;
+    launch.transport = config_.transport;
+    launch.label = program_name(config_.transport.front());
+    launch.shell_argv = p.argv;
+    launch.cwd = p.cwd;
+    launch.session_id = spec.session_id;
+    launch.term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+    for (const auto& [name, value] : config_.shell.env) {
+      launch.env.push_back(value ? name + "=" + *value : name);
+    }
+    launch.rows = p.rows;
+    launch.cols = p.cols;
+    launch.ping_interval = config_.ping_interval;
+    launch.link_timeout = config_.link_timeout;
+    p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
+        -> Result<std::unique_ptr<shell::ProcessChannel>> {
+      auto channel = shell::StreamChannel::launch(loop, events, launch);
+      if (!channel) return channel.error();
+      return std::unique_ptr<shell::ProcessChannel>(std::move(*channel));
+    };
+    return p;
+  }
+
+  struct ev_loop* loop_;
+  RemoteConfig config_;
+  Deferred deferred_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_remote_backend(struct ev_loop* loop, RemoteConfig config) {
+  return std::make_shared<RemoteBackend>(loop, std::move(config));
+}
+
+}  // namespace dshpty
