@@ -7,20 +7,24 @@ real dshpty-repl --json with `--remote NAME=COMMAND`, whose COMMAND reaches this
          a missing helper and a `yes` flood;
   sh     `sh -c 'exec SUPERVISOR --stdio'`: the core cases, a missing helper, the text face,
          dshpty-mcp's terminal_open with a remote type, and bad --remote options;
-  bwrap  `bwrap --dev-bind / / --die-with-parent SUPERVISOR --stdio`: the core cases.
+  bwrap  `bwrap --dev-bind / / --die-with-parent SUPERVISOR --stdio`: the core cases;
+  lost   tests/remote/fake_far.py, a far side that goes mute after its prompt: how each face
+         (JSON, text, MCP) shows a lost session.
 
-Usage: remote_e2e.py REPL SUPERVISOR ssh|sh|bwrap [MCP]
+Usage: remote_e2e.py REPL SUPERVISOR ssh|sh|bwrap|lost [MCP]
 
 Loopback only. Every wait has a deadline; every process and temp dir a case starts is gone
 when it ends, failed or not. A missing tool (sshd, bwrap) is a skip (77) with the reason."""
 
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -577,9 +581,81 @@ def run_bwrap():
     core_cases("box", argv, None)
 
 
+# -- lost, in every face --------------------------------------------------------------------
+
+def mute_transport(pidfile):
+    return [sys.executable, os.path.join(HERE, "fake_far.py"), pidfile, "prompt-then-mute"]
+
+
+def lost_faces(mcp_path):
+    """A far side that answers nothing after its prompt, with a 500 ms link bound: a send
+    ends session_exit and the session is lost, in the transport's words, in each face; its
+    close fails saying the far end is unconfirmed."""
+    bounds = ["--remote-ping-ms", "100", "--remote-timeout-ms", "500"]
+    workdir = tempfile.mkdtemp(prefix="dshpty-remote-lost-")
+    pidfile = os.path.join(workdir, "pid")
+    command = transport_word(mute_transport(pidfile))
+    try:
+        print("--- JSON", flush=True)
+        repl = JsonRepl(REPL, [*bounds, "--remote", f"mute={command}"])
+        ids = Ids()
+        try:
+            session = open_remote(repl, ids, "mute")["sessionId"]
+            repl.pids = []  # the fake's pid is no process of ours to kill
+            r = send(repl, ids, session, "echo hi")
+            check(r["waitReason"] == "session_exit", f"the send: {r}")
+            status = r["sessionStatus"]
+            check(status["kind"] == "lost" and set(status) == {"kind", "reason"}, f"the status: {r}")
+            check("no frame from the far helper for 500 ms" in status["reason"], f"the words: {status}")
+            check(status_of(repl, ids, session) == status, "list shows the same status")
+            error = repl.error({"id": ids(), "op": "close", "sessionId": session}, "BACKEND_FAILED")
+            check("unconfirmed" in error["message"], f"the close: {error}")
+            finish(repl, ids, allow_failed_teardown=True)
+        finally:
+            repl.close()
+
+        print("--- text", flush=True)
+        proc = subprocess.Popen([REPL, *bounds, "--remote", f"mute={command}"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            out, _ = proc.communicate(b"open mute m\nsend m echo hi\nlist\n", timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            fail("text mode did not finish: " + out.decode(errors="replace"))
+        text = out.decode()
+        print(text)
+        check(re.search(r"\[wait: session_exit\]\n\[session: lost: \S+: no frame from the far helper for 500 ms\]\n",
+                        text), "the send's status line")
+        check(re.search(r"^pty-1 \(m\) \[mute\] lost: \S+: no frame from the far helper for 500 ms pid=\d+$", text,
+                        re.M), "the list line")
+
+        if mcp_path:
+            print("--- MCP", flush=True)
+            from mcp_client import McpServer  # noqa: E402 (tests/mcp)
+            server = McpServer(mcp_path, [*bounds, "--remote", f"mute={command}"])
+            try:
+                server.initialize()
+                check("[type: mute]" in server.tool("terminal_open", {"type": "mute", "name": "m"}), "open")
+                sent = server.tool("terminal_send", {"session": "m", "text": "echo hi"})
+                check("[wait: session_exit]" in sent and "[session: lost: " in sent, sent)
+                check("[mute] lost: " in server.tool("terminal_list"), "list")
+                check("unconfirmed" in server.tool_error("terminal_close", {"session": "m"}, "BACKEND_FAILED"),
+                      "close")
+            finally:
+                server.proc.stdin.close()
+                try:
+                    server.proc.wait(timeout=WAIT_S)
+                except subprocess.TimeoutExpired:
+                    fail("dshpty-mcp did not exit after EOF")
+                server.kill()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     global REPL, SUPERVISOR
-    if len(sys.argv) < 4 or sys.argv[3] not in ("ssh", "sh", "bwrap"):
+    if len(sys.argv) < 4 or sys.argv[3] not in ("ssh", "sh", "bwrap", "lost"):
         print(__doc__, file=sys.stderr)
         return 2
     REPL, SUPERVISOR, transport = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
@@ -588,6 +664,8 @@ def main():
         run_ssh()
     elif transport == "sh":
         run_sh(mcp_path)
+    elif transport == "lost":
+        lost_faces(mcp_path)
     else:
         run_bwrap()
     print("ok")
