@@ -66,6 +66,17 @@ TEST_CASE("tool_list: seven tools, closed object schemas whose required names ex
   }
 }
 
+TEST_CASE("tool_list: terminal_open's type names the remote backends there are") {
+  const auto type_description = [](const Json& tools) {
+    return tools[0]["inputSchema"]["properties"]["type"]["description"].get<std::string>();
+  };
+  CHECK(tool_list()[0]["name"] == "terminal_open");
+  CHECK(type_description(tool_list()).find("Also") == std::string::npos);
+  const std::string with_remotes = type_description(tool_list({"shell", "box", "pod"}));
+  CHECK(with_remotes.find("Also \"box\", \"pod\": a shell on another machine") != std::string::npos);
+  CHECK(with_remotes.find("lost: REASON") != std::string::npos);
+}
+
 TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_ARGUMENT") {
   CHECK_FALSE(parse_tool_call("terminal_teleport", Json::object()).has_value());
 
@@ -99,6 +110,8 @@ TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_AR
 
   auto open = parse_tool_call("terminal_open", Json());
   CHECK(std::get<OpenCall>(open->value()).request.type == "shell");
+  auto remote = parse_tool_call("terminal_open", Json{{"type", "box"}, {"name", "b"}});
+  CHECK(std::get<OpenCall>(remote->value()).request.type == "box");
 
   for (const auto& [name, arguments] :
        {std::pair{"terminal_send", Json{{"text", "x"}}}, std::pair{"terminal_send", Json{{"session", 1}}},

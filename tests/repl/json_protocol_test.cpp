@@ -97,6 +97,8 @@ TEST_CASE("responses: shape, status, errors, caps") {
   CHECK(encode_status({}).dump() == R"({"kind":"running"})");
   CHECK(encode_status(SessionStatus::exited_with_code(2)).dump() == R"({"kind":"exited","exitCode":2,"signal":null})");
   CHECK(encode_status(SessionStatus::exited_by_signal(9)).dump() == R"({"kind":"exited","exitCode":null,"signal":"SIGKILL"})");
+  CHECK(encode_status(SessionStatus::lost("ssh exited 255: Connection refused")).dump() ==
+        R"({"kind":"lost","reason":"ssh exited 255: Connection refused"})");
 
   SessionSnapshot session;
   session.id = "pty-1";

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "completion.hpp"
+#include "host_setup.hpp"
 #include "line_splitter.hpp"
 #include "options.hpp"
 #include "render/output_cap.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
+#include "shell_words.hpp"
 #include "text/utf8.hpp"
 #include "text_command.hpp"
 
@@ -102,6 +104,97 @@ TEST_CASE("parse_options: values, limits, errors") {
   CHECK(usage_text().find("--max-result-bytes") != std::string::npos);
 }
 
+TEST_CASE("split_shell_words: words as a shell splits them, no shell run") {
+  using Words = std::vector<std::string>;
+  auto split = [](std::string_view text) { return split_shell_words(text); };
+  CHECK(*split("ssh -T  box\tdshpty-supervisor --stdio\n") ==
+        Words{"ssh", "-T", "box", "dshpty-supervisor", "--stdio"});
+  CHECK(split("")->empty());
+  CHECK(split("  \t\n ")->empty());
+  // Single quotes keep everything, backslashes and double quotes included.
+  CHECK(*split("sh -c 'exec \"$X\" \\n; a|b'") == Words{"sh", "-c", "exec \"$X\" \\n; a|b"});
+  // Double quotes: a backslash escapes only \ " $ ` and a newline (removed).
+  CHECK(*split(R"(echo "a\"b\\c\$d\`e\nf")") == Words{"echo", "a\"b\\c$d`e\\nf"});
+  CHECK(*split("\"one\\\ntwo\"") == Words{"onetwo"});
+  // Outside quotes a backslash keeps the next character; backslash-newline joins lines.
+  CHECK(*split(R"(a\ b c\'d \"e\\)") == Words{"a b", "c'd", "\"e\\"});
+  CHECK(*split("one\\\ntwo") == Words{"onetwo"});
+  // Quotes join the word they touch; '' and "" are empty words.
+  CHECK(*split("--opt='a b'\"c d\"e") == Words{"--opt=a bc de"});
+  CHECK(*split("x '' \"\" y") == Words{"x", "", "", "y"});
+  // Nothing is expanded and no operator is special.
+  CHECK(*split("echo $HOME ~ * ; a&&b") == Words{"echo", "$HOME", "~", "*", ";", "a&&b"});
+
+  for (const char* bad : {"ssh 'box", "ssh \"box", "ssh \"box\\\"", "ssh box\\", "'"}) {
+    CAPTURE(bad);
+    auto result = split(bad);
+    REQUIRE_FALSE(result);
+    CHECK(result.error()->code == Code::INVALID_ARGUMENT);
+  }
+  CHECK(split("ssh 'box").error()->message.find("unterminated single quote at character 5") != std::string::npos);
+  CHECK(split("a \"b").error()->message.find("unterminated double quote") != std::string::npos);
+  CHECK(split("a\\").error()->message.find("backslash") != std::string::npos);
+}
+
+TEST_CASE("--remote NAME=COMMAND and the link bounds") {
+  auto parse = [](std::vector<std::string_view> args) { return parse_options(args); };
+  auto two = parse({"--remote", "box=ssh -T -o 'ProxyCommand=nc %h %p' box dshpty-supervisor --stdio",
+                    "--remote=pod=kubectl exec -i pod -- dshpty-supervisor --stdio", "--remote-ping-ms", "200",
+                    "--remote-timeout-ms=1000"});
+  REQUIRE(two);
+  REQUIRE(two->remotes.size() == 2);
+  CHECK(two->remotes[0].name == "box");
+  CHECK(two->remotes[0].transport ==
+        std::vector<std::string>{"ssh", "-T", "-o", "ProxyCommand=nc %h %p", "box", "dshpty-supervisor", "--stdio"});
+  CHECK(two->remotes[1].name == "pod");
+  CHECK(two->remotes[1].transport.front() == "kubectl");
+  CHECK(two->remote_ping->count() == 200);
+  CHECK(two->remote_timeout->count() == 1000);
+  // The first '=' ends the name.
+  CHECK(parse({"--remote", "b=env A=1 sh"})->remotes[0].transport == std::vector<std::string>{"env", "A=1", "sh"});
+
+  auto message = [&](std::vector<std::string_view> args) {
+    auto result = parse(args);
+    REQUIRE_FALSE(result);
+    CHECK(result.error()->code == Code::INVALID_ARGUMENT);
+    return result.error()->message;
+  };
+  CHECK(message({"--remote", "ssh -T box"}).find("NAME=COMMAND") != std::string::npos);
+  CHECK(message({"--remote", "=ssh box"}).find("NAME before '=' is empty") != std::string::npos);
+  CHECK(message({"--remote", "shell=sh"}).find("\"shell\" is the local backend's") != std::string::npos);
+  CHECK(message({"--remote", "my box=sh"}).find("blank") != std::string::npos);
+  CHECK(message({"--remote", "box="}).find("COMMAND is empty") != std::string::npos);
+  CHECK(message({"--remote", "box=  "}).find("COMMAND is empty") != std::string::npos);
+  CHECK(message({"--remote", "box=ssh 'box"}).find("--remote box: unterminated single quote") != std::string::npos);
+  CHECK(message({"--remote", "box=sh", "--remote", "box=ssh box"}).find("given twice") != std::string::npos);
+  CHECK(message({"--remote"}).find("needs a value") != std::string::npos);
+  CHECK(message({"--remote-ping-ms", "0"}).find("--remote-ping-ms") != std::string::npos);
+  CHECK(message({"--remote-ping-ms", "500", "--remote-timeout-ms", "500"}).find("must be below") != std::string::npos);
+  CHECK(message({"--remote-ping-ms", "30000"}).find("the default") != std::string::npos);
+
+  // Each remote's configuration: the far shell from the same options, the bounds for all.
+  auto options = parse({"--shell", "/bin/sh", "--cwd", "/here", "--rows", "24", "--cols", "80", "--idle-ms", "700",
+                        "--timeout-ms", "9000", "--remote", "box=ssh box dshpty-supervisor --stdio",
+                        "--remote-timeout-ms", "1200"});
+  REQUIRE(options);
+  const RemoteConfig config = remote_config(*options, options->remotes[0]);
+  CHECK(config.type == "box");
+  CHECK(config.transport == std::vector<std::string>{"ssh", "box", "dshpty-supervisor", "--stdio"});
+  CHECK(config.shell.argv == std::vector<std::string>{"/bin/sh", "-i"});
+  CHECK_FALSE(config.shell.cwd);  // a path on this machine
+  CHECK(config.shell.rows == 24);
+  CHECK(config.shell.cols == 80);
+  CHECK(config.shell.idle_silence.count() == 700);
+  CHECK(config.shell.send_timeout.count() == 9000);
+  CHECK(config.link_timeout.count() == 1200);
+  CHECK(config.ping_interval.count() == 400);  // a third of the timeout, below the default
+  const RemoteConfig defaults = remote_config(*parse({"--remote", "b=sh"}), {"b", {"sh"}});
+  CHECK(defaults.ping_interval == RemoteConfig{}.ping_interval);
+  CHECK(defaults.link_timeout == RemoteConfig{}.link_timeout);
+  CHECK(defaults.shell.argv == ShellConfig{}.argv);
+  CHECK(usage_text().find("--remote NAME=COMMAND") != std::string::npos);
+}
+
 namespace {
 ParseContext context_with(std::vector<std::string> sessions, bool has_current = false) {
   ParseContext context;
@@ -189,6 +282,11 @@ TEST_CASE("parse_text_command: the other commands and their errors") {
         std::map<std::string, std::string>{{"network", "on"}, {"sandbox", "workspace-write"}, {"terminal", "xterm"}});
   CHECK_FALSE(parse_text_command("open shell --term", context));
   CHECK(parse_text_command("open shell main", context)->options.empty());
+  // Any registered type, a remote one (--remote box=...) too: the service checks it.
+  auto remote = parse_text_command("open box build --term xterm", context);
+  REQUIRE(remote);
+  CHECK(remote->type == "box");
+  CHECK(*remote->name == "build");
 
   auto read = parse_text_command("read pty-1", context);
   REQUIRE(read);
@@ -262,6 +360,9 @@ TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   CHECK(completion_candidates("signal main ", "SIGT", sessions, types) == std::vector<std::string>{"SIGTERM", "SIGTSTP"});
   CHECK(completion_candidates("open ", "", sessions, types) == types);
   CHECK(completion_candidates("send main ", "", sessions, types).empty());
+  // A remote backend's type is a type like "shell".
+  const std::vector<std::string> with_remote{"shell", "box", "builder"};
+  CHECK(completion_candidates("open ", "b", sessions, with_remote) == std::vector<std::string>{"box", "builder"});
 }
 
 TEST_CASE("every result prints its exact text") {
@@ -291,6 +392,12 @@ TEST_CASE("every result prints its exact text") {
   CHECK(format_send(sent, 1024) == "(no new output)\n[wait: session_exit]\n[session: exited code=2 signal=null]\n");
   sent.session_status = SessionStatus::exited_by_signal(9);
   CHECK(format_status(sent.session_status) == "exited code=null signal=SIGKILL");
+  // A remote session whose link ended: the transport's words, on one line.
+  sent.session_status = SessionStatus::lost("ssh exited 255: Connection refused");
+  CHECK(format_send(sent, 1024) ==
+        "(no new output)\n[wait: session_exit]\n[session: lost: ssh exited 255: Connection refused]\n");
+  CHECK(format_status(SessionStatus::lost("link silent\nfor 30 s\r\n")) == "lost: link silent for 30 s");
+  CHECK(format_status(SessionStatus::lost("")) == "lost");
 
   std::string big(1000, 'x');
   sent.viewport = big;
@@ -343,6 +450,10 @@ TEST_CASE("every result prints its exact text") {
   exited.status = SessionStatus::exited_with_code(2);
   CHECK(format_list({snapshot("pty-2", "main"), exited}) ==
         "pty-2 (main) [shell] running pid=9\npty-3 [shell] exited code=2 signal=null\n");
+  SessionSnapshot lost = snapshot("pty-4", "box", 12);
+  lost.type = "box";
+  lost.status = SessionStatus::lost("ssh exited 255: Connection reset");
+  CHECK(format_list({lost}) == "pty-4 (box) [box] lost: ssh exited 255: Connection reset pid=12\n");
 
   CHECK(format_error(make_error(Code::NO_SESSION)) == "error: NO_SESSION: unknown PTY session ID\n");
   CHECK(format_error(make_error(Code::CLEANUP_FAILED, "failed to clean up PTY lifecycle",

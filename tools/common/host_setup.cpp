@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace dshpty::tool {
@@ -26,8 +27,44 @@ ShellConfig shell_config(const SessionOptions& options) {
   if (options.cwd) config.cwd = *options.cwd;
   if (options.rows) config.rows = *options.rows;
   if (options.cols) config.cols = *options.cols;
+  if (options.idle) config.idle_silence = *options.idle;
+  if (options.timeout) config.send_timeout = *options.timeout;
   config.supervisor_path = find_supervisor();
   return config;
+}
+
+RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& remote) {
+  RemoteConfig config;
+  config.type = remote.name;
+  config.transport = remote.transport;
+  if (options.shell) config.shell.argv = shell_argv(*options.shell);
+  if (options.rows) config.shell.rows = *options.rows;
+  if (options.cols) config.shell.cols = *options.cols;
+  if (options.idle) config.shell.idle_silence = *options.idle;
+  if (options.timeout) config.shell.send_timeout = *options.timeout;
+  if (options.remote_timeout) {
+    config.link_timeout = *options.remote_timeout;
+    if (!options.remote_ping)
+      config.ping_interval = std::max(std::chrono::milliseconds(1),
+                                      std::min(config.ping_interval, *options.remote_timeout / 3));
+  }
+  if (options.remote_ping) config.ping_interval = *options.remote_ping;
+  return config;
+}
+
+Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options) {
+  const auto on_raw_output = local.on_raw_output;
+  auto shell = service.register_backend(make_shell_backend(loop, std::move(local)));
+  if (!shell) return shell.error();
+  for (const auto& remote : options.remotes) {
+    RemoteConfig config = remote_config(options, remote);
+    config.shell.on_raw_output = on_raw_output;
+    auto registration = service.register_backend(make_remote_backend(loop, std::move(config)));
+    if (!registration)
+      return make_error(registration.error()->code,
+                        "--remote " + remote.name + ": " + registration.error()->message);
+  }
+  return {};
 }
 
 engine::Settings engine_settings(const SessionOptions& options) {

@@ -1,10 +1,12 @@
 // What every tool program does before its face runs: the shell backend's configuration from
-// the session options, the engine's settings, SIGPIPE made harmless, and stdin/stdout's
+// the session options, the remote backends of --remote, the engine's settings, SIGPIPE made harmless, and stdin/stdout's
 // file status flags restored at exit.
 #pragma once
 
 #include <string>
 
+#include "dshpty/remote.hpp"
+#include "dshpty/service.hpp"
 #include "dshpty/shell.hpp"
 #include "engine.hpp"
 #include "session_options.hpp"
@@ -17,6 +19,17 @@ std::string find_supervisor();
 
 // The shell backend's configuration for these options (the helper found as above).
 ShellConfig shell_config(const SessionOptions& options);
+
+// One --remote's configuration: the far shell from the same options as the local one
+// (--shell, --rows, --cols, --idle-ms, --timeout-ms; not --cwd, a path on this machine), the
+// link bounds from --remote-ping-ms and --remote-timeout-ms (with only the timeout given,
+// pings come at a third of it when that is sooner than the default).
+RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& remote);
+
+// Registers the local shell backend (type "shell") with `local`, then one remote backend per
+// --remote, in order, each with `local`'s on_raw_output hook. The first failure, naming the
+// type; the service keeps what it took.
+Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options);
 
 // --idle-ms and --timeout-ms are the engine's defaults for a send, whatever its backend.
 engine::Settings engine_settings(const SessionOptions& options);

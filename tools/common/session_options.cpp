@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include "dshpty/remote.hpp"
+#include "shell_words.hpp"
+
 namespace dshpty::tool {
 
 namespace {
@@ -75,6 +78,22 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--idle-ms" ? options.idle : options.timeout) = std::chrono::milliseconds(*n);
     return Status();
   }
+  if (arg == "--remote") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    auto remote = parse_remote_option(*text);
+    if (!remote) return Status(remote.error());
+    for (const auto& other : options.remotes)
+      if (other.name == remote->name) return Status(bad("--remote: the name \"" + remote->name + "\" is given twice"));
+    options.remotes.push_back(std::move(*remote));
+    return Status();
+  }
+  if (arg == "--remote-ping-ms" || arg == "--remote-timeout-ms") {
+    auto n = reader.number(1, 24ull * 3600 * 1000);
+    if (!n) return Status(n.error());
+    (arg == "--remote-ping-ms" ? options.remote_ping : options.remote_timeout) = std::chrono::milliseconds(*n);
+    return Status();
+  }
   if (arg == "--max-result-bytes") {
     auto n = reader.number(render::kMinMaxResultBytes, std::uint64_t{1} << 32);
     if (!n) return Status(n.error());
@@ -82,6 +101,35 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     return Status();
   }
   return std::nullopt;
+}
+
+Result<RemoteOption> parse_remote_option(std::string_view text) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos)
+    return bad("--remote needs NAME=COMMAND, e.g. box='ssh -T box dshpty-supervisor --stdio', not \"" +
+               std::string(text) + "\"");
+  RemoteOption remote;
+  remote.name = std::string(text.substr(0, eq));
+  if (remote.name.empty()) return bad("--remote: the NAME before '=' is empty");
+  if (remote.name == "shell") return bad("--remote: the name \"shell\" is the local backend's; choose another");
+  for (const char c : remote.name)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
+      return bad("--remote: the name \"" + remote.name + "\" has a blank or control character");
+  auto words = split_shell_words(text.substr(eq + 1));
+  if (!words) return bad("--remote " + remote.name + ": " + words.error()->message);
+  if (words->empty()) return bad("--remote " + remote.name + ": the COMMAND is empty");
+  remote.transport = std::move(*words);
+  return remote;
+}
+
+Status check_session_options(const SessionOptions& options) {
+  // A link pinged no sooner than it times out would be lost whenever it is idle.
+  const auto timeout = options.remote_timeout.value_or(RemoteConfig{}.link_timeout);
+  if (options.remote_ping && *options.remote_ping >= timeout)
+    return bad("--remote-ping-ms (" + std::to_string(options.remote_ping->count()) +
+               ") must be below --remote-timeout-ms (" + std::to_string(timeout.count()) +
+               (options.remote_timeout ? ")" : ", the default)"));
+  return {};
 }
 
 std::vector<std::string> shell_argv(const std::string& path) {
@@ -99,6 +147,15 @@ std::string_view session_options_usage() {
   --idle-ms MS            silence that ends a send as inferred_idle (default 3000)
   --timeout-ms MS         a send's default deadline (default 30000)
   --max-result-bytes N    cut output longer than N bytes (default 262144, at least 64)
+  --remote NAME=COMMAND   register a remote backend of type NAME (repeatable): COMMAND
+                          is a transport to a far `dshpty-supervisor --stdio`, split
+                          into words as a shell would (quotes, backslashes; no shell
+                          is run), e.g. --remote box='ssh -T box dshpty-supervisor
+                          --stdio'; then open NAME. --shell, --rows, --cols, --idle-ms
+                          and --timeout-ms apply there too (--cwd does not)
+  --remote-ping-ms MS     ping an idle link this often (default 10000; with only
+                          --remote-timeout-ms, a third of it when that is less)
+  --remote-timeout-ms MS  a link silent this long is lost (default 30000)
 )";
 }
 

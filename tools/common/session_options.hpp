@@ -1,5 +1,6 @@
 // The command-line options every face of the tools takes for its sessions (--shell, --cwd,
-// --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes), and the reader of
+// --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes, --remote NAME=COMMAND,
+// --remote-ping-ms, --remote-timeout-ms), and the reader of
 // "--opt VALUE" / "--opt=VALUE" words they share. Pure: parsed into values, never printed.
 #pragma once
 
@@ -16,6 +17,12 @@
 
 namespace dshpty::tool {
 
+// One --remote NAME=COMMAND: a remote backend of type NAME whose transport is COMMAND's words.
+struct RemoteOption {
+  std::string name;
+  std::vector<std::string> transport;
+};
+
 struct SessionOptions {
   std::optional<std::string> shell;
   std::optional<std::string> cwd;
@@ -24,6 +31,12 @@ struct SessionOptions {
   std::optional<std::chrono::milliseconds> idle;
   std::optional<std::chrono::milliseconds> timeout;
   std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
+  // In the order given; names are unique and never "shell".
+  std::vector<RemoteOption> remotes;
+  // Every remote's link bounds (RemoteConfig::ping_interval, link_timeout); unset: the
+  // backend's defaults.
+  std::optional<std::chrono::milliseconds> remote_ping;
+  std::optional<std::chrono::milliseconds> remote_timeout;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the
@@ -55,6 +68,15 @@ class ArgReader {
 // Parses the reader's current option into `options` when it is one of the session options:
 // nullopt when it is not (the face handles it), else the outcome.
 std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& options);
+
+// "NAME=COMMAND" of --remote: COMMAND split by split_shell_words. INVALID_ARGUMENT for no
+// '=', an empty NAME, NAME "shell" (the local backend's type) or one with blanks or control
+// characters, an empty COMMAND or one that does not split (an unterminated quote).
+Result<RemoteOption> parse_remote_option(std::string_view text);
+
+// The checks across session options, once all are read: INVALID_ARGUMENT when
+// --remote-ping-ms is not below --remote-timeout-ms (or its default).
+Status check_session_options(const SessionOptions& options);
 
 // The shell command line for --shell PATH: bash gets the default flags (--noprofile --norc
 // -i), any other shell just -i.

@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
       if (output_sink) output_sink->output_arrived(session_id);
     };
     Service service(loop);
-    auto registration = service.register_backend(make_shell_backend(loop, std::move(config)));
+    // The remotes get the hook too: their sessions run the same terminal layer, which calls it
+    // (remote.hpp's list of unused fields names it, but ShellSession reads it either way).
+    auto registration = tool::register_backends(service, loop, std::move(config), options);
     if (!registration) {
       std::fprintf(stderr, "dshpty-mcp: %s\n", describe(registration.error()).c_str());
       exit_code = 1;

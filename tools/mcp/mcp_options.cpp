@@ -23,6 +23,7 @@ Result<Options> parse_options(const std::vector<std::string_view>& args) {
     }
     if (!status) return status.error();
   }
+  if (auto checked = tool::check_session_options(options); !checked) return checked.error();
   return options;
 }
 
@@ -32,10 +33,10 @@ std::string usage_text() {
   return R"HELP(Usage: dshpty-mcp [OPTIONS]
 
 An MCP server (Model Context Protocol, stdio transport) giving an agent persistent
-terminal sessions of a dshpty service (local shell backend): JSON-RPC 2.0, one
-message per line on stdin/stdout; nothing else is ever written to stdout. One
-process, one libev loop, one owner (the client). EOF on stdin closes every session
-(its whole process tree gone) and exits 0. See docs/mcp.md.
+terminal sessions of a dshpty service (local shell backend, and the remote ones of
+--remote): JSON-RPC 2.0, one message per line on stdin/stdout; nothing else is ever
+written to stdout. One process, one libev loop, one owner (the client). EOF on stdin
+closes every session (its whole process tree gone) and exits 0. See docs/mcp.md.
 
 Options:
   --help                  print this help and exit

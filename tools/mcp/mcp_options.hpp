@@ -1,5 +1,5 @@
 // dshpty-mcp's command line: the session options every tool face shares (--shell, --cwd,
-// --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes), --help and --version.
+// --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes, --remote...), --help, --version.
 // Pure: parsed into values, checked, never printed here.
 #pragma once
 

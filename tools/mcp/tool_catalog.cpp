@@ -35,9 +35,16 @@ Json tool(const char* name, const char* title, const char* description, Json sch
               {"annotations", {{"readOnlyHint", read_only}, {"openWorldHint", false}}}};
 }
 
-Json open_tool() {
-  Json properties{{"type", {{"type", "string"},
-                            {"description", "The backend type; \"shell\" (the default) is a local interactive bash."}}},
+Json open_tool(const std::vector<std::string>& backend_types) {
+  std::string type_description = "The backend type; \"shell\" (the default) is a local interactive bash.";
+  std::string remotes;
+  for (const auto& type : backend_types)
+    if (type != "shell") remotes += (remotes.empty() ? "\"" : ", \"") + type + "\"";
+  if (!remotes.empty())
+    type_description += " Also " + remotes +
+                        ": a shell on another machine, the same session over a link; if the link ends, the "
+                        "session's status is \"lost: REASON\" (close it and open another).";
+  Json properties{{"type", {{"type", "string"}, {"description", std::move(type_description)}}},
                   {"name", string_property("A name to refer to the session by, unique among your sessions, e.g. \"main\".")},
                   {"cwd", string_property("The directory the shell starts in.")}};
   // The backend options every face takes (engine::kOpenOptions); the backend checks values.
@@ -88,7 +95,8 @@ Json send_tool() {
       "result is the new output, then \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
       "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed) or session_exit (the shell exited); "
       "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
-      "\"[session: running]\" or \"[session: exited ...]\". An inferred_idle or timeout result does not prove the "
+      "\"[session: running]\", \"[session: exited ...]\" or \"[session: lost: REASON]\" (a remote session's link "
+      "ended). An inferred_idle or timeout result does not prove the "
       "foreground command exited: send again with no text to wait for more, or interrupt it with terminal_signal. "
       "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. One send at a time "
       "per session; state persists across sends (cd, export and background jobs stay). When the send ends inside a "
@@ -144,7 +152,8 @@ Json close_tool() {
 Json list_tool() {
   return tool("terminal_list", "List terminal sessions",
               "List your terminal sessions, one per line: \"pty-1 (main) [shell] running pid=9\", or \"exited "
-              "code=N signal=S\" for one whose shell ended (close it to free it).",
+              "code=N signal=S\" for one whose shell ended, or \"lost: REASON\" for a remote one whose link ended "
+              "(close it to free it).",
               object_schema(Json::object(), Json::array()), true);
 }
 
@@ -306,8 +315,8 @@ Result<ToolCall> parse_close(Arguments& a) {
 
 }  // namespace
 
-Json tool_list() {
-  return Json::array({open_tool(), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(), resize_tool()});
+Json tool_list(const std::vector<std::string>& backend_types) {
+  return Json::array({open_tool(backend_types), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(), resize_tool()});
 }
 
 std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
@@ -44,8 +45,9 @@ struct CloseCall {
 struct ListCall {};
 using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall>;
 
-// The `tools` array of a tools/list result.
-Json tool_list();
+// The `tools` array of a tools/list result; terminal_open's `type` names `backend_types`
+// (the service's, e.g. "shell" and each --remote NAME).
+Json tool_list(const std::vector<std::string>& backend_types = {"shell"});
 
 // nullopt when `name` is no tool of ours; else the call, or INVALID_ARGUMENT naming the
 // argument that is missing, mistyped or unknown (the model can fix it and call again).

@@ -70,6 +70,8 @@ Json encode_error(const Error& error);  // {code, message, errors?}
 // One response line: compact JSON, invalid UTF-8 replaced (never throws), no newline.
 std::string serialize(const Json& response);
 
+// {"kind":"running"}, {"kind":"exited","exitCode":N|null,"signal":"SIGKILL"|null} or
+// {"kind":"lost","reason":"ssh exited 255: ..."}.
 Json encode_status(const SessionStatus& status);
 Json encode_snapshot(const SessionSnapshot& session);
 // Text fields are cut to `cap` bytes at a UTF-8 boundary and flagged `truncated`.

@@ -1,6 +1,6 @@
-// dshpty-repl: one program driving a real dshpty::Service with the shell backend in one
-// libev loop, through one engine; text for people, --json for programs (see --help and
-// docs/tool-protocol.md).
+// dshpty-repl: one program driving a real dshpty::Service with the shell backend (and any
+// --remote ones) in one libev loop, through one engine; text for people, --json for
+// programs (see --help and docs/tool-protocol.md).
 #include <unistd.h>
 
 #include <cstdio>
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     if (options.json) out_flags.set_nonblocking();
 
     Service service(loop);
-    auto registration = service.register_backend(make_shell_backend(loop, tool::shell_config(options)));
+    auto registration = tool::register_backends(service, loop, tool::shell_config(options), options);
     if (!registration) {
       std::fprintf(stderr, "dshpty-repl: %s\n", describe(registration.error()).c_str());
       exit_code = 1;

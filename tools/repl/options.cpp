@@ -31,6 +31,7 @@ Result<Options> parse_options(const std::vector<std::string_view>& args) {
     }
     if (!status) return status.error();
   }
+  if (auto checked = tool::check_session_options(options); !checked) return checked.error();
   if (options.json && options.open_main) return bad("--open-main is for text mode, not --json");
   return options;
 }
@@ -40,8 +41,9 @@ std::string version_text() { return "dshpty-repl " DSHPTY_VERSION "\n"; }
 std::string usage_text() {
   return R"HELP(Usage: dshpty-repl [OPTIONS]
 
-Drive persistent PTY sessions of a dshpty service (local shell backend) from a
-terminal, or from another program with --json. One process, one libev loop.
+Drive persistent PTY sessions of a dshpty service (local shell backend, and the
+remote ones of --remote) from a terminal, or from another program with --json. One
+process, one libev loop.
 
 Options:
   --help                  print this help and exit
@@ -51,13 +53,15 @@ Options:
 )HELP" + std::string(tool::session_options_usage()) + R"HELP(
 Text mode (a terminal: line editing, history, Tab completes commands and sessions):
   open TYPE [NAME] [--cwd DIR]
-      start a session; prints "started terminal session pty-1 (main) [type: shell]"
-      then its start-up output, or "(no startup output)"
+      start a session of TYPE (shell, or a --remote NAME); prints "started
+      terminal session pty-1 (main) [type: shell]" then its start-up output, or
+      "(no startup output)"
   send [ID] [--no-submit] [--timeout MS] [--idle MS] [--] TEXT...
       type TEXT (verbatim; Enter unless --no-submit) and wait until the shell reads
       input again, goes idle, times out or exits; prints the output or
       "(no new output)", then "[wait: REASON]" (stdin_read, inferred_idle, timeout,
-      session_exit) and "[session: running]" or "[session: exited code=X signal=Y]"
+      session_exit) and "[session: running]", "[session: exited code=X signal=Y]"
+      or "[session: lost: REASON]" (a remote session's link ended)
   read [ID] [OFFSET [COUNT]]
       page retained output, OFFSET lines back from the newest, COUNT lines (500);
       prints the page or "(no retained output)", then "[lines: B-E of T]"
@@ -101,7 +105,8 @@ owner. Requests overlap: responses may come out of order.
   {"id":9,"op":"activity"}   -> {active}
   {"id":10,"op":"disposeOwner","owner":"agent-2"}  -> {}
   {"id":11,"op":"shutdown"}  -> {} once every session is gone; then exit 0
-  status is {"kind":"running"} or {"kind":"exited","exitCode":N|null,"signal":S|null}.
+  status is {"kind":"running"}, {"kind":"exited","exitCode":N|null,"signal":S|null}
+  or {"kind":"lost","reason":"ssh exited 255: ..."} (a remote link ended).
   Success: {"id":..,"ok":true,"result":{..}}. Failure: {"id":..,"ok":false,"error":
   {"code":"NO_SESSION","message":"unknown PTY session ID"}} ("errors":[..] for
   aggregates). A bad line (not JSON, unknown op, missing or mistyped field, longer

@@ -26,6 +26,14 @@ std::string session_label(const SessionSnapshot& session) {
 
 std::string format_status(const SessionStatus& status) {
   if (status.running()) return "running";
+  if (status.kind == SessionStatus::Kind::lost) {
+    // The transport's words on one line: a status is part of a line ("[session: ...]", list).
+    std::string reason = status.reason;
+    while (!reason.empty() && static_cast<unsigned char>(reason.back()) <= 0x20) reason.pop_back();
+    for (char& c : reason)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    return reason.empty() ? "lost" : "lost: " + reason;
+  }
   return "exited code=" + (status.exit_code ? std::to_string(*status.exit_code) : std::string("null")) +
          " signal=" + (status.signal ? signal_number_name(*status.signal) : std::string("null"));
 }

@@ -16,7 +16,8 @@ namespace dshpty::render {
 
 // "pty-1 (main)" or "pty-1".
 std::string session_label(const SessionSnapshot& session);
-// "running" or "exited code=2 signal=null".
+// "running", "exited code=2 signal=null" or "lost: ssh exited 255: Connection refused" (a
+// remote session's link ended; the reason on one line, control characters as spaces).
 std::string format_status(const SessionStatus& status);
 
 std::string format_open(const SpawnResult& result, std::size_t cap);
