@@ -84,7 +84,7 @@ def main():
                      "--remote", "ssh=" + shlex.join(plain),
                      "--remote", "ssh-reuse=" + shlex.join(reuse)])
 
-        ssh_rt = ssh_round_trip(plain, rounds)
+        ssh_rt = ssh_round_trip(server.ssh_argv(), rounds)
 
         sessions = {kind: repl.call("open", type=kind)["sessionId"] for kind in ("shell", "ssh")}
         rt = {kind: [] for kind in sessions}

@@ -118,11 +118,13 @@ void StreamChannel::release() {
 
 // ---- the link ----------------------------------------------------------------------------
 
+// Frames made while handling one event leave together, in one write once the loop is back
+// in its poll: over TCP (ssh) separate small writes would wait on Nagle and delayed ACKs.
 void StreamChannel::send(std::string frame_bytes) {
   if (!transport_.link.valid() || link_broken_) return;
   outbox_.append(frame_bytes);
   last_tx_ = ev_now(loop_);
-  flush();
+  ev_io_start(loop_, &link_write_);
 }
 
 void StreamChannel::on_link_writable(struct ev_loop*, ev_io* w, int) {

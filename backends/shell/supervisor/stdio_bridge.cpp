@@ -102,7 +102,7 @@ class Bridge final : private ChannelEvents {
         .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
         .str(build)
         .end();
-    flush();
+    queue_flush();
     ev_io_start(loop_, &in_io_);
     ev_run(loop_, 0);
     return exit_code_;
@@ -152,6 +152,14 @@ class Bridge final : private ChannelEvents {
       return;
     }
     ev_io_stop(loop_, &out_io_);
+    update_flow();
+  }
+
+  // Frames made while handling one event go out together, in one write once the loop is
+  // back in its poll: a TCP link (ssh) then carries one segment where separate small writes
+  // would wait on Nagle and delayed ACKs, which cost milliseconds a send.
+  void queue_flush() {
+    if (!outbox_.empty() && !link_down_) ev_io_start(loop_, &out_io_);
     update_flow();
   }
 
@@ -304,7 +312,7 @@ class Bridge final : private ChannelEvents {
       case Type::ping: {
         if (!r.done()) return protocol_error("bad PING");
         FrameWriter(outbox_).begin(Type::pong).end();
-        return flush();
+        return queue_flush();
       }
       default:
         return protocol_error(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
@@ -345,7 +353,7 @@ class Bridge final : private ChannelEvents {
     auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
     if (!channel) {
       FrameWriter(outbox_).begin(Type::start_failed).str(channel.error()->message).end();
-      return flush();
+      return queue_flush();
     }
     channel_ = std::move(*channel);
   }
@@ -389,7 +397,7 @@ class Bridge final : private ChannelEvents {
   void answer_probe(std::uint32_t seq) {
     if (!channel_) {
       send_state(seq, Facts{});
-      return flush();
+      return queue_flush();
     }
     // The output the terminal holds now goes first: the answer follows it.
     const bool was_paused = paused_;
@@ -405,7 +413,7 @@ class Bridge final : private ChannelEvents {
       }
     }
     send_state(seq, f);
-    flush();
+    queue_flush();
   }
 
   void finish_quiescent() {
@@ -419,12 +427,12 @@ class Bridge final : private ChannelEvents {
   void on_started(pid_t shell_pid) override {
     shell_pid_ = shell_pid;
     FrameWriter(outbox_).begin(Type::started).i32(shell_pid).end();
-    flush();
+    queue_flush();
   }
 
   void on_start_failed(Error cause) override {
     FrameWriter(outbox_).begin(Type::start_failed).str(cause->message).end();
-    flush();
+    queue_flush();
   }
 
   void on_output(std::string_view bytes) override {
@@ -437,17 +445,17 @@ class Bridge final : private ChannelEvents {
       sent_ += chunk.size();
       bytes.remove_prefix(chunk.size());
     }
-    if (!link_down_) flush();
+    if (!link_down_) queue_flush();
   }
 
   void on_output_ended() override {
     FrameWriter(outbox_).begin(Type::output_ended).end();
-    if (!link_down_) flush();
+    if (!link_down_) queue_flush();
   }
 
   void on_write_progress() override {
     FrameWriter(outbox_).begin(Type::written).u64(channel_ ? channel_->bytes_written() : 0).end();
-    if (!link_down_) flush();
+    if (!link_down_) queue_flush();
   }
 
   void on_exited(SessionStatus status) override {
@@ -456,7 +464,7 @@ class Bridge final : private ChannelEvents {
         .u8(status.signal ? 1 : 0)
         .i32(status.signal ? *status.signal : status.exit_code.value_or(0))
         .end();
-    if (!link_down_) flush();
+    if (!link_down_) queue_flush();
   }
 
   void on_quiescent() override {
