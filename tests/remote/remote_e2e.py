@@ -439,19 +439,25 @@ def flood(server):
         sid = ids()
         repl.request({"id": sid, "op": "send", "sessionId": session, "text": "yes"})
         wait_until(lambda: any(_argv(p) == ["yes"] for p in descendants(helpers[0])), "yes running")
+        # The far side's memory: the --stdio face and the local face it runs (which reads the PTY).
+        far_side = [helpers[0]] + [p for p in descendants(helpers[0])
+                                   if os.path.basename((_argv(p) or [""])[0]) == "dshpty-supervisor"]
         peak_host = peak_far = 0
         end = time.monotonic() + 3.0
         while time.monotonic() < end:
             peak_host = max(peak_host, rss(repl.proc.pid))
-            peak_far = max(peak_far, rss(helpers[0]))
+            peak_far = max([peak_far] + [rss(p) for p in far_side])
             time.sleep(0.05)  # sampling memory over the flood's 3 s
         check(repl.ok({"id": ids(), "op": "cancel", "sendId": sid}) == {"cancelled": True}, "cancel")
         r = repl.response(sid)
         check(r.get("ok") is True and r["result"]["sessionStatus"] == {"kind": "running"}, f"the flood's send: {r}")
+        # More came through than a result holds: the memory above was measured under a real flood.
+        check(r["result"]["truncated"] is True, "the flood's viewport was not cut: did output flow?")
         peak_host = max(peak_host, rss(repl.proc.pid))
-        print(f"flood: peak RSS host {peak_host >> 20} MiB, far helper {peak_far >> 20} MiB", flush=True)
+        print(f"flood: peak RSS host {peak_host >> 20} MiB, far helpers {peak_far >> 20} MiB "
+              f"({len(far_side)} processes)", flush=True)
         check(peak_host < MEMORY_BOUND, f"the REPL's RSS reached {peak_host >> 20} MiB")
-        check(peak_far < MEMORY_BOUND, f"the far helper's RSS reached {peak_far >> 20} MiB")
+        check(peak_far < MEMORY_BOUND, f"a far helper's RSS reached {peak_far >> 20} MiB")
 
         page = repl.ok({"id": ids(), "op": "read", "sessionId": session, "count": 50})
         check("y\ny\ny\n" in page["text"] and page["totalLines"] >= 50, f"the last page: {page}")
