@@ -183,7 +183,8 @@ TEST_CASE("remote: a flood is bounded and complete; resize and the screen follow
   r = fx.send(*s.session, send_of("seq 1 300000"));
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->truncated);
-  CHECK(r->viewport.find("300000\n") != std::string::npos);
+  CHECK_MESSAGE(r->viewport.find("300000\n") != std::string::npos, wait_reason_name(r->wait_reason), " ",
+                r->viewport.substr(r->viewport.size() - std::min<std::size_t>(200, r->viewport.size())));
   auto* sh = dynamic_cast<shell::ShellSession*>(s.session.get());
   REQUIRE(sh);
   CHECK(sh->text_memory_bytes() < 16u << 20);

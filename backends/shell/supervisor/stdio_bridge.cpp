@@ -399,15 +399,15 @@ class Bridge final : private ChannelEvents {
       send_state(seq, Facts{});
       return queue_flush();
     }
-    // The output the terminal holds now goes first: the answer follows it.
-    const bool was_paused = paused_;
-    if (was_paused) channel_->pause_output(false);
+    // The output the terminal holds now goes first: the answer follows it. While the window
+    // holds output back, some of it may still sit in the terminal, and a reader seen now
+    // would be reported ahead of output it printed before reading: not proven then (the
+    // host asks again). The pause itself is update_flow's alone.
     drain(kProbeDrainReads);
-    if (was_paused) channel_->pause_output(true);
     Facts f = cheap_facts();
     if (f.foreground > 0) {
       f.ignored = ignored_signals(f.foreground);
-      if (channel_->foreground_reading()) f.flags |= frames::kStateReading;
+      if (!paused_ && channel_->foreground_reading()) f.flags |= frames::kStateReading;
       if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {
         f.flags |= frames::kStateLeaderIsShell;
       }
