@@ -29,8 +29,8 @@ struct RemoteConfig {
   std::vector<std::string> transport;
   // The far shell and the terminal layer: argv, cwd (on the far side), rows, cols,
   // terminal, env (overrides applied to the far helper's environment), the timeouts and
-  // bounds. supervisor_path, on_raw_output and the sandbox fields are not used (a confined
-  // far session is a transport running bwrap).
+  // bounds, on_raw_output. supervisor_path and the sandbox fields are not used (a
+  // confined far session is a transport running bwrap).
   ShellConfig shell;
   // An idle link is pinged this often, and declared dead after link_timeout without a
   // frame from the far side (the far helper applies the same bound to the host).
