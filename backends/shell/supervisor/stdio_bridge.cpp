@@ -163,6 +163,16 @@ class Bridge final : private ChannelEvents {
     update_flow();
   }
 
+  // One non-blocking pass over the outbox, whatever the link's state.
+  void flush_once() {
+    while (!outbox_.empty()) {
+      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      outbox_.erase(0, static_cast<std::size_t>(n));
+    }
+  }
+
   // Before exiting: whatever the outbox holds goes out, blocking (nothing else is left).
   void flush_blocking() {
     int flags = ::fcntl(kStdout, F_GETFL);
@@ -197,7 +207,12 @@ class Bridge final : private ChannelEvents {
   void link_ended(const std::string& why) {
     if (link_down_) return;
     link_down_ = true;
-    if (!why.empty()) std::fprintf(stderr, "dshpty-supervisor --stdio: %s\n", why.c_str());
+    if (!why.empty()) {
+      // A broken protocol or a silent host: the program's status says it failed, even
+      // once its tree is proven gone.
+      link_failed_ = true;
+      std::fprintf(stderr, "dshpty-supervisor --stdio: %s\n", why.c_str());
+    }
     ev_io_stop(loop_, &in_io_);
     ev_timer_stop(loop_, &link_timer_);
     if (!channel_ || channel_->quiescent()) return finish(0);
@@ -217,7 +232,7 @@ class Bridge final : private ChannelEvents {
   }
 
   void finish(int code) {
-    exit_code_ = code;
+    exit_code_ = code != 0 || link_failed_ ? (code != 0 ? code : 1) : 0;
     ev_timer_stop(loop_, &kill_bound_);
     ev_timer_stop(loop_, &link_timer_);
     ev_io_stop(loop_, &in_io_);
@@ -279,8 +294,11 @@ class Bridge final : private ChannelEvents {
       case Type::signal: {
         const pid_t pgid = r.i32();
         const int signo = r.i32();
-        if (!r.done() || pgid <= 0 || signo <= 0 || signo >= NSIG) return protocol_error("bad SIGNAL");
-        // The group may be gone by now (the job ended): nothing to do then.
+        if (!r.done()) return protocol_error("bad SIGNAL");
+        // Refused, not fatal: group 0 or below would be this program's own (or every
+        // process's), a number outside 1..NSIG-1 no signal. The group may also be gone by
+        // now (the job ended): nothing to do then either.
+        if (pgid <= 0 || signo <= 0 || signo >= NSIG) return;
         if (channel_) (void)channel_->signal_group(pgid, signo);
         return;
       }
@@ -472,7 +490,13 @@ class Bridge final : private ChannelEvents {
     // is the last output, then its end.
     channel_->pause_output(false);
     drain(1024);
-    if (link_down_) return finish(0);
+    if (link_down_) {
+      // The host may have closed only its sending side (EOF on our stdin, its reading side
+      // open): say it, without blocking on a link that may be stalled or gone.
+      FrameWriter(outbox_).begin(Type::quiescent).end();
+      flush_once();
+      return finish(0);
+    }
     finish_quiescent();
   }
 
@@ -494,6 +518,7 @@ class Bridge final : private ChannelEvents {
   bool hello_ = false;
   bool opened_ = false;
   bool link_down_ = false;
+  bool link_failed_ = false;
   bool paused_ = false;
   std::uint32_t link_timeout_ms_ = 0;
   std::uint64_t sent_ = 0;
