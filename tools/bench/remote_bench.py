@@ -1,7 +1,9 @@
-"""Remote sessions over ssh on loopback, beside a local session in the same run and the same
-dshpty-repl --json process (so the REPL's own cost is in both): send round trip, output
-throughput, spawn to first prompt with and without ssh connection reuse (ControlMaster);
-and ssh's own round trip measured the same way (a line through a remote `cat`, sequentially).
+"""Remote sessions over ssh on loopback, beside a local session and a remote one over a plain
+pipe (the far helper as its own transport: the protocol's cost without ssh's), in the same
+run and the same dshpty-repl --json process (so the REPL's own cost is in all): send round
+trip, output throughput, spawn to first prompt with and without ssh connection reuse
+(ControlMaster); and ssh's own round trip measured the same way (a line through a remote
+`cat`, sequentially).
 Uses the remote suite's private sshd (tests/remote/sshd_fixture.py); never the network.
 
     remote_bench.py PATH/TO/dshpty-repl PATH/TO/dshpty-supervisor [ROUNDS]
@@ -81,12 +83,13 @@ def main():
         reuse = plain[:1] + ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/cm",
                              "-o", "ControlPersist=60"] + plain[1:]
         repl = Repl([repl_path, "--json",
+                     "--remote", "pipe=" + shlex.join(far),
                      "--remote", "ssh=" + shlex.join(plain),
                      "--remote", "ssh-reuse=" + shlex.join(reuse)])
 
         ssh_rt = ssh_round_trip(server.ssh_argv(), rounds)
 
-        sessions = {kind: repl.call("open", type=kind)["sessionId"] for kind in ("shell", "ssh")}
+        sessions = {kind: repl.call("open", type=kind)["sessionId"] for kind in ("shell", "pipe", "ssh")}
         rt = {kind: [] for kind in sessions}
         for i in range(rounds + 10):
             for kind, sid in sessions.items():
@@ -105,7 +108,7 @@ def main():
             repl.call("close", sessionId=sid)
 
         spawn = {}
-        for kind in ("shell", "ssh", "ssh-reuse"):
+        for kind in ("shell", "pipe", "ssh", "ssh-reuse"):
             samples = []
             for i in range(11):
                 opened = {}
