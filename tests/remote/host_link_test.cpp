@@ -35,22 +35,9 @@ RemoteConfig config_for(const FakeFar& far, const char* mode) {
   return c;
 }
 
-Spawned spawn_remote(struct ev_loop* loop, RemoteConfig config) {
-  auto backend = make_remote_backend(loop, std::move(config));
-  SpawnSpec spec;
-  spec.session_id = fresh_marker("pty");
-  bool done = false;
-  Spawned out;
-  backend->spawn(std::move(spec), [&](Result<std::unique_ptr<BackendSession>> r) {
-    done = true;
-    if (r) {
-      out.session = std::move(r.value());
-    } else {
-      out.error = r.error();
-    }
-  });
-  REQUIRE(run_until(loop, [&] { return done; }, 20s));
-  return out;
+Spawned spawn_remote(ShellFixture& fx, RemoteConfig config) {
+  auto backend = make_remote_backend(fx.loop(), std::move(config));
+  return fx.spawn_on(*backend);
 }
 
 // The transport was reaped: no such process (not even a zombie of ours).
@@ -58,28 +45,23 @@ bool gone(pid_t pid) { return pid > 0 && ::kill(pid, 0) < 0 && errno == ESRCH; }
 
 std::string words(const Error& e) { return e ? e->message : std::string("(no error)"); }
 
-struct Loop {
-  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
-  ~Loop() { ev_loop_destroy(loop); }
-};
-
 }  // namespace
 
 TEST_CASE("a transport that fails before the far helper speaks fails the spawn in its words") {
-  Loop l;
+  ShellFixture fx;
   FakeFar far;
-  Spawned s = spawn_remote(l.loop, config_for(far, "exit-words"));
+  Spawned s = spawn_remote(fx, config_for(far, "exit-words"));
   REQUIRE_FALSE(s.session);
   CHECK(words(s.error) == "python3 exited 255: fake-ssh: connect to host far port 22: Connection refused");
   CHECK(gone(far.pid()));
 }
 
 TEST_CASE("a transport that cannot be started fails the spawn naming it") {
-  Loop l;
+  ShellFixture fx;
   RemoteConfig c;
   c.type = "fake";
   c.transport = {"/nonexistent/ssh", "x"};
-  Spawned s = spawn_remote(l.loop, c);
+  Spawned s = spawn_remote(fx, c);
   REQUIRE_FALSE(s.session);
   CHECK(words(s.error).find("cannot start transport /nonexistent/ssh") != std::string::npos);
 }
@@ -95,9 +77,9 @@ TEST_CASE("another protocol version, garbage, silence: each a clear start failur
   };
   for (const Case& c : cases) {
     CAPTURE(c.mode);
-    Loop l;
+    ShellFixture fx;
     FakeFar far;
-    Spawned s = spawn_remote(l.loop, config_for(far, c.mode));
+    Spawned s = spawn_remote(fx, config_for(far, c.mode));
     REQUIRE_FALSE(s.session);
     CHECK(words(s.error) == c.expect);
     CHECK(gone(far.pid()));
@@ -105,9 +87,9 @@ TEST_CASE("another protocol version, garbage, silence: each a clear start failur
 }
 
 TEST_CASE("an unknown frame after WELCOME breaks the link: the spawn fails, unconfirmed") {
-  Loop l;
+  ShellFixture fx;
   FakeFar far;
-  Spawned s = spawn_remote(l.loop, config_for(far, "odd-frame"));
+  Spawned s = spawn_remote(fx, config_for(far, "odd-frame"));
   REQUIRE_FALSE(s.session);
   CHECK(describe(s.error).find("protocol error: unknown frame type 200") != std::string::npos);
   // It had spoken: what it may have started cannot be proven gone, and the error says so.
@@ -116,12 +98,12 @@ TEST_CASE("an unknown frame after WELCOME breaks the link: the spawn fails, unco
 }
 
 TEST_CASE("a far side that stops answering: the session turns lost and a close says unconfirmed") {
-  Loop l;
+  ShellFixture fx;
   FakeFar far;
-  Spawned s = spawn_remote(l.loop, config_for(far, "prompt-then-mute"));
+  Spawned s = spawn_remote(fx, config_for(far, "prompt-then-mute"));
   REQUIRE(s.session);
   CHECK(s.session->status().running());
-  REQUIRE(run_until(l.loop, [&] { return s.session->status().kind == SessionStatus::Kind::lost; }, 10s));
+  REQUIRE(run_until(fx.loop(), [&] { return s.session->status().kind == SessionStatus::Kind::lost; }, 10s));
   CHECK(s.session->status().reason == "python3: no frame from the far helper for 300 ms");
   bool closed = false;
   Status result;
@@ -129,16 +111,16 @@ TEST_CASE("a far side that stops answering: the session turns lost and a close s
     closed = true;
     result = st;
   });
-  REQUIRE(run_until(l.loop, [&] { return closed; }, 10s));
+  REQUIRE(run_until(fx.loop(), [&] { return closed; }, 10s));
   REQUIRE_FALSE(result);
   CHECK(words(result.error()).find("unconfirmed") != std::string::npos);
   CHECK(gone(far.pid()));
 }
 
 TEST_CASE("the link ends during a send: the send completes session_exit and the status is lost") {
-  Loop l;
+  ShellFixture fx;
   FakeFar far;
-  Spawned s = spawn_remote(l.loop, config_for(far, "prompt-then-exit"));
+  Spawned s = spawn_remote(fx, config_for(far, "prompt-then-exit"));
   REQUIRE(s.session);
   bool done = false;
   Result<SendResult> result = make_error(Code::BACKEND_FAILED, "not completed");
@@ -147,7 +129,7 @@ TEST_CASE("the link ends during a send: the send completes session_exit and the 
     result = std::move(r);
   });
   REQUIRE(op);
-  REQUIRE(run_until(l.loop, [&] { return done; }, 10s));
+  REQUIRE(run_until(fx.loop(), [&] { return done; }, 10s));
   REQUIRE(result);
   CHECK(result->wait_reason == WaitReason::session_exit);
   CHECK(result->session_status.kind == SessionStatus::Kind::lost);

@@ -25,21 +25,7 @@ RemoteConfig remote_config(const ShellFixture& fx) {
 
 Spawned spawn_remote(ShellFixture& fx, RemoteConfig config, SpawnRequest request = {}) {
   auto backend = make_remote_backend(fx.loop(), std::move(config));
-  SpawnSpec spec;
-  spec.session_id = fresh_marker("pty");
-  spec.request = std::move(request);
-  bool done = false;
-  Spawned out;
-  backend->spawn(std::move(spec), [&](Result<std::unique_ptr<BackendSession>> r) {
-    done = true;
-    if (r) {
-      out.session = std::move(r.value());
-    } else {
-      out.error = r.error();
-    }
-  });
-  REQUIRE(run_until(fx.loop(), [&] { return done; }, 30s));
-  return out;
+  return fx.spawn_on(*backend, std::move(request));
 }
 
 SendRequest send_of(std::string text, std::optional<std::chrono::milliseconds> idle = {}) {

@@ -175,18 +175,22 @@ ShellConfig ShellFixture::config() const {
 }
 
 void ShellFixture::remember(const Spawned& s) {
-  if (auto* sh = s.shell()) helpers_.push_back(sh->supervisor_pid());
+  if (auto* sh = s.shell(); sh && sh->supervisor_pid() > 0) helpers_.push_back(sh->supervisor_pid());
 }
 
 Spawned ShellFixture::spawn(ShellConfig config, SpawnRequest request, AbortSignal signal) {
   auto backend = make_shell_backend(loop_, std::move(config));
+  return spawn_on(*backend, std::move(request), std::move(signal));
+}
+
+Spawned ShellFixture::spawn_on(Backend& backend, SpawnRequest request, AbortSignal signal) {
   SpawnSpec spec;
   spec.session_id = fresh_marker("pty");
   spec.request = std::move(request);
   spec.signal = std::move(signal);
   bool done = false;
   Spawned out;
-  backend->spawn(std::move(spec), [&](Result<std::unique_ptr<BackendSession>> r) {
+  backend.spawn(std::move(spec), [&](Result<std::unique_ptr<BackendSession>> r) {
     done = true;
     if (r) {
       out.session = std::move(r.value());

@@ -70,6 +70,8 @@ class ShellFixture {
   // Spawns through a shell backend with `config` and runs the loop until it completes.
   Spawned spawn(ShellConfig config, SpawnRequest request = {}, AbortSignal signal = {});
   Spawned spawn() { return spawn(config()); }
+  // Spawns through any backend on this fixture's loop (a remote one, say) the same way.
+  Spawned spawn_on(Backend& backend, SpawnRequest request = {}, AbortSignal signal = {});
   // Closes and runs the loop until the close completes; the result of the close.
   Status close(BackendSession& session, std::chrono::milliseconds timeout = 30s);
   // Writes a line to the shell.

@@ -13,6 +13,7 @@
 #include "proc/pidfd.hpp"
 #include "proc/procfs.hpp"
 #include "channel/protocol.hpp"
+#include "channel/spawn_attrs.hpp"
 
 #ifndef DSHPTY_SUPERVISOR_DEFAULT
 #error "DSHPTY_SUPERVISOR_DEFAULT (the installed helper path) must be defined by the build"
@@ -27,19 +28,6 @@ pid_t parent_of(pid_t pid) {
   procfs::Stat st;
   return procfs::read_stat(pid, st) ? st.ppid : -1;
 }
-
-struct SpawnAttrs {
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  SpawnAttrs() {
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_init(&actions);
-  }
-  ~SpawnAttrs() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-};
 
 }  // namespace
 

@@ -151,7 +151,6 @@ class StreamChannel final : public ProcessChannel {
   std::uint32_t next_seq_ = 0;    // the last PROBE's seq
   std::uint32_t stale_before_ = 0;  // answers to probes up to this seq are stale
   std::uint32_t answered_seq_ = 0;
-  mutable bool want_probe_ = false;
 };
 
 }  // namespace dshpty::shell

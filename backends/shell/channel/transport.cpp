@@ -9,25 +9,13 @@
 #include <unistd.h>
 
 #include "proc/pidfd.hpp"
+#include "channel/spawn_attrs.hpp"
 
 extern char** environ;
 
 namespace dshpty::shell {
 
 namespace {
-
-struct SpawnAttrs {
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  SpawnAttrs() {
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_init(&actions);
-  }
-  ~SpawnAttrs() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-};
 
 Status set_nonblocking(int fd, const char* what) {
   int flags = ::fcntl(fd, F_GETFL);

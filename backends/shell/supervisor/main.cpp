@@ -7,8 +7,10 @@
 // A kill is driven by SIGCHLD too: each batch of reaped processes triggers the next SIGKILL
 // round, with a backed-off timer only as the fallback for a round that reaped nothing.
 //
-// It keeps to system calls and malloc (no stdio, no iostream, no C++ runtime): there is
-// one per session, and it is linked statically where the toolchain allows (meson.build).
+// This face keeps to system calls and malloc (no stdio, no iostream, no C++ runtime in its
+// path): there is one per session, and it is linked statically where the toolchain allows
+// (meson.build). The same binary's --stdio face (stdio_bridge.cpp), the far side of a
+// remote session, is a libev program; nothing of it runs here.
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
