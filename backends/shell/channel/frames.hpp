@@ -1,7 +1,7 @@
 // The stream protocol between the host (channel/stream_channel.cpp) and a far
 // `dshpty-supervisor --stdio` (supervisor/stdio_bridge.cpp), over any byte pipe (ssh,
 // `podman exec -i`, `kubectl exec -i`, `sh -c`). This comment is its one definition
-// (docs: ../shared/design/remote.md).
+// (the design: docs/remote.md).
 //
 // A frame: u32 length | u8 type | payload, little endian; `length` counts the type byte and
 // the payload, so it is at least 1 and at most kMaxFrame. Output is cut into OUT frames of
