@@ -185,3 +185,20 @@ TEST_CASE("remote: a flood is bounded and complete; resize and the screen follow
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }
+
+TEST_CASE("remote: a far shell that cannot start fails the spawn in the far side's words") {
+  ShellFixture fx;
+  RemoteConfig c = remote_config(fx);
+  c.shell.argv = {"/nonexistent/bash"};
+  auto s = spawn_remote(fx, c);
+  REQUIRE_FALSE(s.session);
+  CHECK_MESSAGE(describe(s.error).find("on the far side: cannot execute shell /nonexistent/bash") != std::string::npos,
+                describe(s.error));
+  // A path near a frame's size: its words are cut to fit a frame, never a broken frame.
+  c.shell.argv = {"/nonexistent/" + std::string(60000, 'x')};
+  s = spawn_remote(fx, c);
+  REQUIRE_FALSE(s.session);
+  CHECK(describe(s.error).find("on the far side: cannot execute shell /nonexistent/xxx") != std::string::npos);
+  CHECK(describe(s.error).size() < 8192);
+  CHECK(marked_processes(fx.marker()).empty());
+}

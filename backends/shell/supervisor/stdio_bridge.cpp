@@ -71,6 +71,14 @@ std::uint64_t ignored_signals(pid_t pid) {
   return line ? std::strtoull(line + 8, nullptr, 16) : 0;
 }
 
+// A message for a frame: an error's words may carry a path or an argv from OPEN, and a
+// frame must stay within kMaxFrame.
+std::string clip(std::string text) {
+  constexpr std::size_t kMaxText = 4096;
+  if (text.size() > kMaxText) text.resize(kMaxText);
+  return text;
+}
+
 std::string self_executable() {
   char path[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof path);
@@ -87,9 +95,18 @@ class Bridge final : private ChannelEvents {
     in_io_.data = out_io_.data = link_timer_.data = kill_bound_.data = this;
   }
 
+  // The link's file descriptions may be shared with whoever started us (a terminal, a
+  // pipe of a container runtime): their O_NONBLOCK is put back as it was.
+  ~Bridge() {
+    for (int fd : {kStdin, kStdout}) {
+      if (saved_flags_[fd] >= 0) ::fcntl(fd, F_SETFL, saved_flags_[fd]);
+    }
+  }
+
   int run() {
     for (int fd : {kStdin, kStdout}) {
       int flags = ::fcntl(fd, F_GETFL);
+      saved_flags_[fd] = flags;
       if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
         std::fprintf(stderr, "dshpty-supervisor --stdio: stdin/stdout: %s\n", std::strerror(errno));
         return 1;
@@ -198,7 +215,7 @@ class Bridge final : private ChannelEvents {
 
   void protocol_error(const std::string& why) {
     if (link_down_) return;
-    FrameWriter(outbox_).begin(Type::error).u32(3).str("protocol error: " + why).end();
+    FrameWriter(outbox_).begin(Type::error).u32(3).str(clip("protocol error: " + why)).end();
     flush();
     link_ended("protocol error: " + why);
   }
@@ -370,7 +387,7 @@ class Bridge final : private ChannelEvents {
                        rows, cols, argv.front(), dir};
     auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
     if (!channel) {
-      FrameWriter(outbox_).begin(Type::start_failed).str(channel.error()->message).end();
+      FrameWriter(outbox_).begin(Type::start_failed).str(clip(channel.error()->message)).end();
       return queue_flush();
     }
     channel_ = std::move(*channel);
@@ -449,7 +466,7 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_start_failed(Error cause) override {
-    FrameWriter(outbox_).begin(Type::start_failed).str(cause->message).end();
+    FrameWriter(outbox_).begin(Type::start_failed).str(clip(cause->message)).end();
     queue_flush();
   }
 
@@ -501,7 +518,7 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_lost(Error cause) override {
-    FrameWriter(outbox_).begin(Type::error).u32(2).str(cause->message).end();
+    FrameWriter(outbox_).begin(Type::error).u32(2).str(clip(cause->message)).end();
     if (!link_down_) flush_blocking();
     finish(1);
   }
@@ -525,6 +542,7 @@ class Bridge final : private ChannelEvents {
   std::uint64_t acked_ = 0;
   Facts last_;
   int exit_code_ = 0;
+  int saved_flags_[2] = {-1, -1};
 };
 
 }  // namespace
