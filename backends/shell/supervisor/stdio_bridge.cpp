@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,8 @@ constexpr std::size_t kOutboxBound = 2 * frames::kMaxFrame;
 // After the link ended: how long the tree's kill may take before the program gives up
 // waiting (closing the local face's socket then makes it finish the kill on its own).
 constexpr double kKillBoundSeconds = 10.0;
+// How long the last frames (QUIESCENT, an ERROR) may wait for a slow link before exiting.
+constexpr int kLastWordsMs = 10'000;
 // Reads a probe may take to drain the terminal before it measures.
 constexpr int kProbeDrainReads = 64;
 constexpr std::uint32_t kMaxEntries = frames::kMaxFrame / 4;
@@ -190,15 +193,19 @@ class Bridge final : private ChannelEvents {
     }
   }
 
-  // Before exiting: whatever the outbox holds goes out, blocking (nothing else is left).
+  // Before exiting: whatever the outbox holds goes out, waiting for the link (nothing else
+  // is left to do), but at most kLastWordsMs: a stalled link must not keep us alive.
   void flush_blocking() {
-    int flags = ::fcntl(kStdout, F_GETFL);
-    if (flags >= 0) ::fcntl(kStdout, F_SETFL, flags & ~O_NONBLOCK);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLastWordsMs);
     while (!outbox_.empty()) {
-      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      outbox_.erase(0, static_cast<std::size_t>(n));
+      flush_once();
+      if (outbox_.empty()) break;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd out{kStdout, POLLOUT, 0};
+      if (left.count() <= 0 || ::poll(&out, 1, static_cast<int>(left.count())) <= 0 ||
+          (out.revents & (POLLERR | POLLHUP))) {
+        break;
+      }
     }
   }
 
