@@ -5,6 +5,9 @@
 // every process gone when the close succeeds. (Over ssh: remote_e2e.py.)
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "dshpty/remote.hpp"
@@ -200,5 +203,45 @@ TEST_CASE("remote: a far shell that cannot start fails the spawn in the far side
   REQUIRE_FALSE(s.session);
   CHECK(describe(s.error).find("on the far side: cannot execute shell /nonexistent/xxx") != std::string::npos);
   CHECK(describe(s.error).size() < 8192);
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("remote: vim draws on the alternate screen, takes keys and writes the file") {
+  ShellFixture fx;
+  SpawnRequest req;
+  req.options = {{"terminal", "xterm"}, {"rows", "24"}, {"cols", "80"}};
+  auto s = spawn_remote(fx, remote_config(fx), req);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  const std::string file = "/tmp/" + fx.marker() + "-vim.txt";
+  auto started = fx.send(*s.session, test::request("vim -u NONE -N -n -i NONE " + file, 300ms, 30s));
+  REQUIRE_MESSAGE(started, show(started));
+  auto on_screen = [&](const std::string& text, bool alternate) {
+    return run_until(fx.loop(), [&] {
+      auto shot = s.session->screen();
+      if (!shot || shot->alternate != alternate) return false;
+      for (const auto& line : shot->lines) {
+        if (line.find(text) != std::string::npos) return true;
+      }
+      return false;
+    }, 30s);
+  };
+  REQUIRE(on_screen(fx.marker(), true));
+  SendRequest keys;
+  keys.text = "ihello over the pipe";
+  keys.keys = {"Escape"};
+  keys.submit = false;
+  keys.idle = 200ms;
+  auto typed = fx.send(*s.session, keys);
+  REQUIRE_MESSAGE(typed, show(typed));
+  REQUIRE(on_screen("hello over the pipe", true));
+  auto quit = fx.send(*s.session, send_of(":wq"));
+  REQUIRE_MESSAGE(quit, show(quit));
+  CHECK_MESSAGE((quit->wait_reason == WaitReason::stdin_read && quit->exit_code == 0), show(quit));
+  CHECK_FALSE(quit->screen);
+  std::ifstream in(file);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(content == "hello over the pipe\n");
+  std::remove(file.c_str());
+  CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
 }
