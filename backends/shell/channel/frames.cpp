@@ -64,6 +64,10 @@ FrameWriter& FrameWriter::raw(std::string_view bytes) {
   out_.append(bytes);
   return *this;
 }
+FrameWriter& FrameWriter::facts(const TerminalFacts& f) {
+  return i32(f.foreground).u8(f.flags).i32(f.input_unread).u64(f.ignored_signals).str(f.cwd);
+}
+
 void FrameWriter::end() {
   const std::size_t length = out_.size() - start_ - 4;
   assert(length >= 1 && length <= kMaxFrame);
@@ -95,6 +99,16 @@ std::string_view PayloadReader::rest() {
   std::string_view all = failed_ ? std::string_view() : rest_;
   rest_ = {};
   return all;
+}
+
+TerminalFacts PayloadReader::facts() {
+  TerminalFacts f;
+  f.foreground = i32();
+  f.flags = u8();
+  f.input_unread = i32();
+  f.ignored_signals = u64();
+  f.cwd = std::string(str());
+  return f;
 }
 
 void FrameReader::feed(std::string_view bytes) {

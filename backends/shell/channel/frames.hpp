@@ -92,6 +92,18 @@ enum class Type : std::uint8_t {
 // A type's name for messages ("OUT"), or nullptr for a byte that names no type.
 const char* type_name(std::uint8_t type);
 
+// ---- the STATE frame's facts -----------------------------------------------------------
+
+// What a STATE carries after its seq and offset; both sides read and write it here only.
+struct TerminalFacts {
+  std::int32_t foreground = -1;   // the terminal's foreground group, -1 for none
+  std::uint8_t flags = 0;         // kState*
+  std::int32_t input_unread = -1;  // -1: unknown
+  std::uint64_t ignored_signals = 0;  // of the foreground group's leader, bit signo-1
+  std::string cwd;                // of the shell; "" unknown
+  bool operator==(const TerminalFacts&) const = default;
+};
+
 // ---- writing ---------------------------------------------------------------------------
 
 // Appends one frame to `out`. The payload is built with the put_* helpers between begin()
@@ -107,6 +119,7 @@ class FrameWriter {
   FrameWriter& u64(std::uint64_t v);
   FrameWriter& str(std::string_view s);     // u32 length | bytes
   FrameWriter& raw(std::string_view bytes);  // bytes to the end of the frame
+  FrameWriter& facts(const TerminalFacts& f);  // a STATE's fields after seq and offset
   // Fills in the length. The caller keeps frames within kMaxFrame (asserted).
   void end();
 
@@ -134,6 +147,7 @@ class PayloadReader {
   std::uint64_t u64();
   std::string_view str();
   std::string_view rest();  // everything left
+  TerminalFacts facts();    // a STATE's fields after seq and offset
   // The payload was read exactly: nothing failed and nothing is left over.
   bool done() const { return !failed_ && rest_.empty(); }
   bool failed() const { return failed_; }

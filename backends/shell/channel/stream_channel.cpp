@@ -280,12 +280,7 @@ void StreamChannel::handle(const frames::Frame& f) {
 void StreamChannel::apply_state(PayloadReader& r) {
   const std::uint32_t seq = r.u32();
   r.u64();  // the offset: frames keep their order, so it is the output delivered so far
-  Facts facts;
-  facts.foreground = r.i32();
-  facts.flags = r.u8();
-  facts.input_unread = r.i32();
-  facts.ignored_signals = r.u64();
-  facts.cwd = std::string(r.str());
+  frames::TerminalFacts facts = r.facts();
   if (!r.done()) return break_link("protocol error: short STATE");
   // The ignored signals are measured only for a probe: an unasked STATE keeps the last.
   if (seq == 0 && facts.foreground == facts_.foreground) facts.ignored_signals = facts_.ignored_signals;

@@ -138,14 +138,7 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t acked_ = 0;
 
   // The far terminal's facts (see the top).
-  struct Facts {
-    pid_t foreground = -1;
-    std::uint8_t flags = 0;
-    std::int32_t input_unread = -1;
-    std::uint64_t ignored_signals = 0;
-    std::string cwd;
-  };
-  Facts facts_;
+  frames::TerminalFacts facts_;
   bool reading_ = false;          // from the latest fresh answer, until output follows it
   bool leader_is_shell_ = true;   // likewise
   std::uint32_t next_seq_ = 0;    // the last PROBE's seq

@@ -57,14 +57,7 @@ constexpr int kLastWordsMs = 10'000;
 constexpr int kProbeDrainReads = 64;
 constexpr std::uint32_t kMaxEntries = frames::kMaxFrame / 4;
 
-struct Facts {
-  pid_t foreground = -1;
-  std::uint8_t flags = 0;
-  std::int32_t input_unread = -1;
-  std::uint64_t ignored = 0;
-  std::string cwd;
-  bool operator==(const Facts&) const = default;
-};
+using Facts = frames::TerminalFacts;
 
 // The SigIgn mask of /proc/<pid>/status, or 0.
 std::uint64_t ignored_signals(pid_t pid) {
@@ -417,7 +410,7 @@ class Bridge final : private ChannelEvents {
     }
     if (auto unread = channel_->input_unread()) f.input_unread = static_cast<std::int32_t>(*unread);
     if (shell_pid_ > 0) f.cwd = channel_->working_directory(shell_pid_).value_or("");
-    f.ignored = last_.ignored;
+    f.ignored_signals = last_.ignored_signals;
     return f;
   }
 
@@ -426,11 +419,7 @@ class Bridge final : private ChannelEvents {
         .begin(Type::state)
         .u32(seq)
         .u64(sent_)
-        .i32(f.foreground)
-        .u8(f.flags)
-        .i32(f.input_unread)
-        .u64(f.ignored)
-        .str(f.cwd)
+        .facts(f)
         .end();
     last_ = f;
     last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateLeaderIsShell));
@@ -448,7 +437,7 @@ class Bridge final : private ChannelEvents {
     drain(kProbeDrainReads);
     Facts f = cheap_facts();
     if (f.foreground > 0) {
-      f.ignored = ignored_signals(f.foreground);
+      f.ignored_signals = ignored_signals(f.foreground);
       if (!paused_ && channel_->foreground_reading()) f.flags |= frames::kStateReading;
       if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {
         f.flags |= frames::kStateLeaderIsShell;
