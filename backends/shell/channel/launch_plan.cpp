@@ -63,13 +63,7 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
   envp.push_back(nullptr);
 
   SpawnAttrs s;
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&s.attr, &all);
-  posix_spawnattr_setsigmask(&s.attr, &none);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSID);
+  s.fresh_signals_and_session();
   // The socket first: if it sits at 0..2 the slave's dup2 would overwrite it.
   int sock = socket_fd;
   if (sock <= 2) {

@@ -58,12 +58,7 @@ Result<Transport> spawn_transport(const std::vector<std::string>& argv_words) {
   for (const auto& a : argv_words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   SpawnAttrs s;
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&s.attr, &all);
-  posix_spawnattr_setsigmask(&s.attr, &none);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID);
+  s.fresh_signals_and_session();
   posix_spawn_file_actions_adddup2(&s.actions, theirs.get(), 0);
   posix_spawn_file_actions_adddup2(&s.actions, theirs.get(), 1);
   posix_spawn_file_actions_adddup2(&s.actions, err_write.get(), 2);
