@@ -189,6 +189,18 @@ class McpServer:
               f"content: {result}")
         return content[0]["text"], result.get("isError")
 
+    def tool_with_progress(self, name, arguments, token):
+        """Calls a tool with a progress token; its result text and error flag, and the
+        progress messages that came before the result (those after it, a failure)."""
+        rid = self.start_tool(name, arguments, progress_token=token)
+        text, is_error = self.tool_result(rid)
+        index = next(i for i, m in enumerate(self.messages) if m.get("id") == rid)
+
+        def ours(m):
+            return m.get("method") == "notifications/progress" and m["params"]["progressToken"] == token
+        check(not any(ours(m) for m in self.messages[index:]), "progress after the result")
+        return text, is_error, [m["params"]["message"] for m in self.messages[:index] if ours(m)]
+
     def tool(self, name, arguments=None):
         """The text of a successful call."""
         text, is_error = self.tool_result(self.start_tool(name, arguments))

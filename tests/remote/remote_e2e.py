@@ -555,14 +555,9 @@ def mcp_face(mcp_path):
         sent = server.tool("terminal_send", {"session": "m", "text": "echo mcp-$((6*7))"})
         check("mcp-42" in sent and "[exit: 0]" in sent and "[session: running]" in sent, sent)
         # Progress notifications carry a remote send's output as it arrives, as for a local one.
-        rid = server.start_tool("terminal_send", {"session": "m",
-                                                  "text": "for i in 1 2 3; do echo tick-$i; sleep 0.3; done"},
-                                progress_token="ticks")
-        text, is_error = server.tool_result(rid)
+        text, is_error, ticks = server.tool_with_progress(
+            "terminal_send", {"session": "m", "text": "for i in 1 2 3; do echo tick-$i; sleep 0.3; done"}, "ticks")
         check(is_error is False and "tick-3" in text, text)
-        index = next(i for i, m in enumerate(server.messages) if m.get("id") == rid)
-        ticks = [m["params"]["message"] for m in server.messages[:index]
-                 if m.get("method") == "notifications/progress" and m["params"]["progressToken"] == "ticks"]
         check(any("tick-1" in t for t in ticks), f"progress carried the remote output: {ticks}")
         check("[pipe] running" in server.tool("terminal_list"), "list")
         check(server.tool("terminal_close", {"session": "m"}).startswith("closed terminal session"), "close")
