@@ -71,6 +71,7 @@ class RemoteBackend final : public Backend {
     if (integrated) {
       p.mark_nonce = shell::make_mark_nonce();
       p.startup_words = choice->rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
+      p.abandoned_lines = choice->dialect == shell::Dialect::fish;
     }
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.shell.cwd;
     shell::StreamLaunch launch;

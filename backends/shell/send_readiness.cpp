@@ -165,7 +165,6 @@ void ShellSession::on_write_landed() {
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated) {
     // Not this send's output, but it may show the shell back at its prompt.
-    prompt_watch_.observe(chunk);
     if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
     return;
   }
@@ -174,7 +173,6 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
   if (!send_->landed) return;
-  prompt_watch_.observe(chunk);
   check_prompt_readiness();
 }
 
@@ -182,7 +180,6 @@ void ShellSession::on_send_rewrite(std::string_view line) {
   send_->tail.rewrite_line(line);
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
-  if (send_->landed) prompt_watch_.rewrite();
 }
 
 void ShellSession::check_prompt_readiness() {

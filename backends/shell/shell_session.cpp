@@ -28,6 +28,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
                                          config.page_bytes}),
       emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }) {
   session_id_ = params_.session_id;
+  if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
   pipeline_.add(scrollback_);
   pipeline_.add(motd_);
   pipeline_.add(emulator_);
@@ -206,10 +207,15 @@ void ShellSession::on_bytes(std::string_view raw) {
   if (config_.on_raw_output) config_.on_raw_output(session_id_, raw);
 }
 
+void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
+  // Every mark, whenever it comes: what counts for a send is what came since its write
+  // landed (the watch is reset then).
+  prompt_watch_.observe(chunk);
+}
+
 void ShellSession::on_text(const text::SanitizedText& chunk) {
   ++text_chunks_;
   if (!prompt_seen_) {
-    prompt_watch_.observe(chunk);
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
       try_finish_start();
@@ -220,10 +226,7 @@ void ShellSession::on_text(const text::SanitizedText& chunk) {
 }
 
 void ShellSession::on_line_rewrite(std::string_view line) {
-  if (!prompt_seen_ || (send_ && !send_->write_started)) {
-    prompt_watch_.rewrite();
-    return;
-  }
+  if (!prompt_seen_ || (send_ && !send_->write_started)) return;
   if (send_) on_send_rewrite(line);
 }
 

@@ -56,6 +56,8 @@ struct StartParams {
   // The shell integration's nonce (dialect/dialect.hpp): only marks carrying it count.
   // Empty for a raw start (no integration): readiness by the stdin probe alone.
   std::string mark_nonce;
+  // fish: its abandoned-line marks become newlines in the text (text/abandoned_line_filter.hpp).
+  bool abandoned_lines = false;
   // Said after the shell's name when its start-up fails (" (rc: user)").
   std::string startup_words;
   AbortSignal signal;
@@ -139,6 +141,7 @@ class ShellSession final : public BackendSession,
 
   // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
   void on_bytes(std::string_view raw) override;
+  void on_sanitized(const text::SanitizedText& chunk) override;
   void on_text(const text::SanitizedText& chunk) override;
   void on_line_rewrite(std::string_view line) override;
 

@@ -96,12 +96,22 @@ TEST_CASE("reset forgets marks from an earlier send, but not the cwd") {
   CHECK(s.feed(prompt(0)));
 }
 
-TEST_CASE("a redrawn line after the prompt end waits for the next prompt end") {
+TEST_CASE("a repainted prompt (no cwd mark) is not a new prompt") {
   Session s;
   CHECK(s.feed(prompt(0)));
-  s.watch.rewrite();
-  CHECK_FALSE(s.watch.at_prompt());
+  s.watch.reset();
+  const std::string repaint = "\r" + mark("D;0") + mark("A") + "dsh> " + mark("B");
+  CHECK_FALSE(s.feed(repaint));
   CHECK(s.feed(prompt(0)));
+  CHECK(s.feed(repaint));  // a repaint of the new prompt is still that prompt
+}
+
+TEST_CASE("a line editor's redraws: the prompt again, then what was typed") {
+  Session s;
+  // fish and zsh redraw with a carriage return, the whole prompt with its marks, the line.
+  CHECK_FALSE(s.feed(prompt(0) + "ech" + "\r" + prompt(0) + "echo x"));
+  CHECK(s.feed("\r" + prompt(0)));  // the line cleared: a carriage return is not text
+  CHECK_FALSE(s.feed("\r" + prompt(0) + "e"));
 }
 
 TEST_CASE("a malformed cwd or a long mark is not a mark") {

@@ -105,13 +105,10 @@ int main(int argc, char** argv) {
     struct SendSink final : OutputSink {
       TailBuffer tail{256u << 10};
       PromptWatch watch;
-      void on_text(const SanitizedText& chunk) override {
-        tail.append(chunk.text);
-        watch.observe(chunk);
-      }
+      void on_sanitized(const SanitizedText& chunk) override { watch.observe(chunk); }
+      void on_text(const SanitizedText& chunk) override { tail.append(chunk.text); }
       void on_line_rewrite(std::string_view line) override {
         tail.rewrite_line(line);
-        watch.rewrite();
       }
     } send;
     OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, kNonce});

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "text/abandoned_line_filter.hpp"
 #include "text/line_editor.hpp"
 #include "text/sanitizer.hpp"
 
@@ -17,6 +18,10 @@ class OutputSink {
  public:
   // Raw bytes, in order, exactly as read from the terminal.
   virtual void on_bytes(std::string_view /*raw*/) {}
+  // The sanitizer's text before the line editor applied its carriage returns and erases
+  // (their in-band codes still in it), with its marks: what a prompt watch needs, where a
+  // redrawn line is still a redraw and not a line's new text.
+  virtual void on_sanitized(const SanitizedText& /*chunk*/) {}
   // Text appended to the stream (markers positioned in this chunk's text).
   virtual void on_text(const SanitizedText& /*chunk*/) {}
   // The newest line, which no '\n' has ended yet, now reads `line` (a carriage return
@@ -29,7 +34,10 @@ class OutputSink {
 
 class OutputPipeline final : private LineEditor::Output {
  public:
-  explicit OutputPipeline(SanitizerConfig config = {}) : sanitizer_(config) {}
+  explicit OutputPipeline(SanitizerConfig config = {}) : sanitizer_(std::move(config)) {}
+
+  // fish's abandoned lines become newlines in the text (abandoned_line_filter.hpp).
+  void filter_abandoned_lines() { abandoned_ = true; }
 
   // Sinks are fed in the order they were added; each must outlive the pipeline's use.
   void add(OutputSink& sink) { sinks_.push_back(&sink); }
@@ -40,7 +48,13 @@ class OutputPipeline final : private LineEditor::Output {
   void feed(std::string_view bytes) {
     for (OutputSink* sink : sinks_) sink->on_bytes(bytes);
     chunk_.clear();
+    if (abandoned_) {
+      filtered_.clear();
+      abandoned_filter_.feed(bytes, filtered_);
+      bytes = filtered_;
+    }
     sanitizer_.feed(bytes, chunk_);
+    for (OutputSink* sink : sinks_) sink->on_sanitized(chunk_);
     editor_.process(chunk_, *this);
   }
 
@@ -48,6 +62,7 @@ class OutputPipeline final : private LineEditor::Output {
   void finish() {
     chunk_.clear();
     sanitizer_.finish(chunk_);
+    for (OutputSink* sink : sinks_) sink->on_sanitized(chunk_);
     if (!chunk_.text.empty()) editor_.process(chunk_, *this);
   }
 
@@ -60,6 +75,9 @@ class OutputPipeline final : private LineEditor::Output {
   }
 
   Sanitizer sanitizer_;
+  bool abandoned_ = false;
+  AbandonedLineFilter abandoned_filter_;
+  std::string filtered_;
   LineEditor editor_;
   SanitizedText chunk_;  // the latest feed's text, reused
   std::vector<OutputSink*> sinks_;

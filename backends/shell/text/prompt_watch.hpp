@@ -1,13 +1,18 @@
 // Prompt evidence from the shell's marks (text/sanitizer.hpp, docs/shell-backend.md
-// "Marks"): "the last mark is a prompt end (B) that came after this send's write, and
-// nothing followed it". Event-driven: observe() is called with each sanitized chunk as it
+// "Marks"): "the last mark is a prompt end (B) that came after this send's write, of a new
+// prompt, and nothing followed it". A new prompt is one whose cwd mark (P) came after the
+// write too: the integration prints P once per prompt, from the shell's prompt hook, while
+// a line editor that repaints its prompt (fish after a background job, readline after a
+// resize) repeats A, the prompt and B but never P. Event-driven: observe() is called with each sanitized chunk as it
 // arrives, and at_prompt() answers at once. Nothing of the text is kept, so a command that
 // prints megabytes after a mark costs nothing here.
 //
-// What "nothing" means: a line editor may clear the rest of its line right after the
-// prompt (readline on a dumb terminal writes blanks and backspaces), so blanks and the
-// line editor's in-band erase codes after B are not text. Anything else is, and so is a
-// redrawn line (a carriage return): the shell's next B says where the prompt ends again.
+// It watches the sanitizer's text before the line editor (OutputSink::on_sanitized), so a
+// line editor that redraws its line (a carriage return, the prompt with its marks again,
+// then what was typed: fish, zsh) is seen as it is written. What "nothing" means: a line
+// editor may clear the rest of its line right after the prompt (readline on a dumb
+// terminal writes blanks and backspaces), so blanks, carriage returns and the in-band
+// erase codes after B are not text. Anything else is.
 #pragma once
 
 #include <optional>
@@ -27,6 +32,7 @@ class PromptWatch {
     text_after_ = false;
     status_.reset();
     command_started_ = false;
+    new_prompt_ = false;
   }
 
   // One chunk's output: `chunk` holds only what the latest feed() produced (the caller
@@ -41,14 +47,8 @@ class PromptWatch {
     note_text(std::string_view(chunk.text).substr(from));
   }
 
-  // The current line was redrawn (a carriage return): whatever follows the last mark is
-  // no longer known to be nothing, until the next mark.
-  void rewrite() noexcept {
-    if (last_kind_ == 'B') text_after_ = true;
-  }
-
-  // A prompt end arrived since reset() and nothing followed it.
-  bool at_prompt() const noexcept { return last_kind_ == 'B' && !text_after_; }
+  // A new prompt's end arrived since reset() and nothing followed it.
+  bool at_prompt() const noexcept { return new_prompt_ && last_kind_ == 'B' && !text_after_; }
   bool marker_seen() const noexcept { return last_kind_ != 0; }
   // The status of the last D since reset() (the command before the prompt).
   std::optional<int> last_status() const noexcept { return status_; }
@@ -63,13 +63,16 @@ class PromptWatch {
     text_after_ = false;
     if (mark.kind == 'D') status_ = mark.status;
     if (mark.kind == 'C') command_started_ = true;
-    if (mark.kind == 'P') cwd_ = mark.cwd;
+    if (mark.kind == 'P') {
+      cwd_ = mark.cwd;
+      new_prompt_ = true;
+    }
   }
 
   void note_text(std::string_view text) noexcept {
     if (last_kind_ == 0 || text_after_) return;
     for (char c : text) {
-      if (c != ' ' && c != '\b' && c != kEraseToEnd && c != kEraseLine) {
+      if (c != ' ' && c != '\b' && c != kReturn && c != kEraseToEnd && c != kEraseLine) {
         text_after_ = true;
         return;
       }
@@ -80,6 +83,7 @@ class PromptWatch {
   bool text_after_ = false;
   std::optional<int> status_;
   bool command_started_ = false;
+  bool new_prompt_ = false;  // a cwd mark since reset(): the prompt hook ran
   std::optional<std::string> cwd_;
 };
 

@@ -24,8 +24,7 @@ function __dshpty_wrap
   functions -q fish_prompt; and functions -c fish_prompt __dshpty_user_prompt
   function fish_prompt
     set -l st $status
-    printf '\e]133;P;cwd=%s;dshpty=%s\a\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' \
-      (string escape --style=url -- $PWD) $__dshpty_nonce $st $__dshpty_nonce $__dshpty_nonce
+    printf '\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' $st $__dshpty_nonce $__dshpty_nonce
     __dshpty_status $st
     functions -q __dshpty_user_prompt; and __dshpty_user_prompt
     printf '\e]133;B;dshpty=%s\a' $__dshpty_nonce
@@ -33,8 +32,11 @@ function __dshpty_wrap
 end
 __dshpty_wrap
 
-function __dshpty_check --on-event fish_prompt
+# Once per new prompt (a repaint runs fish_prompt again, this event not): the cwd mark,
+# which tells a new prompt from a repainted one.
+function __dshpty_new_prompt --on-event fish_prompt
   functions fish_prompt | string match -q '*__dshpty_user_prompt*'; or __dshpty_wrap
+  printf '\e]133;P;cwd=%s;dshpty=%s\a' (string escape --style=url -- $PWD) $__dshpty_nonce
 end
 
 function __dshpty_preexec --on-event fish_preexec
