@@ -63,6 +63,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   if (!keys) return keys.error();
   auto send = std::make_shared<SendState>(config_.viewport_bytes);
   send->submit = request.submits();
+  send->check_in = request.checks_in();
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
   send->done = std::move(done);
@@ -78,7 +79,9 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
     auto s = weak.lock();
     if (!s || s != send_ || s->settled || s->cancel_requested) return;
-    if (aftermath_) {
+    if (s->check_in) {
+      begin_check_in(s);
+    } else if (aftermath_) {
       hold_write();
     } else {
       begin_write(s);
@@ -137,11 +140,36 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
   send->write_started = true;
-  send->tail.clear();
+  // The result starts at the session's cursor: what no result has shown yet comes first.
+  take_unseen(*send);
   channel_->mark_readers();
   channel_->write(send->bytes);
   send->lands_at = channel_->bytes_queued();
   on_write_progress();  // an empty text lands at once
+}
+
+void ShellSession::take_unseen(SendState& send) {
+  send.tail.clear();
+  send.tail.append(unseen_.text());
+  unseen_.clear();
+}
+
+void ShellSession::begin_check_in(const std::shared_ptr<SendState>& send) {
+  // Nothing is written and the prompt evidence is kept: the prompt the last result ended
+  // at, or one that came since (the end of a command that ran on), counts now.
+  channel_->read_available();
+  if (send != send_) return;
+  take_unseen(*send);
+  send->write_started = true;
+  send->landed = true;
+  idle_at_prompt_ = false;
+  if (channel_->proves_readers()) {
+    send->last_probe = ev_now(loop_);
+    // A reader already waiting counts: the first look at once.
+    ev_timer_set(&probe_timer_, 0., seconds(kProbeInterval));
+    ev_timer_start(loop_, &probe_timer_);
+  }
+  check_prompt_readiness();
 }
 
 void ShellSession::on_write_progress() {

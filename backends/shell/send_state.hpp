@@ -24,6 +24,7 @@ struct SendState {
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys
+  bool check_in = false;          // nothing to write: a look at what happened since (SendRequest)
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool gated = false;  // the write waits for a reader after a signal (the write gate)
   bool typed_ahead = true;  // written while the shell may not have been reading

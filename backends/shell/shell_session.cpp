@@ -26,7 +26,8 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       pipeline_(text::SanitizerConfig{4096, params_.mark_nonce}),
       scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                          config.page_bytes}),
-      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }) {
+      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
+      unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
   pipeline_.add(scrollback_);
@@ -222,12 +223,21 @@ void ShellSession::on_text(const text::SanitizedText& chunk) {
     }
     return;
   }
+  if (send_ && send_->write_started) {
+    on_send_output(chunk);
+    return;
+  }
+  unseen_.append(chunk.text);
   if (send_) on_send_output(chunk);
 }
 
 void ShellSession::on_line_rewrite(std::string_view line) {
-  if (!prompt_seen_ || (send_ && !send_->write_started)) return;
-  if (send_) on_send_rewrite(line);
+  if (!prompt_seen_) return;
+  if (send_ && send_->write_started) {
+    on_send_rewrite(line);
+    return;
+  }
+  unseen_.rewrite_line(line);
 }
 
 void ShellSession::on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int) {

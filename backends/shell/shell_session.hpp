@@ -40,6 +40,7 @@
 #include "text/output_sink.hpp"
 #include "text/prompt_watch.hpp"
 #include "text/scrollback.hpp"
+#include "text/tail_buffer.hpp"
 
 namespace dshpty::shell {
 
@@ -156,6 +157,8 @@ class ShellSession final : public BackendSession,
   void note_aftermath();
   bool input_waiting() const;
   void begin_write(const std::shared_ptr<SendState>& send);
+  void begin_check_in(const std::shared_ptr<SendState>& send);
+  void take_unseen(SendState& send);
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
   void on_send_rewrite(std::string_view line);
@@ -243,6 +246,9 @@ class ShellSession final : public BackendSession,
   std::string replies_;  // the emulator's answers not written yet
   text::PromptWatch prompt_watch_;
 
+  // Text no result has shown yet (it arrived while no send was writing): the next result's
+  // head. One cursor per session: every result moves it to the end.
+  text::TailBuffer unseen_;
   // The live send.
   std::shared_ptr<SendState> send_;
   // A signal or cancel was delivered and no reader has been seen since: the next write

@@ -66,12 +66,16 @@ struct SendRequest {
   // docs/shell-backend.md), encoded in the terminal's modes when they are written. An
   // unknown name fails the send before anything is written.
   std::vector<std::string> keys{};
-  // Enter after the text and keys. Unset: yes, unless only keys are given.
+  // Enter after the text and keys. Unset: yes when there is text. No text, no keys and no
+  // submit is a check-in: nothing is written, and it completes at once when the shell is
+  // at its prompt (or a reader already waits), else as a send does; its viewport holds what
+  // arrived since the last result.
   std::optional<bool> submit{};
   std::optional<std::chrono::milliseconds> timeout{};  // backend default when unset
   std::optional<std::chrono::milliseconds> idle{};     // silence that completes as inferred_idle
 
-  bool submits() const noexcept { return submit.value_or(!text.empty() || keys.empty()); }
+  bool submits() const noexcept { return submit.value_or(!text.empty()); }
+  bool checks_in() const noexcept { return text.empty() && keys.empty() && !submits(); }
 };
 
 struct SendResult {

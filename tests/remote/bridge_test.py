@@ -36,8 +36,14 @@ def hello(version=VERSION, ping_ms=10000, timeout_ms=30000):
     return frame(HELLO, struct.pack('<III', version, ping_ms, timeout_ms))
 
 
-def open_frame(marker, argv=('/bin/bash', '--noprofile', '--norc', '-i'), cwd='/tmp'):
-    env = ['BRIDGE_TEST_MARKER=' + marker, 'HISTFILE']
+# The far helper starts bash with the integration it carries when the environment holds a
+# nonce (its marks then carry it), as the host asks for it.
+NONCE = '0123456789abcdef'
+
+
+def open_frame(marker, argv=('/bin/bash', '--noprofile', '--rcfile', '@DSHPTY_INIT@', '-i'), cwd='/tmp'):
+    env = ['BRIDGE_TEST_MARKER=' + marker, 'DSHPTY_NONCE=' + NONCE, 'DSHPTY_RC=none',
+           'DSHPTY_HISTORY=private']
     payload = struct.pack('<HH', 24, 80) + s('sid-' + marker) + s('dumb')
     payload += struct.pack('<B', 1) + s(cwd)
     payload += struct.pack('<I', len(argv)) + b''.join(s(a) for a in argv)
@@ -319,7 +325,7 @@ def case_signal():
     fg = st['fg']
     b.send(frame(SIGNAL, struct.pack('<ii', fg, 2)))
     # The prompt marker after it carries the job's status: 128 + SIGINT.
-    b.wait_for('the interrupted job', lambda: b'\x1b]133;D;130\x07' in b.output)
+    b.wait_for('the interrupted job', lambda: b'\x1b]133;D;130;dshpty=' + NONCE.encode() + b'\x07' in b.output)
     b.send(frame(SIGNAL, struct.pack('<ii', 0, 15)))  # group 0 is refused, not our own group
     b.send(frame(PING))
     b.wait_for('PONG', lambda: b.frame_of(PONG) is not None)

@@ -16,7 +16,23 @@ import os
 import struct
 import sys
 
-PROMPT = b"\x1b]133;D;0\x07dsh> "
+def prompt(nonce):
+    """The marks a far shell prints around its prompt, with the session's nonce."""
+    def mark(body):
+        return b"\x1b]133;" + body + b";dshpty=" + nonce + b"\x07"
+    return mark(b"P;cwd=/") + mark(b"D;0") + mark(b"A") + b"dsh> " + mark(b"B")
+
+
+def nonce_of(open_payload):
+    """DSHPTY_NONCE from an OPEN frame's environment entries (the last strings in it)."""
+    key = b"DSHPTY_NONCE="
+    at = open_payload.find(key)
+    if at < 0:
+        return b""
+    end = at + len(key)
+    while end < len(open_payload) and open_payload[end:end + 1] in b"0123456789abcdef":
+        end += 1
+    return open_payload[at + len(key):end]
 
 
 def frame(kind, payload=b""):
@@ -76,8 +92,13 @@ def main():
         send(welcome() + frame(200, b"?"))
         drain()
     elif mode in ("prompt-then-mute", "prompt-then-exit"):
-        send(welcome() + frame(65, struct.pack("<i", 4242)) + out(0, PROMPT))
-        for kind, _ in read_frames():
+        send(welcome())
+        frames = read_frames()
+        for kind, payload in frames:
+            if kind == 2:  # OPEN: answer with the shell started and its first prompt
+                send(frame(65, struct.pack("<i", 4242)) + out(0, prompt(nonce_of(payload))))
+                break
+        for kind, _ in frames:
             if kind == 3 and mode == "prompt-then-exit":  # IN
                 sys.exit(0)
     else:

@@ -122,13 +122,15 @@ TEST_CASE("responses: shape, status, errors, caps") {
   CHECK(full["exitCode"].is_null());
   CHECK(full["cwd"].is_null());
   CHECK(full["inputHidden"] == false);
+  CHECK(full["evidence"] == "none");
   sent.viewport = "ok\n";
   sent.wait_reason = WaitReason::stdin_read;
+  sent.evidence = Evidence::prompt_marks;
   sent.exit_code = 7;
   sent.cwd = "/usr/share";
   CHECK(encode_send(sent, 100).dump() ==
         R"({"viewport":"ok\n","waitReason":"stdin_read","sessionStatus":{"kind":"running"},)"
-        R"("truncated":false,"exitCode":7,"cwd":"/usr/share","inputHidden":false})");
+        R"("truncated":false,"exitCode":7,"cwd":"/usr/share","inputHidden":false,"evidence":"prompt_marks"})");
 
   ReadPage page;
   page.text = "a\n";

@@ -75,11 +75,11 @@ TEST_CASE("parse_options: values, limits, errors") {
   CHECK(defaults->max_result_bytes == 256u * 1024);
   CHECK_FALSE(defaults->json);
 
-  auto all = parse({"--json", "--shell", "/bin/sh", "--cwd=/tmp", "--rows", "24", "--cols=80", "--idle-ms", "500",
+  auto all = parse({"--json", "--shell", "/usr/bin/zsh", "--cwd=/tmp", "--rows", "24", "--cols=80", "--idle-ms", "500",
                     "--timeout-ms", "9000", "--max-result-bytes", "64"});
   REQUIRE(all);
   CHECK(all->json);
-  CHECK(*all->shell == "/bin/sh");
+  CHECK(*all->shell == "/usr/bin/zsh");
   CHECK(*all->cwd == "/tmp");
   CHECK(*all->rows == 24);
   CHECK(*all->cols == 80);
@@ -175,14 +175,16 @@ TEST_CASE("--remote NAME=COMMAND and the link bounds") {
   CHECK(message({"--remote-ping-ms", "30000"}).find("the default") != std::string::npos);
 
   // Each remote's configuration: the far shell from the same options, the bounds for all.
-  auto options = parse({"--shell", "/bin/sh", "--cwd", "/here", "--rows", "24", "--cols", "80", "--idle-ms", "700",
+  auto options = parse({"--shell", "fish", "--rc", "user", "--cwd", "/here", "--rows", "24", "--cols", "80", "--idle-ms", "700",
                         "--timeout-ms", "9000", "--remote", "box=ssh box dshpty-supervisor --stdio",
                         "--remote-timeout-ms", "1200"});
   REQUIRE(options);
   const RemoteConfig config = remote_config(*options, options->remotes[0]);
   CHECK(config.type == "box");
   CHECK(config.transport == std::vector<std::string>{"ssh", "box", "dshpty-supervisor", "--stdio"});
-  CHECK(config.shell.argv == std::vector<std::string>{"/bin/sh", "-i"});
+  CHECK(config.shell.shell == "fish");  // the far side starts it with its integration
+  CHECK(config.shell.rc == ShellConfig::StartupFiles::user);
+  CHECK(config.shell.argv.empty());
   CHECK_FALSE(config.shell.cwd);  // a path on this machine
   CHECK(config.shell.rows == 24);
   CHECK(config.shell.cols == 80);
