@@ -13,7 +13,7 @@ import { outputUntil, startService, waitForeground } from './helpers.mjs';
 const RAW_PROGRAM = 'python3 -c "import sys,termios,time,tty\n' +
   'saved = termios.tcgetattr(0)\n' +
   'tty.setraw(0)\n' +
-  'print(\'raw-ready\', end=\'\\r\\n\', flush=True)\n' +
+  'print(\'raw\' \'-ready\', end=\'\\r\\n\', flush=True)\n' +
   'try:\n    time.sleep(300)\n' +
   'except KeyboardInterrupt:\n    termios.tcsetattr(0, termios.TCSAFLUSH, saved); print(\'got-sigint\'); sys.exit(130)\n"';
 
@@ -44,7 +44,7 @@ test('cancel() stops a send with a real SIGINT and done rejects ABORTED', async 
   const service = await startService(t);
   const agent = service.mintOwner('agent');
   const { sessionId, pid } = await service.spawn(agent, { type: 'shell' });
-  const op = service.startSend(agent, sessionId, { text: 'echo started; sleep 300', ...LIVE });
+  const op = service.startSend(agent, sessionId, { text: 'echo "st""arted"; sleep 300', ...LIVE });
   await outputUntil(op, 'started');
   await waitForeground(pid, 'sleep');
   assert.equal(await op.cancel(), true);
@@ -72,7 +72,7 @@ test('while a send is live: list answers and a second send is refused SEND_ACTIV
   const { sessionId, pid } = await service.spawn(agent, { type: 'shell', name: 'busy' });
   const other = await service.spawn(agent, { type: 'shell', name: 'other' });
   const controller = new AbortController();
-  const live = service.startSend(agent, sessionId, { text: 'echo busy-start; sleep 300', ...LIVE, signal: controller.signal });
+  const live = service.startSend(agent, sessionId, { text: 'echo "bu""sy-start"; sleep 300', ...LIVE, signal: controller.signal });
   await outputUntil(live, 'busy-start');
 
   const [sessions, refused, elsewhere, activity] = await Promise.allSettled([

@@ -53,7 +53,7 @@ test('the repl killed under the client: every pending call rejects REPL_EXITED',
   const first = await service.spawn(agent, { type: 'shell' });
   const second = await service.spawn(agent, { type: 'shell' });
   const live = { idleMs: 600000, timeoutMs: 600000 };
-  const sends = [first, second].map((s) => service.startSend(agent, s.sessionId, { text: 'echo live; sleep 300', ...live }));
+  const sends = [first, second].map((s) => service.startSend(agent, s.sessionId, { text: 'echo "li""ve"; sleep 300', ...live }));
   await outputUntil(sends[0], 'live');
   await outputUntil(sends[1], 'live');
   assert.equal(service.pendingCount, 2);
