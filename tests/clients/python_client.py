@@ -32,7 +32,8 @@ def run(argv, cwd, env):
 
 def main():
     client_dir, repl = (os.path.abspath(arg) for arg in sys.argv[1:3])
-    env = dict(os.environ, DSHPTY_REPL=repl, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+    env = dict(os.environ, DSHPTY_REPL=repl, DSHPTY_FAKE_REPL=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_repl.py"),
+               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
                PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
     with tempfile.TemporaryDirectory(prefix="dshpty-py-client-") as tmp:

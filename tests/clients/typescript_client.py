@@ -43,7 +43,8 @@ def main():
              "from the npm registry; it could not then)")
 
     env = dict(os.environ, npm_config_offline="true", npm_config_audit="false", npm_config_fund="false",
-               npm_config_update_notifier="false", DSHPTY_REPL=os.path.abspath(repl))
+               npm_config_update_notifier="false", DSHPTY_REPL=os.path.abspath(repl),
+               DSHPTY_FAKE_REPL=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_repl.py"))
     with tempfile.TemporaryDirectory(prefix="dshpty-ts-client-") as tmp:
         package = os.path.join(tmp, "package")
         shutil.copytree(client_dir, package, ignore=shutil.ignore_patterns("node_modules", "dist"))

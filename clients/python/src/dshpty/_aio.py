@@ -24,6 +24,8 @@ class AsyncConnection:
         self._next_id = 1
         self.ended: Optional[DshptyError] = None
         self._stderr_tail = b""
+        # Python before 3.10 refuses two tasks draining one StreamWriter at once.
+        self._drain_lock = asyncio.Lock()
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
         self._reader = asyncio.ensure_future(self._read_stdout())
 
@@ -68,7 +70,8 @@ class AsyncConnection:
     async def call(self, op: str, fields: Mapping[str, Any]) -> Any:
         _, future = self.request(op, fields)
         try:
-            await self._proc.stdin.drain()
+            async with self._drain_lock:
+                await self._proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             pass
         return await future
