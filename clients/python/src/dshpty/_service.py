@@ -4,6 +4,7 @@ ownership, one live send per session and the rest of docs/contract.md."""
 
 import os
 import threading
+from concurrent import futures
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._connection import Connection
@@ -29,6 +30,9 @@ class Send:
         ``result``), or the repl's error."""
         try:
             wire = self._future.result(timeout)
+        except futures.TimeoutError:
+            # Before Python 3.11 that is not the built-in TimeoutError.
+            raise TimeoutError(f"the send is still running after {timeout} s") from None
         except DshptyError as error:
             if self._cancelled and self._calls._connection.ended is None:
                 raise DshptyError("ABORTED", "send cancelled") from error
