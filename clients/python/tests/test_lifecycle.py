@@ -15,6 +15,7 @@ class Lifecycle(ClientTest):
         return caught.exception.code
 
     def test_owners_one_live_per_name_disposed_fail_locally_names_come_back(self):
+        self.assertEqual(self.code_of(dshpty.Service, owner="", env=self.service_env()), "INVALID_ARGUMENT")
         service = self.service(owner="agent")
         self.assertEqual(service.owner_name, "agent")
         self.assertEqual(self.code_of(service.owner, "agent"), "INVALID_ARGUMENT")

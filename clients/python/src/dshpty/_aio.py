@@ -268,7 +268,7 @@ class AsyncService(_AsyncCalls):
         self._path = locate_repl(repl, self._environment)
         self._args = list(args)
         self._owners = OwnerRegistry()
-        self._token = self._owners.mint(owner or "default")
+        self._token = self._owners.mint("default" if owner is None else owner)
         self._closing = False
         self._closed: Optional["asyncio.Future[None]"] = None
         self._connection_or_none: Optional[AsyncConnection] = None

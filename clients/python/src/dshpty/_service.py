@@ -169,9 +169,10 @@ class Service(_Calls):
     def __init__(self, repl: Optional[str] = None, owner: Optional[str] = None, *,
                  args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None):
         environment = dict(os.environ if env is None else env)
-        self._connection = Connection(locate_repl(repl, environment), list(args), environment)
+        # Every check before the child starts, so a refusal leaves no process behind.
         self._owners = OwnerRegistry()
-        self._token = self._owners.mint(owner or "default")
+        self._token = self._owners.mint("default" if owner is None else owner)
+        self._connection = Connection(locate_repl(repl, environment), list(args), environment)
         self._closing = False
         self._close_lock = threading.Lock()
         self._close_error: Optional[BaseException] = None
