@@ -1,7 +1,7 @@
 """What goes on the wire, seen through a stand-in repl that answers each request with the
 request itself and refuses unknown `open` fields as a strict repl does
-(tests/clients/fake_repl.py): only the arguments a caller gave are sent, under faces.md's
-names, and a repl's refusal of one reaches the caller as its DshptyError."""
+(tests/clients/fake_repl.py): only the arguments a caller gave are sent, under the JSON face's
+names (docs/tool-protocol.md), and a repl's refusal of one reaches the caller as its DshptyError."""
 
 import os
 import unittest

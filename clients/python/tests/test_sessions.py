@@ -1,4 +1,4 @@
-"""The seed's real-shell scenarios through the installed package and a real dshpty-repl."""
+"""@deepseek-ai/dsh-pty's real-shell scenarios through the installed package and a real dshpty-repl."""
 
 import os
 import unittest

@@ -1,4 +1,4 @@
-// DshptyService: the seed's PtyService API over one dshpty-repl --json child. Every method
+// DshptyService: @deepseek-ai/dsh-pty's PtyService API over one dshpty-repl --json child. Every method
 // is one request (the repl enforces ownership, one live send per session and the rest of
 // docs/contract.md); the client adds owners by name, AbortSignal cancellation, and the
 // rule that the child's end rejects everything still waiting.

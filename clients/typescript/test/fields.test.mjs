@@ -1,7 +1,7 @@
 // What goes on the wire, seen through a stand-in repl that answers each request with the
 // request itself and refuses unknown `open` fields as a strict repl does
-// (tests/clients/fake_repl.py): only the fields a caller gave are sent, under faces.md's
-// names, and a repl's refusal of one reaches the caller as its DshptyError.
+// (tests/clients/fake_repl.py): only the fields a caller gave are sent, under the JSON face's
+// names (docs/tool-protocol.md), and a repl's refusal of one reaches the caller as its DshptyError.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -34,7 +34,7 @@ test('only the fields given are sent; a field the repl does not know is its INVA
   assert.deepEqual(sent(await service.read(agent, 'pty-1')), { op: 'read', owner: 'agent', sessionId: 'pty-1' });
 });
 
-test('the newer open fields and attach pass through by their faces.md names', { skip }, async (t) => {
+test('the newer open fields and attach pass through by their JSON names', { skip }, async (t) => {
   const service = await startService(t, { repl: fake, env: { FAKE_REPL_OPEN_FIELDS: 'type,shell,rc,history,linger' } });
   const agent = service.mintOwner('agent');
   assert.deepEqual(sent(await service.spawn(agent, { type: 'shell', shell: 'zsh', rc: 'user', history: 'off', linger: 60 })),

@@ -1,4 +1,4 @@
-// The seed's real-shell scenarios through the packed client and a real dshpty-repl.
+// @deepseek-ai/dsh-pty's real-shell scenarios through the packed client and a real dshpty-repl.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
