@@ -1,7 +1,10 @@
 """The client's own rules: owners by name, errors as DshptyError codes, the repl child's end."""
 
+import ctypes
 import os
 import signal
+import subprocess
+import sys
 import unittest
 
 import dshpty
@@ -65,6 +68,33 @@ class Lifecycle(ClientTest):
             wait_until(lambda: not alive(session.pid), f"shell {session.pid} is gone after the repl died")
         service.close()
         self.assertEqual(service.returncode, -signal.SIGKILL)
+
+    def test_the_repl_leads_a_process_group_of_its_own(self):
+        # A Ctrl-C meant for the host (its terminal's foreground group) does not reach it.
+        service = self.service()
+        self.assertEqual(os.getpgid(service.pid), service.pid)
+        self.assertNotEqual(os.getpgid(service.pid), os.getpgrp())
+
+    def test_a_host_killed_without_closing_takes_its_sessions_with_it(self):
+        # The repl is in a process group of its own, so nothing signals it when its host
+        # dies: the EOF on its stdin must end it. This process adopts it (a subreaper) to
+        # reap it, rather than leave that to whatever pid 1 is.
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_CHILD_SUBREAPER = 36
+        self.assertEqual(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0)
+        self.addCleanup(libc.prctl, PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        host = ("import dshpty, os, signal\n"
+                "service = dshpty.Service()\n"
+                "print(service.pid, service.spawn().pid, flush=True)\n"
+                "os.kill(os.getpid(), signal.SIGKILL)\n")
+        done = subprocess.run([sys.executable, "-c", host], env=self.service_env(), stdout=subprocess.PIPE, text=True)
+        self.assertEqual(done.returncode, -signal.SIGKILL)
+        repl, shell = map(int, done.stdout.split())
+        status = []
+        wait_until(lambda: status.append(os.waitpid(repl, os.WNOHANG)) or status[-1][0] == repl,
+                   f"the orphaned repl {repl} exits")
+        self.assertEqual(os.waitstatus_to_exitcode(status[-1][1]), 0)
+        self.assertFalse(alive(shell), f"shell {shell} outlived its host")
 
     def test_close_ends_every_tree_and_refuses_later_calls(self):
         service = dshpty.Service(env=self.service_env())

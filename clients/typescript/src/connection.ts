@@ -61,7 +61,10 @@ export class ReplConnection {
   /** Starts the child; rejects with REPL_NOT_FOUND when it cannot be run. */
   static start(path: string, args: string[], env: NodeJS.ProcessEnv): Promise<ReplConnection> {
     return new Promise((resolve, reject) => {
-      const child = spawn(path, ['--json', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      // A session of its own: a Ctrl-C at the host's terminal signals the host's process
+      // group, and the repl takes SIGINT as a shutdown of every session. The host's end still
+      // ends it (EOF on its stdin is a shutdown).
+      const child = spawn(path, ['--json', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       const onError = (error: Error) => reject(new DshptyError('REPL_NOT_FOUND', `cannot run ${path}: ${error.message}`));
       child.once('error', onError);
       child.once('spawn', () => {

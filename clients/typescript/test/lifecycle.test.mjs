@@ -4,7 +4,20 @@ import { test } from 'node:test';
 
 import { DshptyError, DshptyService } from 'dshpty';
 
+import { readFileSync } from 'node:fs';
+
 import { alive, outputUntil, startService, waitUntil } from './helpers.mjs';
+
+function processGroup(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+test('the repl leads a process group of its own: a Ctrl-C meant for the host does not reach it', async (t) => {
+  const service = await startService(t);
+  assert.equal(processGroup(service.pid), service.pid);
+  assert.notEqual(processGroup(service.pid), processGroup(process.pid));
+});
 
 test('owners: one live owner per name, disposed owners fail locally, names come back', async (t) => {
   const service = await startService(t);

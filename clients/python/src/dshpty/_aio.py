@@ -31,11 +31,12 @@ class AsyncConnection:
 
     @classmethod
     async def start(cls, path: str, args: Sequence[str], env: Mapping[str, str]) -> "AsyncConnection":
+        # A session of its own, as the blocking client's (_connection.py says why).
         try:
             proc = await asyncio.create_subprocess_exec(path, "--json", *args, stdin=asyncio.subprocess.PIPE,
                                                         stdout=asyncio.subprocess.PIPE,
                                                         stderr=asyncio.subprocess.PIPE, env=dict(env),
-                                                        limit=LINE_LIMIT)
+                                                        limit=LINE_LIMIT, start_new_session=True)
         except OSError as error:
             raise DshptyError("REPL_NOT_FOUND", f"cannot run {path}: {error}") from None
         return cls(proc)

@@ -41,8 +41,11 @@ def settle(future: "Future[Any]", answer: Mapping[str, Any]) -> None:
 class Connection:
     def __init__(self, path: str, args: Sequence[str], env: Optional[Mapping[str, str]]):
         try:
+            # A session of its own: a Ctrl-C at the host's terminal signals the host's process
+            # group, and the repl takes SIGINT as a shutdown of every session. The host's end
+            # still ends it (EOF on its stdin is a shutdown).
             self._proc = subprocess.Popen([path, "--json", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, env=env, close_fds=True)
+                                          stderr=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
         except OSError as error:
             raise DshptyError("REPL_NOT_FOUND", f"cannot run {path}: {error}") from None
         self._lock = threading.Lock()  # the table of requests awaiting answers
