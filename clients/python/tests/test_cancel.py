@@ -2,11 +2,14 @@
 foreground group, and the send it cancels raises only once the repl has answered it, so the
 next send on the session goes through."""
 
+import os
+import signal
+import sys
 import threading
 import unittest
 
 import dshpty
-from support import LIVE, ClientTest, output_until, wait_foreground
+from support import LIVE, ClientTest, output_until, wait_foreground, wait_until
 
 # Puts the terminal in raw mode (no ISIG: a typed ^C would be a byte, not a signal), says so,
 # then waits without reading the terminal; restores the mode on SIGINT and exits 130.
@@ -36,6 +39,36 @@ class Cancel(ClientTest):
         self.assertEqual(after.wait_reason, "stdin_read")
         self.assertIn("after-130", after.viewport)
         self.assertIs(send.cancel(), False)
+
+    def test_a_ctrl_c_while_waiting_for_a_result_cancels_the_send(self):
+        service = self.service()
+        session = service.spawn()
+        send = service.start_send(session.session_id, text='echo "st""arted"; sleep 300', **LIVE)
+        output_until(send, "started")
+        wait_foreground(session.pid, "sleep")
+        main = threading.get_ident()
+
+        def waiting_in_result():
+            frame = sys._current_frames().get(main)
+            names = []
+            while frame is not None:
+                names.append(frame.f_code.co_name)
+                frame = frame.f_back
+            return "result" in names and "wait" in names
+
+        def interrupt():
+            # Only once the main thread is blocked inside result(): a SIGINT earlier would be
+            # a KeyboardInterrupt somewhere else.
+            wait_until(waiting_in_result, "the main thread waits in result()")
+            os.kill(os.getpid(), signal.SIGINT)
+
+        helper = threading.Thread(target=interrupt)
+        helper.start()
+        self.addCleanup(helper.join)
+        with self.assertRaises(KeyboardInterrupt):
+            send.result()
+        self.assertTrue(send.done())
+        self.assertIn("status-130", service.send(session.session_id, 'echo "status-$?"').viewport)
 
     def test_result_timeout_leaves_the_send_running(self):
         service = self.service()

@@ -27,9 +27,16 @@ class Send:
         """The send's result. Raises TimeoutError when `timeout` seconds pass first (the send
         goes on), DshptyError ``ABORTED`` when it was cancelled (raised once the repl has
         answered it, so the next send is never SEND_ACTIVE; the answer is the error's
-        ``result``), or the repl's error."""
+        ``result``), or the repl's error. A KeyboardInterrupt while waiting cancels the send,
+        waits for its answer, and goes on up."""
         try:
             wire = self._future.result(timeout)
+        except KeyboardInterrupt:
+            # The host's Ctrl-C (the repl, in a session of its own, does not get it): interrupt
+            # the send as the repl's text mode does, and let it answer before unwinding so the
+            # session takes the next send.
+            self._interrupt()
+            raise
         except futures.TimeoutError:
             # Before Python 3.11 that is not the built-in TimeoutError.
             raise TimeoutError(f"the send is still running after {timeout} s") from None
@@ -44,6 +51,13 @@ class Send:
 
     def done(self) -> bool:
         return self._future.done()
+
+    def _interrupt(self) -> None:
+        if self._future.done():
+            return
+        self._cancelled = True
+        self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
+        futures.wait([self._future])
 
     def read_output(self) -> OutputDelta:
         """What the send printed since the previous call (consuming)."""
