@@ -1,0 +1,335 @@
+"""The asyncio client: AsyncService and AsyncOwner, the blocking client's methods as
+coroutines over one dshpty-repl --json child read by a task on the running loop."""
+
+import asyncio
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._connection import STDERR_TAIL_BYTES, describe_end, encode
+from ._errors import DshptyError
+from ._locate import locate_repl
+from ._owners import OwnerRegistry, OwnerToken
+from ._requests import given, open_fields, read_fields, send_fields
+from ._types import OutputDelta, ReadPage, Screen, Session, SendResult, SignalResult, SpawnResult
+
+# Answers are single lines; a capped viewport escaped as JSON stays far below this.
+LINE_LIMIT = 64 * 1024 * 1024
+
+
+class AsyncConnection:
+    def __init__(self, proc: asyncio.subprocess.Process):
+        self._proc = proc
+        self._pending: Dict[int, "asyncio.Future[Any]"] = {}
+        self._next_id = 1
+        self.ended: Optional[DshptyError] = None
+        self._stderr_tail = b""
+        # Python before 3.10 refuses two tasks draining one StreamWriter at once.
+        self._drain_lock = asyncio.Lock()
+        self._stderr_task = asyncio.ensure_future(self._read_stderr())
+        self._reader = asyncio.ensure_future(self._read_stdout())
+
+    @classmethod
+    async def start(cls, path: str, args: Sequence[str], env: Mapping[str, str]) -> "AsyncConnection":
+        # A session of its own, as the blocking client's (_connection.py says why).
+        try:
+            proc = await asyncio.create_subprocess_exec(path, "--json", *args, stdin=asyncio.subprocess.PIPE,
+                                                        stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.PIPE, env=dict(env),
+                                                        limit=LINE_LIMIT, start_new_session=True)
+        except OSError as error:
+            raise DshptyError("REPL_NOT_FOUND", f"cannot run {path}: {error}") from None
+        return cls(proc)
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._proc.returncode if self._reader.done() else None
+
+    def request(self, op: str, fields: Mapping[str, Any]) -> Tuple[int, "asyncio.Future[Any]"]:
+        """Writes one request; its future settles exactly once (the child's end fails it)."""
+        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        request_id = self._next_id
+        self._next_id += 1
+        if self.ended is not None:
+            future.set_exception(self.ended)
+            return request_id, future
+        self._pending[request_id] = future
+        try:
+            self._proc.stdin.write(encode(request_id, op, fields))
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            pass  # the child is ending: the reader fails this request when it has
+        return request_id, future
+
+    async def call(self, op: str, fields: Mapping[str, Any]) -> Any:
+        _, future = self.request(op, fields)
+        try:
+            async with self._drain_lock:
+                await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return await future
+
+    def end_input(self) -> None:
+        if not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
+
+    async def wait_exit(self) -> None:
+        await asyncio.shield(self._reader)
+
+    async def _read_stderr(self) -> None:
+        while True:
+            chunk = await self._proc.stderr.read(4096)
+            if not chunk:
+                return
+            self._stderr_tail = (self._stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
+
+    async def _read_stdout(self) -> None:
+        while True:
+            line = await self._proc.stdout.readline()
+            if not line:
+                break
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            request_id = answer.get("id") if isinstance(answer, dict) else None
+            future = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+            if future is None or future.done():
+                continue
+            if answer.get("ok"):
+                future.set_result(answer.get("result") or {})
+            else:
+                future.set_exception(DshptyError.from_wire(answer.get("error") or {}))
+        await self._proc.wait()
+        await self._stderr_task
+        self.ended = describe_end(self._proc.returncode, self._stderr_tail)
+        left = list(self._pending.values())
+        self._pending.clear()
+        self.end_input()
+        for future in left:
+            if not future.done():
+                future.set_exception(self.ended)
+
+
+class AsyncSend:
+    """A live send: ``await send`` (or ``await send.result()``) for its result;
+    ``read_output()`` and ``cancel()`` as the blocking Send's. Cancelling the task that
+    awaits it cancels the send too (a real SIGINT), once the repl has answered it."""
+
+    def __init__(self, calls: "_AsyncCalls", label: str, send_id: int, future: "asyncio.Future[Any]"):
+        self._calls, self._label, self.send_id, self._future = calls, label, send_id, future
+        self._cancelled = False
+        # A send nobody awaits must not log "exception was never retrieved" when it fails.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self.result().__await__()
+
+    async def result(self) -> SendResult:
+        try:
+            wire = await asyncio.shield(self._future)
+        except asyncio.CancelledError:
+            # The caller gave up: interrupt the send, and let it answer before unwinding so
+            # the session takes the next send.
+            if not self._future.done():
+                self._cancelled = True
+                self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
+                try:
+                    await self._future
+                except Exception:
+                    pass
+            raise
+        except DshptyError as error:
+            if self._cancelled and self._calls._connection.ended is None:
+                raise DshptyError("ABORTED", "send cancelled") from error
+            raise
+        result = SendResult.from_wire(wire)
+        if self._cancelled:
+            raise DshptyError("ABORTED", "send cancelled", result=result)
+        return result
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    async def read_output(self) -> OutputDelta:
+        return OutputDelta.from_wire(await self._calls._request("output", {"owner": self._label, "sendId": self.send_id}))
+
+    async def cancel(self) -> bool:
+        if self._future.done():
+            return False
+        self._cancelled = True
+        return bool((await self._calls._connection.call("cancel", {"owner": self._label, "sendId": self.send_id}))["cancelled"])
+
+
+class _AsyncCalls:
+    _connection: AsyncConnection
+    _owners: OwnerRegistry
+    _token: OwnerToken
+
+    @property
+    def owner_name(self) -> str:
+        return self._token.name
+
+    def _service_closing(self) -> bool:
+        raise NotImplementedError
+
+    def _label(self) -> str:
+        if self._service_closing():
+            raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
+        return OwnerRegistry.label(self._token)
+
+    async def _request(self, op: str, fields: Mapping[str, Any]) -> Any:
+        if self._service_closing():
+            raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
+        return await self._connection.call(op, fields)
+
+    async def _call(self, op: str, fields: Mapping[str, Any]) -> Any:
+        return await self._request(op, {"owner": self._label(), **fields})
+
+    async def spawn(self, type: str = "shell", name: Optional[str] = None, cwd: Optional[str] = None,
+                    shell: Optional[str] = None, rc: Optional[str] = None, history: Optional[str] = None,
+                    terminal: Optional[str] = None, sandbox: Optional[str] = None,
+                    network: Union[str, bool, None] = None, linger: Optional[int] = None) -> SpawnResult:
+        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)
+        return SpawnResult.from_wire(await self._call("open", fields))
+
+    async def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
+                         submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
+                         idle_ms: Optional[int] = None) -> AsyncSend:
+        label = self._label()
+        send_id, future = self._connection.request(
+            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms)})
+        return AsyncSend(self, label, send_id, future)
+
+    async def send(self, session_id: str, text: Optional[str] = None, **options: Any) -> SendResult:
+        return await (await self.start_send(session_id, text, **options))
+
+    async def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
+        return ReadPage.from_wire(await self._call("read", read_fields(session_id, offset, count)))
+
+    async def screen(self, session_id: str) -> Screen:
+        return Screen.from_wire((await self._call("read", {"sessionId": session_id, "screen": True}))["screen"])
+
+    async def signal(self, session_id: str, name: str) -> SignalResult:
+        return SignalResult.from_wire(await self._call("signal", {"sessionId": session_id, "signal": name}))
+
+    async def resize(self, session_id: str, rows: int, cols: int) -> None:
+        await self._call("resize", {"sessionId": session_id, "rows": rows, "cols": cols})
+
+    async def kill(self, session_id: str) -> bool:
+        return (await self._call("close", {"sessionId": session_id}))["outcome"] == "closed"
+
+    async def list(self) -> List[Session]:
+        return [Session.from_wire(s) for s in (await self._call("list", {}))["sessions"]]
+
+    async def attach(self, name: Optional[str] = None) -> List[Session]:
+        return [Session.from_wire(s) for s in (await self._call("attach", given(name=name)))["sessions"]]
+
+    async def has_owner_activity(self) -> bool:
+        return bool((await self._call("activity", {}))["active"])
+
+    async def dispose_owner(self) -> None:
+        if self._service_closing():
+            raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
+        label = self._owners.begin_dispose(self._token)
+        try:
+            await self._connection.call("disposeOwner", {"owner": label})
+        finally:
+            self._owners.release(self._token)
+
+
+class AsyncOwner(_AsyncCalls):
+    """Another owner on an AsyncService's child; made by ``AsyncService.owner(name)``."""
+
+    def __init__(self, service: "AsyncService", token: OwnerToken):
+        self._service = service
+        self._connection = service._connection
+        self._owners = service._owners
+        self._token = token
+
+    def _service_closing(self) -> bool:
+        return self._service._closing
+
+
+class AsyncService(_AsyncCalls):
+    """Service's asyncio twin: ``async with AsyncService(...) as service`` (or ``await
+    service.start()`` then ``await service.close()``); the same arguments and methods."""
+
+    def __init__(self, repl: Optional[str] = None, owner: Optional[str] = None, *,
+                 args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None):
+        self._environment = dict(os.environ if env is None else env)
+        self._path = locate_repl(repl, self._environment)
+        self._args = list(args)
+        self._owners = OwnerRegistry()
+        self._token = self._owners.mint("default" if owner is None else owner)
+        self._closing = False
+        self._closed: Optional["asyncio.Future[None]"] = None
+        self._connection_or_none: Optional[AsyncConnection] = None
+
+    @property
+    def _connection(self) -> AsyncConnection:  # type: ignore[override]
+        if self._connection_or_none is None:
+            raise DshptyError("SERVICE_DISPOSING", "the dshpty service is not started (await start())")
+        return self._connection_or_none
+
+    def _service_closing(self) -> bool:
+        return self._closing
+
+    async def start(self) -> "AsyncService":
+        if self._connection_or_none is None:
+            self._connection_or_none = await AsyncConnection.start(self._path, self._args, self._environment)
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self._connection.pid
+
+    @property
+    def pending_count(self) -> int:
+        return self._connection.pending_count
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._connection.returncode
+
+    def owner(self, name: str) -> AsyncOwner:
+        if self._closing:
+            raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
+        return AsyncOwner(self, self._owners.mint(name))
+
+    async def close(self) -> None:
+        """Ends the child: every session's tree is gone on return. Idempotent."""
+        if self._closed is None:
+            self._closing = True
+            self._closed = asyncio.ensure_future(self._shutdown())
+        await asyncio.shield(self._closed)
+
+    async def _shutdown(self) -> None:
+        connection = self._connection_or_none
+        if connection is None:
+            return
+        failure: Optional[DshptyError] = None
+        if connection.ended is None:
+            try:
+                await connection.call("shutdown", {})
+            except DshptyError as error:
+                if connection.ended is None:
+                    failure = error
+        connection.end_input()
+        await connection.wait_exit()
+        if failure is not None:
+            raise failure
+
+    async def __aenter__(self) -> "AsyncService":
+        return await self.start()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()

@@ -1,0 +1,154 @@
+"""The results, as dataclasses with snake_case fields. Each keeps the fields a newer repl
+sends that this version does not name (``evidence``, ``omittedLines``, ...) in ``extra``."""
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar
+
+T = TypeVar("T")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _decode(cls: Type[T], wire: Mapping[str, Any], **converted: Any) -> T:
+    """Fills `cls` from the wire's camelCase fields; unnamed ones go to `extra`."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    values: Dict[str, Any] = {}
+    extra: Dict[str, Any] = {}
+    for key, value in wire.items():
+        snake = _snake(key)
+        if snake in names and snake != "extra":
+            values[snake] = value
+        else:
+            extra[key] = value
+    values.update(converted)
+    if "extra" in names:
+        values["extra"] = extra
+    return cls(**values)
+
+
+@dataclass
+class SessionStatus:
+    """``kind``: ``running``, ``exited``, ``lost`` or ``reconnecting``."""
+    kind: str
+    exit_code: Optional[int] = None
+    signal: Optional[str] = None
+    reason: Optional[str] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "SessionStatus":
+        return _decode(cls, wire)
+
+
+@dataclass
+class Session:
+    """A session as ``list()`` and ``attach()`` show it."""
+    session_id: str
+    type: str
+    status: SessionStatus
+    name: Optional[str] = None
+    pid: Optional[int] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "Session":
+        return _decode(cls, wire, status=SessionStatus.from_wire(wire["status"]))
+
+
+@dataclass
+class SpawnResult:
+    """What ``spawn`` returns: the session and what it printed while starting."""
+    session_id: str
+    type: str
+    status: SessionStatus
+    motd: str
+    name: Optional[str] = None
+    pid: Optional[int] = None
+    truncated: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "SpawnResult":
+        return _decode(cls, wire, status=SessionStatus.from_wire(wire["status"]))
+
+
+@dataclass
+class Cursor:
+    row: int
+    col: int
+    visible: bool
+
+
+@dataclass
+class Screen:
+    """The rendered screen; the cursor is 0-based."""
+    rows: int
+    cols: int
+    lines: List[str]
+    cursor: Cursor
+    alternate: bool
+    title: str
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "Screen":
+        return _decode(cls, wire, cursor=Cursor(**{k: wire["cursor"][k] for k in ("row", "col", "visible")}))
+
+
+@dataclass
+class SendResult:
+    """``wait_reason``: ``stdin_read``, ``inferred_idle``, ``timeout`` or ``session_exit``.
+    ``exit_code`` and ``cwd`` are set when the send ended at the shell's own prompt;
+    ``screen`` when it ended on the alternate screen."""
+    viewport: str
+    wait_reason: str
+    session_status: SessionStatus
+    truncated: bool
+    exit_code: Optional[int]
+    cwd: Optional[str]
+    input_hidden: bool
+    screen: Optional[Screen] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "SendResult":
+        screen = Screen.from_wire(wire["screen"]) if wire.get("screen") else None
+        return _decode(cls, wire, session_status=SessionStatus.from_wire(wire["sessionStatus"]), screen=screen)
+
+
+@dataclass
+class OutputDelta:
+    delta: str
+    truncated: bool
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "OutputDelta":
+        return cls(delta=wire["delta"], truncated=wire["truncated"])
+
+
+@dataclass
+class ReadPage:
+    """Lines numbered from 1, oldest retained first."""
+    text: str
+    total_lines: int
+    line_begin: int
+    line_end: int
+    truncated: bool
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "ReadPage":
+        return _decode(cls, wire)
+
+
+@dataclass
+class SignalResult:
+    delivered: bool
+    target_pgid: int
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "SignalResult":
+        return cls(delivered=wire["delivered"], target_pgid=wire["targetPgid"])

@@ -1,0 +1,37 @@
+// Options into request fields. Only what the caller gave is sent: a repl that predates a
+// field refuses it with its own INVALID_ARGUMENT rather than being sent defaults it does not
+// know, and a newer one applies its own defaults.
+import type { SendOptions, SpawnOptions } from './types.js';
+
+function given(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+export function openFields(options: SpawnOptions): Record<string, unknown> {
+  const network = typeof options.network === 'boolean' ? (options.network ? 'on' : 'off') : options.network;
+  return given({
+    type: options.type,
+    name: options.name,
+    cwd: options.cwd,
+    shell: options.shell,
+    rc: options.rc,
+    history: options.history,
+    terminal: options.terminal,
+    sandbox: options.sandbox,
+    network,
+    linger: options.linger,
+  });
+}
+
+export function sendFields(sessionId: string, options: SendOptions): Record<string, unknown> {
+  return given({
+    sessionId,
+    text: options.text,
+    keys: options.keys,
+    submit: options.submit,
+    timeoutMs: options.timeoutMs,
+    idleMs: options.idleMs,
+  });
+}
