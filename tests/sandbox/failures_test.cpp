@@ -106,3 +106,21 @@ TEST_CASE("sandbox none is today's unconfined session") {
   CHECK(fx.close(*s.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
+
+TEST_CASE("fail closed: a misspelt option or a mode in other letters never runs unconfined") {
+  ScratchDir scratch;
+  ShellFixture fx;
+  // "sandbx": an unknown option name is refused, naming it, before anything starts.
+  auto s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbx", "read-only"}}));
+  check_fails(fx, s, Code::INVALID_ARGUMENT, {"unknown shell option \"sandbx\"", "sandbox"});
+  for (const char* mode : {"Read-Only", "readonly", "read_only", "workspace", ""}) {
+    CAPTURE(mode);
+    s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbox", mode}}));
+    check_fails(fx, s, Code::INVALID_ARGUMENT, {"unknown sandbox mode"});
+  }
+  for (const char* network : {"OFF", "no", "false", ""}) {
+    CAPTURE(network);
+    s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbox", "read-only"}, {"network", network}}));
+    check_fails(fx, s, Code::INVALID_ARGUMENT, {"\"network\" must be on or off"});
+  }
+}
