@@ -332,6 +332,9 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   // The helper by path (bwrap execs argv[0] of its command), then its own arguments.
   a.push_back(direct.program);
   a.push_back("--tty-from-socket");
+  // Landlock's scoping, where the kernel has it: the host's abstract unix sockets stay
+  // out of reach with the network on too (supervisor/landlock_scope.hpp).
+  a.push_back("--scope-abstract-sockets");
   a.insert(a.end(), direct.argv.begin() + 1, direct.argv.end());
   return plan;
 }
