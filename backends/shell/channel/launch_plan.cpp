@@ -120,8 +120,8 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
     if (!fd) return fd.error();
     program.reset(*fd);
     if (program.get() <= kSeccompFd) {
-      program.reset(::fcntl(*fd, F_DUPFD_CLOEXEC, kSeccompFd + 1));
-      ::close(*fd);
+      UniqueFd low = std::move(program);
+      program.reset(::fcntl(low.get(), F_DUPFD_CLOEXEC, kSeccompFd + 1));
       if (!program.valid()) return make_system_error(Code::BACKEND_FAILED, "dup seccomp program", errno);
     }
   }
