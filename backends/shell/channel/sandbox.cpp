@@ -100,12 +100,13 @@ bool under_any(const std::string& path, const std::vector<std::string>& dirs) {
   return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return inside_or_at(path, d); });
 }
 
-// The host's $XDG_RUNTIME_DIR, or the one the session's env sets.
-std::optional<std::string> runtime_dir(const std::map<std::string, std::optional<std::string>>& env) {
-  if (auto it = env.find("XDG_RUNTIME_DIR"); it != env.end()) return it->second;
-  const char* dir = std::getenv("XDG_RUNTIME_DIR");
-  if (dir && *dir) return std::string(dir);
-  return std::nullopt;
+// The host's $XDG_RUNTIME_DIR and the one the session's env sets, if any: the host's stays
+// on the file system whatever the session is told.
+std::vector<std::string> runtime_dirs(const std::map<std::string, std::optional<std::string>>& env) {
+  std::vector<std::string> dirs;
+  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) dirs.emplace_back(dir);
+  if (auto it = env.find("XDG_RUNTIME_DIR"); it != env.end() && it->second) dirs.push_back(*it->second);
+  return dirs;
 }
 
 // The directories masked by an empty tmpfs: where host services keep their rendezvous
@@ -114,7 +115,9 @@ std::optional<std::string> runtime_dir(const std::map<std::string, std::optional
 // outermost first.
 std::vector<std::string> dirs_to_mask(const std::map<std::string, std::optional<std::string>>& env) {
   std::vector<std::string> candidates = {"/run", "/var/run"};
-  if (auto xdg = runtime_dir(env); xdg && !xdg->empty() && xdg->front() == '/') candidates.push_back(*xdg);
+  for (const auto& xdg : runtime_dirs(env)) {
+    if (!xdg.empty() && xdg.front() == '/') candidates.push_back(xdg);
+  }
   std::vector<std::string> dirs;
   for (const auto& c : candidates) {
     char real[PATH_MAX];
