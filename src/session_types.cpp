@@ -21,6 +21,15 @@ constexpr SignalRow kSignals[] = {
 };
 }  // namespace
 
+std::string_view evidence_name(Evidence evidence) noexcept {
+  switch (evidence) {
+    case Evidence::prompt_marks: return "prompt_marks";
+    case Evidence::stdin_probe: return "stdin_probe";
+    case Evidence::none: break;
+  }
+  return "none";
+}
+
 std::string_view wait_reason_name(WaitReason reason) noexcept {
   switch (reason) {
     case WaitReason::stdin_read: return "stdin_read";

@@ -32,14 +32,12 @@ std::vector<std::string> build_environment(
     auto eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
     std::string_view name = kv.substr(0, eq);
-    if (is_scrubbed_name(name) || name == "COLORTERM") continue;
+    if (is_scrubbed_name(name) || name == "COLORTERM" || name == "PS1" || name == "PROMPT_COMMAND") continue;
     env[std::string(name)] = std::string(kv.substr(eq + 1));
   }
   env["TERM"] = std::string(term);
   env["PAGER"] = "cat";
   env["GIT_PAGER"] = "cat";
-  env["PS1"] = std::string(kPrompt);
-  env["PROMPT_COMMAND"] = std::string(kPromptCommand);
   env["DSH_PTY_SESSION_ID"] = std::string(session_id);
   for (const auto& [name, value] : overrides) {
     if (value) {

@@ -9,8 +9,8 @@
 
 namespace dshpty::shell {
 
-// The marker PROMPT_COMMAND prints before every prompt: ESC ] 133 ; D ; <status> BEL.
-inline constexpr std::string_view kPromptCommand = R"(printf '\033]133;D;%s\007' "$?")";
+// The prompt of a session without the user's startup files (rc none), in every dialect.
+// The shell integration sets it (dialect/integration/): it is not exported.
 inline constexpr std::string_view kPrompt = "dsh> ";
 
 // True for a name the shell must not inherit: one containing KEY, PASSWORD, SECRET or
@@ -18,9 +18,10 @@ inline constexpr std::string_view kPrompt = "dsh> ";
 bool is_scrubbed_name(std::string_view name);
 
 // "NAME=value" entries: `host` (an environ-style array) minus scrubbed names and COLORTERM
-// (a program must not assume more than `term` says), then TERM=`term`, PAGER, GIT_PAGER,
-// PS1, PROMPT_COMMAND and DSH_PTY_SESSION_ID, then `overrides` (a value sets, nullopt
-// unsets). Sorted by name.
+// (a program must not assume more than `term` says), then TERM=`term`, PAGER, GIT_PAGER
+// and DSH_PTY_SESSION_ID, then `overrides` (a value sets, nullopt unsets). Sorted by name.
+// PS1 and PROMPT_COMMAND are the shell integration's, never exported to the shell's
+// children: an inherited one is dropped.
 std::vector<std::string> build_environment(
     char** host, std::string_view session_id, std::string_view term,
     const std::map<std::string, std::optional<std::string>>& overrides);

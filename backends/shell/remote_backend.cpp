@@ -5,6 +5,7 @@
 
 #include "channel/stream_channel.hpp"
 #include "dshpty/loop.hpp"
+#include "dialect/dialect.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
 
@@ -12,7 +13,7 @@ namespace dshpty {
 
 namespace {
 
-constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal"};
 
 std::string program_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -41,8 +42,8 @@ class RemoteBackend final : public Backend {
     if (config_.transport.empty() || config_.transport.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "remote backend " + config_.type + ": the transport's argv is empty");
     }
-    if (config_.shell.argv.empty() || config_.shell.argv.front().empty()) {
-      return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
+    if (!config_.shell.argv.empty() && config_.shell.argv.front().empty()) {
+      return make_error(Code::INVALID_ARGUMENT, "the shell's argv names no program");
     }
     if (config_.ping_interval.count() <= 0 || config_.link_timeout <= config_.ping_interval) {
       return make_error(Code::INVALID_ARGUMENT,
@@ -56,13 +57,21 @@ class RemoteBackend final : public Backend {
     if (!cols) return cols.error();
     auto terminal = shell::parse_terminal(options, config_.shell.terminal);
     if (!terminal) return terminal.error();
+    // The far helper starts the named shell with the integration it carries.
+    auto choice = shell::parse_shell_choice(options, config_.shell);
+    if (!choice) return choice.error();
+    const bool integrated = config_.shell.argv.empty();
 
     shell::StartParams p;
     p.session_id = spec.session_id;
     p.signal = spec.signal;
     p.rows = *rows;
     p.cols = *cols;
-    p.argv = config_.shell.argv;
+    p.argv = integrated ? shell::dialect_argv(*choice) : config_.shell.argv;
+    if (integrated) {
+      p.mark_nonce = shell::make_mark_nonce();
+      p.startup_words = choice->rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
+    }
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.shell.cwd;
     shell::StreamLaunch launch;
     launch.transport = config_.transport;
@@ -71,6 +80,7 @@ class RemoteBackend final : public Backend {
     launch.cwd = p.cwd;
     launch.session_id = spec.session_id;
     launch.term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+    if (integrated) launch.env = shell::dialect_env(*choice, p.mark_nonce);
     for (const auto& [name, value] : config_.shell.env) {
       launch.env.push_back(value ? name + "=" + *value : name);
     }

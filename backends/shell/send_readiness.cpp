@@ -1,11 +1,18 @@
 // Sends on a shell session: one write of the text (then the keys, encoded in the terminal's
 // modes of the moment, and "\r" when submitting), then completion with the
 // first of (docs/shell-backend.md, "Send readiness"):
-//   stdin_read     the prompt marker arrived after the write landed, exactly the prompt
-//                  follows it, and the shell's own group has the terminal (decided as the
-//                  bytes arrive); or the stdin probe proves the foreground group blocked
-//                  reading the terminal (on a short timer, only once the write landed,
-//                  and only after a quiet interval: see on_probe_tick);
+//   stdin_read     at the shell's own prompt, by its marks (evidence prompt_marks): the last
+//                  mark is a prompt end (B) that came after the write landed and nothing
+//                  followed it, the shell's group has the terminal, the input queue is
+//                  empty, the shell is asleep in its terminal read (where the channel can
+//                  prove readers), and a drain after those checks brought nothing new. So
+//                  a prompt printed before the shell read this send's input (type-ahead,
+//                  the second line of a multi-line send still queued) never settles it,
+//                  and output that imitates a prompt cannot (marks carry the nonce).
+//                  Or the stdin probe proves the foreground group blocked reading the
+//                  terminal (evidence stdin_probe: a program's prompt, `read`, a nested
+//                  shell; on a short timer, only once the write landed, and only after a
+//                  quiet interval: see on_probe_tick);
 //   inferred_idle  no output for the send's idle silence;
 //   timeout        the send's deadline, however much output trickles;
 //   session_exit   the shell's exit was published (after its output was drained).
@@ -16,14 +23,9 @@
 //                  dying or handling it, the shell about to print a prompt). A send started
 //                  then holds its write until a reader is seen again: the stdin probe proves
 //                  the foreground group blocked reading (it must have run since the signal),
-//                  or, where there is no probe, the shell's marker and prompt came back with
-//                  its group in the foreground. Bounded by the send's idle time; then it
-//                  writes anyway. Output before the write is never this send's.
-//   consumed input a prompt counts only once this send's input has left the terminal's
-//                  input queue: text typed ahead while a job runs waits in the queue, and
-//                  the job's own prompt (printed before the shell read the text) is not this
-//                  send's. Output already readable is taken before the write, so a prompt
-//                  printed before it cannot be mistaken for one after it.
+//                  or, where there is no probe, the shell's marks say it is back at its
+//                  prompt with its group in the foreground. Bounded by the send's idle time;
+//                  then it writes anyway. Output before the write is never this send's.
 #include <signal.h>
 
 #include <algorithm>
@@ -184,24 +186,44 @@ void ShellSession::on_send_rewrite(std::string_view line) {
 }
 
 void ShellSession::check_prompt_readiness() {
-  if (!prompt_watch_.at_prompt() || !shell_pid_) return;
-  // A nested shell prints the same marker and prompt: only the outer shell's own group
-  // holding the terminal means the command finished.
-  if (channel_->foreground_group() != *shell_pid_) return;
-  if (send_->typed_ahead) {
-    if (input_waiting()) {
-      // The shell printed this prompt before it read our input (typed ahead while a job
-      // ran): the prompt after the input is run is the one that counts.
-      prompt_watch_.reset();
+  // The drain below feeds output back through on_send_output, which calls here again: the
+  // outer call decides, after the drain.
+  if (checking_prompt_) return;
+  checking_prompt_ = true;
+  const auto send = send_;
+  for (int round = 0; round < kProbeDrainReads && send_ == send; ++round) {
+    if (!prompt_watch_.at_prompt() || !shell_pid_) break;
+    // A nested shell or a job in the foreground: not the shell's own prompt.
+    if (channel_->foreground_group() != *shell_pid_) break;
+    // More input still queued (type-ahead, a multi-line send): its own marks will come.
+    if (input_waiting()) break;
+    if (channel_->proves_readers() && !channel_->foreground_reading()) {
+      // At the prompt by the marks, but not yet asleep in its read: the shell may still be
+      // taking input it read ahead (fish reads in blocks) or about to block. Soon again.
+      if (!ev_is_active(&prompt_recheck_timer_)) {
+        ev_timer_set(&prompt_recheck_timer_, seconds(kPromptRecheck), 0.);
+        ev_timer_start(loop_, &prompt_recheck_timer_);
+      }
+      break;
+    }
+    // Whatever the shell printed before it went to sleep is readable now: if none of it
+    // is new, the prompt end is the last thing it printed.
+    const std::uint64_t seen = text_chunks_;
+    channel_->read_available();
+    if (send_ != send) break;  // the drain settled it (the shell exited)
+    if (text_chunks_ == seen) {
+      checking_prompt_ = false;
+      settle_send(WaitReason::stdin_read, Evidence::prompt_marks,
+                  /*reader_proven=*/channel_->proves_readers());
       return;
     }
-    // An empty queue now does not say it was empty when this prompt was printed: the shell
-    // reads type-ahead the moment its prompt is out, often before we see the prompt. Only
-    // the shell seen blocked reading proves the input was read and run; until then the
-    // probe's ticks keep looking.
-    if (channel_->proves_readers() && !channel_->foreground_reading()) return;
   }
-  settle_send(WaitReason::stdin_read, /*at_shell_prompt=*/true);
+  checking_prompt_ = false;
+}
+
+void ShellSession::on_prompt_recheck(struct ev_loop*, ev_timer* w, int) {
+  auto* s = static_cast<ShellSession*>(w->data);
+  if (s->send_ && s->send_->landed && !s->send_->gated) s->check_prompt_readiness();
 }
 
 bool ShellSession::input_waiting() const {
@@ -235,7 +257,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     w->repeat = interval;
     ev_timer_again(loop, w);
   }
-  if (!s->channel_->foreground_reading() || (s->send_->typed_ahead && s->input_waiting())) return;
+  if (!s->channel_->foreground_reading() || s->input_waiting()) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
@@ -245,7 +267,8 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   if (!s->send_) return;
   const bool at_shell_prompt = s->shell_pid_ && s->prompt_watch_.at_prompt() &&
                                s->channel_->foreground_group() == *s->shell_pid_;
-  s->settle_send(WaitReason::stdin_read, at_shell_prompt, /*reader_proven=*/true);
+  s->settle_send(WaitReason::stdin_read, at_shell_prompt ? Evidence::prompt_marks : Evidence::stdin_probe,
+                 /*reader_proven=*/true);
 }
 
 void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
@@ -261,16 +284,20 @@ void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
   s->settle_send(WaitReason::inferred_idle);
 }
 
-void ShellSession::settle_send(WaitReason reason, bool at_shell_prompt, bool reader_proven) {
+void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader_proven) {
   SendResult result;
+  result.evidence = evidence;
   if (reason == WaitReason::stdin_read) {
     // A signal's aftermath ends when a reader is seen blocked: a prompt alone may still be
     // printed from inside the shell's interrupt handling, which can drop a line typed then.
     if (reader_proven || !channel_->proves_readers()) aftermath_ = false;
-    if (at_shell_prompt) {
-      // The shell's own prompt: its line editor reads, never a hidden input.
+    if (evidence == Evidence::prompt_marks) {
+      // The shell's own prompt: its line editor reads, never a hidden input. The status and
+      // the cwd are the shell's own words, from its marks (the cwd from the kernel when the
+      // integration could not say it).
       result.exit_code = prompt_watch_.last_status();
-      result.cwd = channel_->working_directory(*shell_pid_);
+      result.cwd = prompt_watch_.cwd();
+      if (!result.cwd) result.cwd = channel_->working_directory(*shell_pid_);
       idle_at_prompt_ = !aftermath_;
     } else if (auto modes = channel_->terminal_modes()) {
       result.input_hidden = !modes->echo && modes->canonical;
@@ -296,6 +323,7 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   ev_timer_stop(loop_, &send_timeout_timer_);
   ev_timer_stop(loop_, &send_idle_timer_);
   ev_timer_stop(loop_, &probe_timer_);
+  ev_timer_stop(loop_, &prompt_recheck_timer_);
   // After a signal the baseline is the gate's, kept for the next send.
   if (channel_ && !aftermath_) channel_->forget_readers();
   auto send = std::move(send_);

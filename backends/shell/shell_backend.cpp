@@ -13,6 +13,7 @@
 #include "channel/launch_plan.hpp"
 #include "channel/sandbox.hpp"
 #include "channel/seccomp_filter.hpp"
+#include "dialect/dialect.hpp"
 #include "spawn_options.hpp"
 
 extern char** environ;
@@ -23,7 +24,7 @@ namespace {
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"rows", "cols", "terminal", "sandbox", "network"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network"};
 
 Status check_executable(const std::string& what, const std::string& path) {
   struct stat st {};
@@ -76,10 +77,18 @@ class ShellBackend final : public Backend {
         p.sandbox.confined()
             ? "sandbox " + std::string(shell::sandbox_mode_name(p.sandbox.mode)) + ": "
             : "";
-    if (config_.argv.empty() || config_.argv.front().empty()) {
-      return make_error(Code::INVALID_ARGUMENT, "the shell's argv is empty");
+    auto choice = shell::parse_shell_choice(spec.request.options, config_);
+    if (!choice) return choice.error();
+    if (!config_.argv.empty() && config_.argv.front().empty()) {
+      return make_error(Code::INVALID_ARGUMENT, "the shell's argv names no program");
     }
-    p.argv = config_.argv;
+    // A configured argv is a raw start, without the integration (dshpty/shell.hpp).
+    const bool integrated = config_.argv.empty();
+    p.argv = integrated ? shell::dialect_argv(*choice) : config_.argv;
+    if (integrated) {
+      p.mark_nonce = shell::make_mark_nonce();
+      p.startup_words = choice->rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
+    }
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.cwd;
     if (p.cwd) {
       struct stat st {};
@@ -112,9 +121,16 @@ class ShellBackend final : public Backend {
                                       program.error()->sys_errno);
       p.sandbox.seccomp_program = *program;
     }
+    auto overrides = config_.env;
+    if (integrated) {
+      for (const std::string& entry : shell::dialect_env(*choice, p.mark_nonce)) {
+        const auto eq = entry.find('=');
+        overrides.emplace(entry.substr(0, eq), entry.substr(eq + 1));  // the config's win
+      }
+    }
     p.env = shell::build_environment(
         environ, spec.session_id, *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb",
-        config_.env);
+        overrides);
     return p;
   }
 
@@ -137,6 +153,11 @@ class ShellBackend final : public Backend {
 };
 
 }  // namespace
+
+Status check_shell_options(const std::map<std::string, std::string>& options) {
+  if (auto choice = shell::parse_shell_choice(options, ShellConfig{}); !choice) return choice.error();
+  return {};
+}
 
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config) {
   return std::make_shared<ShellBackend>(loop, std::move(config));

@@ -23,10 +23,10 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       config_(config),
       params_(std::move(params)),
       deferred_(loop),
+      pipeline_(text::SanitizerConfig{4096, params_.mark_nonce}),
       scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                          config.page_bytes}),
-      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
-      prompt_watch_(std::string(kPrompt)) {
+      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }) {
   session_id_ = params_.session_id;
   pipeline_.add(scrollback_);
   pipeline_.add(motd_);
@@ -40,8 +40,10 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   ev_timer_init(&send_idle_timer_, &ShellSession::on_send_idle, 0., 0.);
   ev_timer_init(&probe_timer_, &ShellSession::on_probe_tick, 0., 0.);
   ev_timer_init(&signal_hold_timer_, &ShellSession::on_signal_hold_tick, 0., 0.);
+  ev_timer_init(&prompt_recheck_timer_, &ShellSession::on_prompt_recheck, 0., 0.);
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_}) {
+                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
+                      &prompt_recheck_timer_}) {
     t->data = this;
   }
 }
@@ -55,7 +57,8 @@ ShellSession::~ShellSession() {
 
 void ShellSession::stop_timers() {
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_}) {
+                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
+                      &prompt_recheck_timer_}) {
     ev_timer_stop(loop_, t);
   }
 }
@@ -88,6 +91,25 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
   });
   ev_timer_set(&s.startup_timer_, seconds(config.startup_timeout), 0.);
   ev_timer_start(loop, &s.startup_timer_);
+  if (s.params_.mark_nonce.empty() && s.channel_->proves_readers()) {
+    // No integration, so no marks: the shell is ready once it is seen reading.
+    ev_set_cb(&s.probe_timer_, &ShellSession::on_startup_probe);
+    ev_timer_set(&s.probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
+    ev_timer_start(loop, &s.probe_timer_);
+  }
+}
+
+void ShellSession::on_startup_probe(struct ev_loop*, ev_timer* w, int) {
+  auto* s = static_cast<ShellSession*>(w->data);
+  if (!s->shell_pid_ || !s->channel_->foreground_reading()) return;
+  s->prompt_seen_ = true;
+  s->try_finish_start();
+}
+
+void ShellSession::end_startup_probe() {
+  // The probe timer goes back to its job for sends.
+  ev_timer_stop(loop_, &probe_timer_);
+  ev_set_cb(&probe_timer_, &ShellSession::on_probe_tick);
 }
 
 Status ShellSession::launch() {
@@ -142,8 +164,8 @@ void ShellSession::on_exited(SessionStatus status) {
   shell_status_ = status;
   if (phase_ == Phase::starting) {
     fail_start(make_error(Code::BACKEND_FAILED,
-                          "shell " + params_.argv.front() + " exited during start-up (" +
-                              describe_status(*shell_status_) + ")"));
+                          "shell " + params_.argv.front() + params_.startup_words +
+                              " exited during start-up (" + describe_status(*shell_status_) + ")"));
     return;
   }
   if (channel_->output_ended()) {
@@ -185,6 +207,7 @@ void ShellSession::on_bytes(std::string_view raw) {
 }
 
 void ShellSession::on_text(const text::SanitizedText& chunk) {
+  ++text_chunks_;
   if (!prompt_seen_) {
     prompt_watch_.observe(chunk);
     if (prompt_watch_.at_prompt()) {
@@ -221,7 +244,8 @@ void ShellSession::publish_exit() {
 void ShellSession::on_startup_timeout(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
   s->fail_start(make_error(Code::BACKEND_FAILED,
-                           "shell " + s->params_.argv.front() + " showed no prompt within " +
+                           "shell " + s->params_.argv.front() + s->params_.startup_words +
+                               " showed no prompt within " +
                                std::to_string(s->config_.startup_timeout.count()) + " ms"));
 }
 
@@ -233,6 +257,7 @@ void ShellSession::try_finish_start() {
   }
   phase_ = Phase::running;
   ev_timer_stop(loop_, &startup_timer_);
+  end_startup_probe();
   abort_sub_.reset();
   deferred_.post([this] {
     auto self = std::move(self_);
@@ -245,6 +270,7 @@ void ShellSession::fail_start(Error error) {
   if (phase_ != Phase::starting) return;
   start_error_ = std::move(error);
   ev_timer_stop(loop_, &startup_timer_);
+  end_startup_probe();
   begin_teardown();
 }
 

@@ -53,6 +53,11 @@ struct StartParams {
   std::vector<std::string> env;  // "NAME=value", already scrubbed and set
   std::string supervisor_path;
   SandboxSpec sandbox;  // checked; mode none runs the helper directly
+  // The shell integration's nonce (dialect/dialect.hpp): only marks carrying it count.
+  // Empty for a raw start (no integration): readiness by the stdin probe alone.
+  std::string mark_nonce;
+  // Said after the shell's name when its start-up fails (" (rc: user)").
+  std::string startup_words;
   AbortSignal signal;
   // Set for a session whose processes live elsewhere (a remote backend): opens its channel
   // instead of the local one. Unset: a local channel from the fields above.
@@ -152,10 +157,14 @@ class ShellSession final : public BackendSession,
   void on_send_output(const text::SanitizedText& chunk);
   void on_send_rewrite(std::string_view line);
   void check_prompt_readiness();
-  // `at_shell_prompt`: stdin_read at the shell's own prompt (its group in the foreground),
-  // which gives the result its exit_code and cwd.
+  static void on_prompt_recheck(struct ev_loop*, ev_timer* w, int);
+  // `evidence` prompt_marks: stdin_read at the shell's own prompt (its group in the
+  // foreground), which gives the result its exit_code and cwd.
   // `reader_proven`: the stdin probe saw the reader blocked (ends a signal's aftermath).
-  void settle_send(WaitReason reason, bool at_shell_prompt = false, bool reader_proven = false);
+  void settle_send(WaitReason reason, Evidence evidence = Evidence::none, bool reader_proven = false);
+  // Start-up without the integration (a raw argv): the shell seen reading is its prompt.
+  static void on_startup_probe(struct ev_loop*, ev_timer* w, int);
+  void end_startup_probe();
   void fail_send(Error error);
   // Stops the live send's timers and lets go of it (its operation may outlive us).
   std::shared_ptr<SendState> release_send();
@@ -242,6 +251,12 @@ class ShellSession final : public BackendSession,
   ev_timer send_timeout_timer_{};
   ev_timer send_idle_timer_{};
   ev_timer probe_timer_{};
+  // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
+  // look again in a moment (send_readiness.cpp, check_prompt_readiness).
+  ev_timer prompt_recheck_timer_{};
+  static constexpr std::chrono::milliseconds kPromptRecheck{1};
+  bool checking_prompt_ = false;  // inside check_prompt_readiness (its drain re-enters)
+  std::uint64_t text_chunks_ = 0;  // output chunks seen: did a drain bring anything?
   std::vector<HeldSignal> held_signals_;
   ev_timer signal_hold_timer_{};
 

@@ -51,6 +51,14 @@ enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit };
 // "stdin_read", "inferred_idle", "timeout", "session_exit".
 std::string_view wait_reason_name(WaitReason reason) noexcept;
 
+// What settled a stdin_read: the shell's prompt marks (its own prompt, after this send's
+// input was read and run), the stdin probe (a reader proven blocked on the terminal: a
+// program's prompt, `read`, a nested shell), or nothing (every other reason).
+enum class Evidence { none, prompt_marks, stdin_probe };
+
+// "none", "prompt_marks", "stdin_probe".
+std::string_view evidence_name(Evidence evidence) noexcept;
+
 struct SendRequest {
   // Default initializers on every member keep {.text = "ls"} -Wextra clean on g++ 12.
   std::string text{};
@@ -83,6 +91,8 @@ struct SendResult {
   // The screen, when the send completed with the terminal on the alternate screen (a
   // full-screen program: its viewport is what it drew, not a line stream).
   std::optional<ScreenSnapshot> screen{};
+  // Which evidence settled it (none unless wait_reason is stdin_read).
+  Evidence evidence = Evidence::none;
 };
 
 // Output of a live send since the previous read_output().

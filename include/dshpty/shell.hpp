@@ -28,8 +28,24 @@ enum class SandboxMode {
 };
 
 struct ShellConfig {
-  // The shell and its arguments; argv[0] is the path executed.
-  std::vector<std::string> argv{"/bin/bash", "--noprofile", "--norc", "-i"};
+  // The shell when a spawn names none (spawn option "shell"): bash, zsh or fish (from
+  // PATH), or an absolute path whose name is one of them. Each is started with dshpty's
+  // shell integration: marks around every prompt that carry a per-session nonce
+  // (docs/shell-backend.md, "Marks"), so a send completes exactly at the shell's prompt.
+  std::string shell = "bash";
+  // The user's startup files (spawn option "rc"): none (the default: only the integration
+  // runs, the prompt is "dsh> ") or user (what an interactive shell of its kind reads:
+  // ~/.bashrc, ~/.zshrc, config.fish; the integration then wraps whatever prompt they set).
+  enum class StartupFiles { none, user };
+  StartupFiles rc = StartupFiles::none;
+  // Shell history (spawn option "history"): private (in memory, never read or written),
+  // off, or an absolute file path. The host user's own history file is never touched.
+  std::string history = "private";
+  // A raw start instead: the shell and its arguments as given (argv[0] is the path
+  // executed), with no integration: no marks, so a send completes at a prompt only by the
+  // stdin probe (and the spawn when the shell is first seen reading its terminal). Empty:
+  // `shell` with its integration.
+  std::vector<std::string> argv;
   // Working directory when the spawn request has none; unset: the host's cwd.
   std::optional<std::string> cwd;
   unsigned rows = 40;
@@ -79,13 +95,19 @@ struct ShellConfig {
 };
 
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
-// (SpawnRequest::options): "rows", "cols" (decimal, 1..4096); "terminal" ("dumb" or
-// "xterm"); "sandbox" ("none", "read-only", "workspace-write"); "network" ("on", "off";
-// "off" needs a confined mode); any other name or value is INVALID_ARGUMENT. Configuration
+// (SpawnRequest::options): "shell", "rc", "history" (as the config fields above); "rows",
+// "cols" (decimal, 1..4096); "terminal" ("dumb" or "xterm"); "sandbox" ("none",
+// "read-only", "workspace-write"); "network" ("on", "off"; "off" needs a confined mode); any
+// other name or value is INVALID_ARGUMENT. A shell missing at run time fails the spawn with
+// BACKEND_FAILED naming it. Configuration
 // errors (a missing shell, cwd, helper or bwrap, namespaces refused, workspace-write without
 // a cwd) do not fail this call: each spawn fails with BACKEND_FAILED naming the cause (and
 // the mode) before anything runs. A confined session's pids (SessionSnapshot::pid,
 // signals) are the host's.
 std::shared_ptr<Backend> make_shell_backend(struct ev_loop* loop, ShellConfig config = {});
+
+// Checks spawn options "shell", "rc" and "history" as a spawn would (for a tool's start-up
+// flags): INVALID_ARGUMENT naming the option and the valid choices.
+Status check_shell_options(const std::map<std::string, std::string>& options);
 
 }  // namespace dshpty

@@ -99,8 +99,10 @@ TEST_CASE("parse_options: values, limits, errors") {
   CHECK(parse({"--version"})->version);
   CHECK(parse({"--max-result-bytes", "63"}).error()->code == Code::INVALID_ARGUMENT);
 
-  CHECK(shell_argv("/bin/bash") == std::vector<std::string>{"/bin/bash", "--noprofile", "--norc", "-i"});
-  CHECK(shell_argv("/usr/bin/zsh") == std::vector<std::string>{"/usr/bin/zsh", "-i"});
+  CHECK(parse({"--shell", "/bin/sh"}).error()->code == Code::INVALID_ARGUMENT);
+  CHECK(parse({"--shell", "zsh", "--rc", "user", "--history", "off"}));
+  CHECK(parse({"--rc", "all"}).error()->code == Code::INVALID_ARGUMENT);
+  CHECK(parse({"--history", "relative/file"}).error()->code == Code::INVALID_ARGUMENT);
   CHECK(usage_text().find("--max-result-bytes") != std::string::npos);
 }
 

@@ -30,7 +30,7 @@ struct Rendered {
 };
 
 Rendered render(const std::vector<std::string_view>& chunks) {
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   Scrollback scrollback;
   TailSink tail;
   pipeline.add(scrollback);
@@ -72,7 +72,7 @@ TEST_CASE("a progress bar redrawn 300 times is one line") {
   std::string bar;
   for (int i = 1; i <= 300; ++i) bar += "\r[" + std::string(static_cast<std::size_t>(i / 10), '#') + "] " + std::to_string(i) + "/300";
   bar += "\r\ndone\r\n";
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   Scrollback scrollback;
   pipeline.add(scrollback);
   // As a PTY delivers it: a few hundred bytes at a time.
@@ -92,7 +92,7 @@ TEST_CASE("erase in line: CR then ESC [ K erases the rest, ESC [ 2 K the whole l
 }
 
 TEST_CASE("prompt markers keep their place in text around redraws") {
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   struct Markers final : OutputSink {
     std::string text;
     std::vector<std::size_t> at;
@@ -102,7 +102,7 @@ TEST_CASE("prompt markers keep their place in text around redraws") {
     }
   } sink;
   pipeline.add(sink);
-  pipeline.feed("50%\r100%\r\n" + ESC + "]133;D;0\x07" "dsh> ");
+  pipeline.feed("50%\r100%\r\n" + ESC + "]133;D;0;dshpty=0123456789abcdef\x07" "dsh> ");
   REQUIRE(sink.at.size() == 1);
   CHECK(sink.text.substr(sink.at[0]) == "dsh> ");
 }
@@ -122,7 +122,7 @@ TEST_CASE("a send's tail: a line begun before it is replaced whole; deltas follo
 }
 
 TEST_CASE("the line editor's memory is bounded: an endless line is appended as it comes") {
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   Scrollback scrollback(ScrollbackLimits{100, 1 << 20, 1 << 20});
   pipeline.add(scrollback);
   const std::string chunk(4096, 'y');

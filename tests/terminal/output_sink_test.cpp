@@ -14,7 +14,7 @@ using namespace dshpty::text;
 
 namespace {
 
-const std::string MARK = "\x1B]133;D;0\x07";
+const std::string MARK = "\x1B]133;D;0;dshpty=0123456789abcdef\x07";
 
 // Records what it was fed, and in which order relative to the other sinks.
 struct Recorder final : OutputSink {
@@ -40,7 +40,7 @@ struct Recorder final : OutputSink {
 TEST_CASE("the pipeline feeds every sink raw bytes first, then their text, in order") {
   std::vector<std::string> log;
   Recorder first(log, "a"), second(log, "b");
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   pipeline.add(first);
   pipeline.add(second);
   pipeline.feed("hi\r\n\x1B[1mbold\x1B[0m");
@@ -53,7 +53,7 @@ TEST_CASE("the pipeline feeds every sink raw bytes first, then their text, in or
 TEST_CASE("output that is only escape sequences still reaches every sink, as empty text") {
   std::vector<std::string> log;
   Recorder sink(log, "s");
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   pipeline.add(sink);
   pipeline.feed("\x1B[2J\x1B[H");
   CHECK(log == std::vector<std::string>{"s:bytes", "s:text"});
@@ -63,7 +63,7 @@ TEST_CASE("output that is only escape sequences still reaches every sink, as emp
 TEST_CASE("finish delivers a held partial character, and nothing when nothing is held") {
   std::vector<std::string> log;
   Recorder sink(log, "s");
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   pipeline.add(sink);
   pipeline.finish();
   CHECK(log.empty());
@@ -78,7 +78,7 @@ TEST_CASE("scrollback and motd as sinks: the motd ends at the first marker, in a
   const std::string stream = "Welcome\r\nto the box\r\n" + MARK + "dsh> later output\r\n";
   for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
     INFO("cut at " << cut);
-    OutputPipeline pipeline;
+    OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
     Scrollback scrollback;
     MotdCapture motd;
     pipeline.add(scrollback);
@@ -92,7 +92,7 @@ TEST_CASE("scrollback and motd as sinks: the motd ends at the first marker, in a
 }
 
 TEST_CASE("the motd keeps only its head when a shell prints megabytes before its prompt") {
-  OutputPipeline pipeline;
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   MotdCapture motd;
   pipeline.add(motd);
   const std::string line(1000, 'x');

@@ -1,4 +1,4 @@
-// Prompt evidence: a marker after the write, then exactly the prompt.
+// Prompt evidence from the shell's marks: a prompt end (B) after the write, nothing after.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -9,13 +9,23 @@
 using dshpty::text::PromptWatch;
 using dshpty::text::SanitizedText;
 using dshpty::text::Sanitizer;
+using dshpty::text::SanitizerConfig;
 
 namespace {
+const std::string kNonce = "0123456789abcdef";
+std::string mark(const std::string& body, const std::string& nonce = kNonce) {
+  return "\x1B]133;" + body + ";dshpty=" + nonce + "\x07";
+}
+// What the integration prints around a prompt.
+std::string prompt(int status, const std::string& cwd = "/tmp", const std::string& text = "dsh> ") {
+  return mark("P;cwd=" + cwd) + mark("D;" + std::to_string(status)) + mark("A") + text + mark("B");
+}
+
 // Feeds chunks one by one, as the session would, and reports at_prompt after each.
 struct Session {
-  Sanitizer sanitizer;
+  Sanitizer sanitizer{SanitizerConfig{4096, kNonce}};
   SanitizedText chunk;
-  PromptWatch watch{"dsh> "};
+  PromptWatch watch;
   bool feed(const std::string& bytes) {
     chunk.clear();
     sanitizer.feed(bytes, chunk);
@@ -23,11 +33,10 @@ struct Session {
     return watch.at_prompt();
   }
 };
-const std::string MARK0 = "\x1B]133;D;0\x07";
 }  // namespace
 
-TEST_CASE("marker then exactly the prompt is at the prompt, in any chunking") {
-  const std::string stream = "hello\r\n" + MARK0 + "dsh> ";
+TEST_CASE("a prompt end with nothing after it is at the prompt, in any chunking") {
+  const std::string stream = mark("C") + "hello\r\n" + prompt(3, "/a%20b%3Bc%07");
   for (std::size_t i = 0; i <= stream.size(); ++i) {
     Session s;
     bool first = s.feed(stream.substr(0, i));
@@ -35,36 +44,70 @@ TEST_CASE("marker then exactly the prompt is at the prompt, in any chunking") {
     INFO("split at " << i);
     CHECK(second);
     CHECK(first == (i == stream.size()));  // never early
-    CHECK(s.watch.last_status() == 0);
+    CHECK(s.watch.last_status() == 3);
+    CHECK(s.watch.command_started());
+    REQUIRE(s.watch.cwd());
+    CHECK(*s.watch.cwd() == "/a b;c\x07");
   }
 }
 
-TEST_CASE("text after the prompt, or no marker, is not the prompt") {
+TEST_CASE("text after the prompt end, or no prompt end, is not the prompt") {
   Session s;
-  CHECK_FALSE(s.feed("dsh> "));  // the prompt text alone, no marker
-  CHECK_FALSE(s.feed(MARK0 + "dsh> x"));
+  CHECK_FALSE(s.feed("dsh> "));  // the prompt text alone, no mark
+  CHECK_FALSE(s.feed(prompt(0) + "x"));
   CHECK_FALSE(s.feed(""));
-  CHECK(s.feed(MARK0 + "dsh> "));  // a new marker starts a new tail
+  CHECK(s.feed(prompt(0)));  // a new prompt end starts afresh
   CHECK_FALSE(s.feed("more output"));
-  CHECK_FALSE(s.feed(std::string(100000, 'z')));  // bounded: nothing kept past the prompt
-  CHECK(s.feed("\x1B]133;D;2\x07" "dsh> "));
+  CHECK_FALSE(s.feed(std::string(100000, 'z')));  // nothing of the text is kept
+  CHECK(s.feed(prompt(2, "/", "(venv) anything at all $ ")));
   CHECK(s.watch.last_status() == 2);
+  CHECK_FALSE(s.feed(mark("A")));  // a prompt start alone: the prompt is not over
 }
 
-TEST_CASE("reset forgets a marker from an earlier send") {
+TEST_CASE("blanks a line editor writes after the prompt are nothing") {
   Session s;
-  CHECK(s.feed(MARK0 + "dsh> "));
+  CHECK(s.feed(prompt(0) + std::string(74, ' ') + std::string(74, '\b')));
+  CHECK(s.feed("\x1B[K"));
+  CHECK_FALSE(s.feed("e"));
+}
+
+TEST_CASE("marks without the session's nonce are plain output") {
+  Session s;
+  CHECK_FALSE(s.feed("\x1B]133;D;0\x07" "dsh> "));  // the old marker, no nonce
+  CHECK_FALSE(s.watch.marker_seen());
+  CHECK_FALSE(s.feed(mark("D;0", "fedcba9876543210") + mark("B", "fedcba9876543210")));
+  CHECK_FALSE(s.feed(mark("B", "")));
+  CHECK_FALSE(s.feed("\x1B]133;B\x07"));
+  CHECK_FALSE(s.watch.marker_seen());
+  // And never text: every OSC is removed.
+  CHECK(s.chunk.text.empty());
+  CHECK(s.feed(prompt(0)));
+}
+
+TEST_CASE("reset forgets marks from an earlier send, but not the cwd") {
+  Session s;
+  CHECK(s.feed(prompt(0, "/home")));
   s.watch.reset();  // the write of the next send landed
   CHECK_FALSE(s.watch.at_prompt());
   CHECK_FALSE(s.watch.marker_seen());
+  CHECK_FALSE(s.watch.last_status());
+  CHECK(*s.watch.cwd() == "/home");
   CHECK_FALSE(s.feed("sleep 1\r\n"));
-  CHECK(s.feed(MARK0 + "dsh> "));
+  CHECK(s.feed(prompt(0)));
 }
 
-TEST_CASE("a configured prompt") {
-  PromptWatch watch("$ ");
-  Sanitizer sanitizer;
-  SanitizedText chunk = sanitizer.feed(MARK0 + "$ ");
-  watch.observe(chunk);
-  CHECK(watch.at_prompt());
+TEST_CASE("a redrawn line after the prompt end waits for the next prompt end") {
+  Session s;
+  CHECK(s.feed(prompt(0)));
+  s.watch.rewrite();
+  CHECK_FALSE(s.watch.at_prompt());
+  CHECK(s.feed(prompt(0)));
+}
+
+TEST_CASE("a malformed cwd or a long mark is not a mark") {
+  Session s;
+  CHECK_FALSE(s.feed(mark("P;cwd=/a%2") + mark("D;0") + mark("A") + "$ "));
+  CHECK_FALSE(s.watch.cwd());
+  Sanitizer small{SanitizerConfig{16, kNonce}};
+  CHECK(small.feed(mark("B")).markers.empty());
 }

@@ -13,6 +13,7 @@ using dshpty::text::PromptMarker;
 using dshpty::text::SanitizedText;
 using dshpty::text::Sanitizer;
 using dshpty::text::SanitizerConfig;
+using dshpty::text::testing::kTestNonce;
 using dshpty::text::testing::sanitize_every_split;
 using dshpty::text::testing::text_of;
 
@@ -82,7 +83,9 @@ TEST_CASE("OSC strings are removed, terminated by BEL or ST") {
   CHECK(text_of(ESC + "]0;window title" + BEL + "after") == "after");
   CHECK(text_of(ESC + "]0;window title" + ST + "after") == "after");
   CHECK(text_of(ESC + "]8;;http://example.com" + ST + "link" + ESC + "]8;;" + ST) == "link");
-  CHECK(text_of(ESC + "]133;A" + BEL + "x") == "x");  // not the D marker
+  CHECK(text_of(ESC + "]133;A" + BEL + "x") == "x");  // no nonce: not a mark
+  CHECK(text_of(ESC + "]133;D;0" + BEL + "x") == "x");
+  CHECK(text_of(ESC + "]133;B;dshpty=fedcba9876543210" + BEL + "x") == "x");  // another nonce
 }
 
 TEST_CASE("DCS, SOS, PM and APC strings are removed") {
@@ -139,37 +142,37 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD, one per maximal ill-formed subpart") {
 }
 
 TEST_CASE("the prompt marker is removed and reported with its position and status") {
-  SanitizedText out = sanitize_every_split("out\r\n" + ESC + "]133;D;0" + BEL + "dsh> ");
+  SanitizedText out = sanitize_every_split("out\r\n" + ESC + "]133;D;0;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "out\ndsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{4, 0});
+  CHECK(out.markers[0] == PromptMarker{4, 'D', 0, {}});
   CHECK(out.text_after_last_marker() == "dsh> ");
 
-  out = sanitize_every_split("x" + ESC + "]133;D;127" + ST + "dsh> ");
+  out = sanitize_every_split("x" + ESC + "]133;D;127;dshpty=0123456789abcdef" + ST + "dsh> ");
   CHECK(out.text == "xdsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{1, 127});
+  CHECK(out.markers[0] == PromptMarker{1, 'D', 127, {}});
 
-  out = sanitize_every_split(ESC + "]133;D" + BEL + "p");  // no status
+  out = sanitize_every_split(ESC + "]133;D;dshpty=0123456789abcdef" + BEL + "p");  // no status
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{0, std::nullopt});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', std::nullopt, {}});
 
-  out = sanitize_every_split(ESC + "]133;D;abc" + BEL);  // unparsable status: still a marker
+  out = sanitize_every_split(ESC + "]133;D;abc;dshpty=0123456789abcdef" + BEL);  // unparsable status: still a marker
   REQUIRE(out.markers.size() == 1);
   CHECK_FALSE(out.markers[0].status.has_value());
 
-  out = sanitize_every_split(ESC + "]133;D;1;aid=7" + BEL);  // extra fields
+  out = sanitize_every_split(ESC + "]133;D;1;aid=7;dshpty=0123456789abcdef" + BEL);  // extra fields
   REQUIRE(out.markers.size() == 1);
   CHECK(out.markers[0].status == 1);
 }
 
 TEST_CASE("several markers: all reported in order, the last one is what counts") {
-  SanitizedText out = sanitize_every_split(ESC + "]133;D;1" + BEL + "dsh> ls\r\nfile\r\n" + ESC +
-                                           "]133;D;0" + BEL + "dsh> ");
+  SanitizedText out = sanitize_every_split(ESC + "]133;D;1;dshpty=0123456789abcdef" + BEL + "dsh> ls\r\nfile\r\n" + ESC +
+                                           "]133;D;0;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "dsh> ls\nfile\ndsh> ");
   REQUIRE(out.markers.size() == 2);
-  CHECK(out.markers[0] == PromptMarker{0, 1});
-  CHECK(out.markers[1] == PromptMarker{13, 0});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', 1, {}});
+  CHECK(out.markers[1] == PromptMarker{13, 'D', 0, {}});
   CHECK(out.last_marker()->status == 0);
   CHECK(out.text_after_last_marker() == "dsh> ");
 }
@@ -182,7 +185,7 @@ TEST_CASE("things that look like the marker are not") {
 }
 
 TEST_CASE("an unterminated escape longer than the cap is discarded through its terminator") {
-  const SanitizerConfig small{16};
+  const SanitizerConfig small{16, kTestNonce};
   const std::string junk(100, 'x');
   CHECK(text_of("a" + ESC + "]0;" + junk + BEL + "after", small) == "aafter");
   CHECK(text_of("a" + ESC + "]0;" + junk + ST + "after", small) == "aafter");  // ST split everywhere
@@ -192,7 +195,7 @@ TEST_CASE("an unterminated escape longer than the cap is discarded through its t
   CHECK(text_of(ESC + "P" + junk + ESC + "[31m" + junk + ST + "after", small) == "after");
   // An overlong marker is not a marker.
   CHECK(text_of(ESC + "]133;D;0;" + junk + BEL + "p", small) == "p");
-  CHECK(text_of(ESC + "]133;D;0" + BEL, SanitizerConfig{4}) == "");
+  CHECK(text_of(ESC + "]133;D;0;dshpty=0123456789abcdef" + BEL, SanitizerConfig{4, kTestNonce}) == "");
   // The default cap, and a lot more than it.
   const std::string huge(10000, 'y');
   CHECK(text_of(ESC + "]0;" + huge + ESC + "\\tail") == "tail");
@@ -200,10 +203,10 @@ TEST_CASE("an unterminated escape longer than the cap is discarded through its t
 }
 
 TEST_CASE("a new OSC inside an unterminated string starts afresh, so a marker is never eaten") {
-  SanitizedText out = sanitize_every_split(ESC + "]0;never terminated" + ESC + "]133;D;3" + BEL + "dsh> ");
+  SanitizedText out = sanitize_every_split(ESC + "]0;never terminated" + ESC + "]133;D;3;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "dsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{0, 3});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', 3, {}});
 }
 
 TEST_CASE("CAN and SUB abort a string") {
@@ -223,13 +226,13 @@ TEST_CASE("finish() drops an unfinished escape and starts clean") {
 }
 
 TEST_CASE("feeding into a cleared buffer positions markers in that chunk's text") {
-  Sanitizer s;
+  Sanitizer s(SanitizerConfig{4096, kTestNonce});
   SanitizedText chunk;
   s.feed("output\r\n" + ESC + "]133;", chunk);
   CHECK(chunk.text == "output\n");
   CHECK(chunk.markers.empty());
   chunk.clear();
-  s.feed("D;0" + BEL + "dsh> ", chunk);
+  s.feed("D;0;dshpty=" + kTestNonce + BEL + "dsh> ", chunk);
   CHECK(chunk.text == "dsh> ");
   REQUIRE(chunk.markers.size() == 1);
   CHECK(chunk.markers[0].position == 0);
@@ -243,7 +246,7 @@ TEST_CASE("random streams: split-invariant, and the output is clean UTF-8") {
     std::string input;
     std::size_t length = rng() % 40;
     for (std::size_t i = 0; i < length; ++i) input.push_back(alphabet[rng() % alphabet.size()]);
-    if (rng() % 3 == 0) input = "\x1B]133;D;" + input;
+    if (rng() % 3 == 0) input = "\x1B]133;D;dshpty=" + kTestNonce + ";" + input;
     SanitizedText out = sanitize_every_split(input);
     CHECK(valid_utf8_without_controls(out.text));
     for (const PromptMarker& marker : out.markers) CHECK(marker.position <= out.text.size());

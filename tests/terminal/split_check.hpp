@@ -11,7 +11,10 @@
 
 namespace dshpty::text::testing {
 
-inline SanitizedText sanitize_whole(std::string_view input, SanitizerConfig config = {}) {
+// The nonce the tests' marks carry (a session has its own: text/sanitizer.hpp).
+inline const std::string kTestNonce = "0123456789abcdef";
+
+inline SanitizedText sanitize_whole(std::string_view input, SanitizerConfig config = {4096, kTestNonce}) {
   Sanitizer sanitizer(config);
   SanitizedText out;
   sanitizer.feed(input, out);
@@ -34,7 +37,7 @@ inline std::string printable(std::string_view s) {
 }
 
 // Every two-way split, every three-way split for short inputs, and 1-byte chunks.
-inline SanitizedText sanitize_every_split(std::string_view input, SanitizerConfig config = {}) {
+inline SanitizedText sanitize_every_split(std::string_view input, SanitizerConfig config = {4096, kTestNonce}) {
   const SanitizedText whole = sanitize_whole(input, config);
   INFO("input: " << printable(input));
   for (std::size_t i = 0; i <= input.size(); ++i) {
@@ -69,7 +72,7 @@ inline SanitizedText sanitize_every_split(std::string_view input, SanitizerConfi
 }
 
 // The text of `input` (checked at every split), with no markers expected.
-inline std::string text_of(std::string_view input, SanitizerConfig config = {}) {
+inline std::string text_of(std::string_view input, SanitizerConfig config = {4096, kTestNonce}) {
   SanitizedText out = sanitize_every_split(input, config);
   CHECK(out.markers.empty());
   return out.text;

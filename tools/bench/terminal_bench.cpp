@@ -28,6 +28,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// A session's marks around its prompt (text/sanitizer.hpp), with its nonce.
+constexpr const char* kNonce = "0123456789abcdef";
+constexpr std::string_view kMarks =
+    "\x1B]133;P;cwd=/home/user/project;dshpty=0123456789abcdef\x07\x1B]133;D;0;dshpty=0123456789abcdef\x07"
+    "\x1B]133;A;dshpty=0123456789abcdef\x07";
+
 // About 1 MiB of what a shell shows: plain lines, colour (ls, grep, compilers), UTF-8,
 // progress lines with lone CRs, a title OSC and a prompt marker now and then; CR LF ends.
 std::string typical_block() {
@@ -40,7 +46,7 @@ std::string typical_block() {
       case 1: block += "src/sanitizer.cpp:" + std::to_string(n) + ":17: \x1B[01;35mwarning: \x1B[0munused variable \xE2\x80\x98x\xE2\x80\x99 [-Wunused-variable]\r\n"; break;
       case 2: block += "r\xC3\xA9sum\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80 na\xC3\xAFve caf\xC3\xA9 \xE2\x82\xAC" "42\r\n"; break;
       case 3: block += "progress  " + std::to_string(n % 100) + "%\rprogress " + std::to_string(n % 100 + 1) + "%\r\n"; break;
-      case 4: block += "\x1B]0;user@host: ~/project\x07\x1B]133;D;0\x07" + std::string(dshpty::shell::kPrompt); break;
+      case 4: block += "\x1B]0;user@host: ~/project\x07" + std::string(kMarks) + std::string(dshpty::shell::kPrompt) + "\x1B]133;B;dshpty=" + kNonce + "\x07"; break;
       default: block += "-rw-r--r-- 1 user user   " + std::to_string(n * 37 % 100000) + " Dec  2 14:52 file_" + std::to_string(n) + ".txt\r\n"; break;
     }
   }
@@ -98,7 +104,7 @@ int main(int argc, char** argv) {
     // and prompt watch as sinks.
     struct SendSink final : OutputSink {
       TailBuffer tail{256u << 10};
-      PromptWatch watch{std::string(dshpty::shell::kPrompt)};
+      PromptWatch watch;
       void on_text(const SanitizedText& chunk) override {
         tail.append(chunk.text);
         watch.observe(chunk);
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
         watch.rewrite();
       }
     } send;
-    OutputPipeline pipeline;
+    OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, kNonce});
     Scrollback scrollback;
     pipeline.add(scrollback);
     pipeline.add(send);

@@ -21,9 +21,18 @@ std::string find_supervisor() {
   return access(candidate.c_str(), X_OK) == 0 ? candidate : std::string();
 }
 
+namespace {
+// Checked by check_session_options at start-up.
+void apply_shell_options(const SessionOptions& options, ShellConfig& config) {
+  if (options.shell) config.shell = *options.shell;
+  if (options.rc) config.rc = *options.rc == "user" ? ShellConfig::StartupFiles::user : ShellConfig::StartupFiles::none;
+  if (options.history) config.history = *options.history;
+}
+}  // namespace
+
 ShellConfig shell_config(const SessionOptions& options) {
   ShellConfig config;
-  if (options.shell) config.argv = shell_argv(*options.shell);
+  apply_shell_options(options, config);
   if (options.cwd) config.cwd = *options.cwd;
   if (options.rows) config.rows = *options.rows;
   if (options.cols) config.cols = *options.cols;
@@ -39,7 +48,7 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   RemoteConfig config;
   config.type = remote.name;
   config.transport = remote.transport;
-  if (options.shell) config.shell.argv = shell_argv(*options.shell);
+  apply_shell_options(options, config.shell);
   if (options.rows) config.shell.rows = *options.rows;
   if (options.cols) config.shell.cols = *options.cols;
   if (options.idle) config.shell.idle_silence = *options.idle;

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "dshpty/remote.hpp"
+#include "dshpty/shell.hpp"
 #include "shell_words.hpp"
 
 namespace dshpty::tool {
@@ -64,6 +65,12 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     if (!text) return Status(text.error());
     if (text->empty()) return Status(bad(std::string(arg) + " needs a non-empty path"));
     (arg == "--shell" ? options.shell : options.cwd) = std::string(*text);
+    return Status();
+  }
+  if (arg == "--rc" || arg == "--history") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    (arg == "--rc" ? options.rc : options.history) = std::string(*text);
     return Status();
   }
   if (arg == "--rows" || arg == "--cols") {
@@ -132,6 +139,13 @@ Result<RemoteOption> parse_remote_option(std::string_view text) {
 }
 
 Status check_session_options(const SessionOptions& options) {
+  // The dialect, startup files and history are the backend's to check: the same words
+  // then for a bad --shell as for a bad "shell" on open.
+  std::map<std::string, std::string> shell_options;
+  if (options.shell) shell_options["shell"] = *options.shell;
+  if (options.rc) shell_options["rc"] = *options.rc;
+  if (options.history) shell_options["history"] = *options.history;
+  if (Status st = check_shell_options(shell_options); !st) return st;
   // A link pinged no sooner than it times out would be lost whenever it is idle.
   const auto timeout = options.remote_timeout.value_or(RemoteConfig{}.link_timeout);
   if (options.remote_ping && *options.remote_ping >= timeout)
@@ -141,16 +155,13 @@ Status check_session_options(const SessionOptions& options) {
   return {};
 }
 
-std::vector<std::string> shell_argv(const std::string& path) {
-  const auto slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base == "bash") return {path, "--noprofile", "--norc", "-i"};
-  return {path, "-i"};
-}
-
 std::string_view session_options_usage() {
-  return R"(  --shell PATH            the shell to run (default /bin/bash --noprofile --norc -i;
-                          a non-bash shell is run as PATH -i)
+  return R"(  --shell SHELL           the sessions' shell: bash (the default), zsh, fish, or an
+                          absolute path to one of them (no other shell: dshpty marks
+                          each dialect's prompts)
+  --rc none|user          the user's startup files (~/.bashrc, ~/.zshrc, config.fish):
+                          none (the default, prompt "dsh> ") or user
+  --history MODE          private (the default: in memory only), off, or a file path
   --cwd DIR               the sessions' default working directory (default: ours)
   --rows N, --cols N      the terminal size of new sessions (default 40 x 160)
   --idle-ms MS            silence that ends a send as inferred_idle (default 3000)

@@ -24,7 +24,9 @@ struct RemoteOption {
 };
 
 struct SessionOptions {
-  std::optional<std::string> shell;
+  std::optional<std::string> shell;  // ShellConfig::shell
+  std::optional<std::string> rc;     // ShellConfig::rc: none or user
+  std::optional<std::string> history;  // ShellConfig::history
   std::optional<std::string> cwd;
   std::optional<unsigned> rows;
   std::optional<unsigned> cols;
@@ -81,9 +83,6 @@ Result<RemoteOption> parse_remote_option(std::string_view text);
 // --remote-ping-ms is not below --remote-timeout-ms (or its default).
 Status check_session_options(const SessionOptions& options);
 
-// The shell command line for --shell PATH: bash gets the default flags (--noprofile --norc
-// -i), any other shell just -i.
-std::vector<std::string> shell_argv(const std::string& path);
 
 // The --help lines for the session options, ready to paste under "Options:".
 std::string_view session_options_usage();

@@ -27,6 +27,7 @@ struct OpenOption {
   std::string_view key;
 };
 inline constexpr OpenOption kOpenOptions[] = {
+    {"--shell", "shell"},     {"--rc", "rc"},           {"--history", "history"},
     {"--term", "terminal"}, {"--sandbox", "sandbox"}, {"--network", "network"}};
 
 struct SessionSend {

@@ -55,6 +55,15 @@ Json open_tool(const std::vector<std::string>& backend_types) {
                              {"enum", {"dumb", "xterm"}},
                              {"description", "\"xterm\" for full-screen programs (vim, less, top), where the backend "
                                              "supports it; \"dumb\" otherwise."}};
+    else if (key == "shell")
+      properties[key] = string_property("The shell: \"bash\" (the default), \"zsh\", \"fish\", or an absolute path to one of them.");
+    else if (key == "rc")
+      properties[key] = Json{{"type", "string"},
+                             {"enum", {"none", "user"}},
+                             {"description", "\"user\" to read the user's startup files (~/.bashrc, ~/.zshrc, config.fish: "
+                                             "PATH from nvm, pyenv, conda); \"none\" (the default) reads none."}};
+    else if (key == "history")
+      properties[key] = string_property("Shell history: \"private\" (the default: in memory only), \"off\", or an absolute file path.");
     else
       properties[key] = string_property(key == "sandbox" ? "Run the session confined, where the backend supports it."
                                                          : "A backend option, where the backend supports it.");
@@ -239,7 +248,7 @@ class Arguments {
 };
 
 Result<ToolCall> parse_open(Arguments& a) {
-  a.only({"type", "name", "cwd", "terminal", "sandbox", "network"});
+  a.only({"type", "name", "cwd", "shell", "rc", "history", "terminal", "sandbox", "network"});
   OpenCall call;
   call.request.type = a.string("type", false).value_or("shell");
   call.request.name = a.string("name", false);

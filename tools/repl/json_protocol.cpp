@@ -255,7 +255,8 @@ Json encode_send(const SendResult& result, std::size_t cap) {
               {"truncated", truncated},
               {"exitCode", result.exit_code ? Json(*result.exit_code) : Json(nullptr)},
               {"cwd", result.cwd ? Json(*result.cwd) : Json(nullptr)},
-              {"inputHidden", result.input_hidden}};
+              {"inputHidden", result.input_hidden},
+              {"evidence", std::string(evidence_name(result.evidence))}};
   if (result.screen) out["screen"] = encode_screen(*result.screen);
   return out;
 }

@@ -25,7 +25,6 @@ struct Options : tool::SessionOptions {
 // INVALID_ARGUMENT naming the option on failure.
 Result<Options> parse_options(const std::vector<std::string_view>& args);
 
-using tool::shell_argv;
 
 // --help: complete enough to serve as the manual.
 std::string usage_text();

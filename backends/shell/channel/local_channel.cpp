@@ -379,6 +379,9 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
         case proto::StartStage::exec:
           what = "cannot execute shell " + launch_.shell_path;
           break;
+        case proto::StartStage::integration:
+          what = "cannot write the shell integration for " + launch_.shell_path;
+          break;
         default:
           what = "PTY supervisor could not start the shell";
       }

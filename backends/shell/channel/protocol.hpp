@@ -37,7 +37,7 @@
 namespace dshpty::shell_protocol {
 
 enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill, tty };
-enum class StartStage : std::int32_t { chdir = 1, exec, fork };
+enum class StartStage : std::int32_t { chdir = 1, exec, fork, integration };
 
 struct ControlMessage {
   Type type;

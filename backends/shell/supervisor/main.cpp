@@ -28,6 +28,7 @@
 
 #include "channel/protocol.hpp"
 #include "descendants.hpp"
+#include "integration.hpp"
 #include "landlock_scope.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
@@ -92,7 +93,8 @@ void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
   if (cwd && ::chdir(cwd) < 0) child_fail(pipe_fd, proto::StartStage::chdir);
   // Everything above 2 (the control socket, the error pipe) closes at execve.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  ::execve(argv[0], argv, environ);
+  // A bare name ("zsh") is looked up in the shell's PATH.
+  ::execvpe(argv[0], argv, environ);
   child_fail(pipe_fd, proto::StartStage::exec);
 }
 
@@ -219,6 +221,7 @@ struct Supervisor {
     for (;;) {
       reap_all();
       if (phase != Phase::running && !have_children) {
+        dshpty::supervisor::remove_integration();
         send_message(proto::Type::quiescent);
         _exit(0);
       }
@@ -333,7 +336,13 @@ int main(int argc, char** argv) {
   }
 
   Supervisor sup;
-  sup.start(cwd, argv + i);
+  // The shell integration first (dialect/dialect.hpp); like a failed fork, a failure is
+  // reported and the helper then waits for the kill like any session.
+  if (dshpty::supervisor::install_integration(argv + i)) {
+    sup.start(cwd, argv + i);
+  } else {
+    send_message(proto::Type::start_failed, static_cast<int>(proto::StartStage::integration), errno);
+  }
   dshpty::supervisor::trim_executable_pages();
   sup.run(sigfd);
 }

@@ -76,8 +76,10 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
   };
 
   for (std::size_t i = 0; i <= text.size();) {
-    for (; marker < chunk.markers.size() && chunk.markers[marker].position <= i; ++marker)
-      segment_.markers.push_back({segment_.text.size(), chunk.markers[marker].status});
+    for (; marker < chunk.markers.size() && chunk.markers[marker].position <= i; ++marker) {
+      segment_.markers.push_back(chunk.markers[marker]);
+      segment_.markers.back().position = segment_.text.size();
+    }
     if (i == text.size()) break;
     const char c = text[i];
     if (c == '\n') {

@@ -51,24 +51,63 @@ inline void append(std::string& text, const Byte* from, const Byte* to) {
   if (from != to) text.append(reinterpret_cast<const char*>(from), static_cast<std::size_t>(to - from));
 }
 
-// ESC ] 133 ; D [; <status> [; ...]] is the prompt marker.
-bool parse_marker(std::string_view payload, std::optional<int>& status) {
-  constexpr std::string_view kHead = "133;D";
-  if (payload.substr(0, kHead.size()) != kHead) return false;
-  payload.remove_prefix(kHead.size());
-  status.reset();
-  if (payload.empty()) return true;
-  if (payload.front() != ';') return false;
-  payload.remove_prefix(1);
-  std::string_view digits = payload.substr(0, payload.find(';'));
-  if (digits.empty() || digits.size() > 9) return true;
-  int value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return true;
-    value = value * 10 + (c - '0');
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX decoding; false on a malformed escape.
+bool percent_decode(std::string_view in, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out.push_back(in[i]);
+      continue;
+    }
+    if (in.size() - i < 3) return false;
+    const int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
+    if (hi < 0 || lo < 0) return false;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
   }
-  status = value;
   return true;
+}
+
+// ESC ] 133 ; <kind> [; <field>]... with a field dshpty=<nonce>: a mark (sanitizer.hpp).
+bool parse_marker(std::string_view payload, std::string_view nonce, PromptMarker& mark) {
+  constexpr std::string_view kHead = "133;";
+  if (nonce.empty() || payload.size() < kHead.size() + 1 || payload.substr(0, kHead.size()) != kHead)
+    return false;
+  mark.kind = payload[kHead.size()];
+  if (mark.kind != 'A' && mark.kind != 'B' && mark.kind != 'C' && mark.kind != 'D' && mark.kind != 'P')
+    return false;
+  std::string_view rest = payload.substr(kHead.size() + 1);
+  if (!rest.empty() && rest.front() != ';') return false;
+  mark.status.reset();
+  mark.cwd.clear();
+  bool nonce_seen = false, first = true;
+  while (!rest.empty()) {
+    rest.remove_prefix(1);  // the ';'
+    const std::size_t end = rest.find(';');
+    const std::string_view field = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+    constexpr std::string_view kNonce = "dshpty=", kCwd = "cwd=";
+    if (field.substr(0, kNonce.size()) == kNonce) {
+      nonce_seen = field.substr(kNonce.size()) == nonce;
+      if (!nonce_seen) return false;
+    } else if (mark.kind == 'D' && first && !field.empty() && field.size() <= 9 &&
+               field.find_first_not_of("0123456789") == std::string_view::npos) {
+      int value = 0;
+      for (char c : field) value = value * 10 + (c - '0');
+      mark.status = value;
+    } else if (mark.kind == 'P' && field.substr(0, kCwd.size()) == kCwd) {
+      if (!percent_decode(field.substr(kCwd.size()), mark.cwd)) return false;
+    }
+    first = false;
+  }
+  return nonce_seen;
 }
 
 }  // namespace
@@ -276,6 +315,7 @@ void Sanitizer::start_string(bool osc) noexcept {
   state_ = State::string;
   string_is_osc_ = osc;
   string_length_ = 0;
+  osc_kept_.clear();
 }
 
 const Sanitizer::Byte* Sanitizer::string(const Byte* p, const Byte* end, SanitizedText& out) {
@@ -293,7 +333,7 @@ const Sanitizer::Byte* Sanitizer::string(const Byte* p, const Byte* end, Sanitiz
       state_ = State::ground;
       return p + 1;
     }
-    if (string_length_ < kOscKept) osc_kept_[string_length_] = static_cast<char>(c);
+    if (string_length_ < config_.escape_cap && string_is_osc_) osc_kept_.push_back(static_cast<char>(c));
     ++string_length_;
     ++p;
   }
@@ -312,7 +352,7 @@ const Sanitizer::Byte* Sanitizer::string_escape(const Byte* p, SanitizedText& ou
   }
   // A false terminator: the ESC is payload, and the byte after it is read as payload
   // (or as BEL/CAN/SUB/ESC) again.
-  if (string_length_ < kOscKept) osc_kept_[string_length_] = static_cast<char>(kEsc);
+  if (string_length_ < config_.escape_cap && string_is_osc_) osc_kept_.push_back(static_cast<char>(kEsc));
   ++string_length_;
   if (c == kEsc) return p + 1;
   state_ = State::string;
@@ -321,10 +361,12 @@ const Sanitizer::Byte* Sanitizer::string_escape(const Byte* p, SanitizedText& ou
 
 void Sanitizer::end_string(SanitizedText& out) {
   state_ = State::ground;
-  if (!string_is_osc_ || string_length_ > std::min(config_.escape_cap, kOscKept)) return;
-  std::optional<int> status;
-  if (parse_marker(std::string_view(osc_kept_, string_length_), status))
-    out.markers.push_back({out.text.size(), status});
+  if (!string_is_osc_ || string_length_ > config_.escape_cap) return;
+  PromptMarker mark;
+  if (parse_marker(osc_kept_, config_.mark_nonce, mark)) {
+    mark.position = out.text.size();
+    out.markers.push_back(std::move(mark));
+  }
 }
 
 }  // namespace dshpty::text

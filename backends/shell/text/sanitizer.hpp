@@ -30,9 +30,12 @@
 //     string), and ESC followed by anything else is a false terminator: both stay payload.
 //     A string therefore runs, however long, until its terminator: an unterminated escape
 //     longer than the cap is discarded through its terminator, never leaked as text.
-//   - ESC ] 133 ; D [; <status>] terminated by BEL or ESC \ is the prompt marker (the shell
-//     prints it from PROMPT_COMMAND): removed, and reported with its position in the text
-//     and its status. Only an OSC of at most min(escape_cap, 64) payload bytes can be one.
+//   - ESC ] 133 ; <kind> [; <field>]... terminated by BEL or ESC \ is a shell-integration
+//     mark when one of its fields is `dshpty=<nonce>` with this session's nonce (the shell
+//     prints them around its prompt: docs/shell-backend.md, "Marks"): removed, and reported
+//     with its position in the text, its kind and what it carries. Without the nonce (or
+//     with another) it is an ordinary OSC: removed, never a mark, so output that mimics a
+//     prompt cannot pose as one. Only an OSC of at most escape_cap payload bytes can be one.
 //
 // finish() ends the stream: a carried CR becomes '\r', a partial character U+FFFD, an
 // unfinished escape is dropped, and the sanitizer is back in its initial state.
@@ -51,10 +54,15 @@ inline constexpr char kReturn = '\r';
 inline constexpr char kEraseToEnd = '\x0B';  // VT: dropped as input, so never ambiguous
 inline constexpr char kEraseLine = '\x0C';   // FF: likewise
 
-// One ESC ] 133 ; D ; <status> marker: the shell has printed its prompt (or is about to).
+// One shell-integration mark (OSC 133 with the session's nonce), by its kind:
+//   A  prompt start     B  prompt end: the shell reads input from here
+//   C  a command line was read and starts       D ; <status>  the last command's status
+//   P ; cwd=<percent-encoded>  the shell's working directory
 struct PromptMarker {
   std::size_t position = 0;   // byte offset in SanitizedText::text where the marker stood
-  std::optional<int> status;  // <status> when it is a decimal number of at most 9 digits
+  char kind = 'D';
+  std::optional<int> status;  // D: <status> when it is a decimal number of at most 9 digits
+  std::string cwd;            // P: decoded
   friend bool operator==(const PromptMarker&, const PromptMarker&) = default;
 };
 
@@ -87,14 +95,16 @@ struct SanitizedText {
 
 struct SanitizerConfig {
   // The longest escape sequence worth remembering; longer ones are still discarded
-  // through their terminator, but are never a prompt marker. Memory is O(1) regardless:
-  // only an OSC's first 64 bytes are kept.
+  // through their terminator, but are never a mark. Memory is O(1) regardless: only an
+  // OSC's first escape_cap bytes are kept.
   std::size_t escape_cap = 4096;
+  // The session's mark nonce: only marks that carry it are marks. Empty: none is.
+  std::string mark_nonce;
 };
 
 class Sanitizer {
  public:
-  explicit Sanitizer(SanitizerConfig config = {}) noexcept : config_(config) {}
+  explicit Sanitizer(SanitizerConfig config = {}) noexcept : config_(std::move(config)) {}
 
   // Appends the text of `bytes` (and any markers completed in it) to `out`.
   void feed(std::string_view bytes, SanitizedText& out);
@@ -134,7 +144,6 @@ class Sanitizer {
   void start_string(bool osc) noexcept;
   void end_string(SanitizedText& out);
 
-  static constexpr std::size_t kOscKept = 64;
 
   SanitizerConfig config_;
   State state_ = State::ground;
@@ -149,7 +158,7 @@ class Sanitizer {
   // The string in progress.
   bool string_is_osc_ = false;
   std::size_t string_length_ = 0;  // payload bytes seen (saturating at cap + 1 is enough)
-  char osc_kept_[kOscKept] = {};
+  std::string osc_kept_;  // an OSC's first escape_cap bytes (grown on the first OSC only)
 };
 
 }  // namespace dshpty::text

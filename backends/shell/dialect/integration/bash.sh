@@ -1,0 +1,77 @@
+# dshpty's bash integration, read as bash's --rcfile (docs/shell-backend.md, "Marks").
+# It marks every prompt with OSC 133 sequences that carry the session's nonce:
+#   P  the cwd (percent-encoded), from PROMPT_COMMAND   D  the last status, A  prompt start
+#   B  prompt end (input starts)                         C  a command was read (PS0)
+# The user's prompt is decorated, never replaced: whatever sets PS1 later (a virtualenv,
+# a prompt theme, the user) is wrapped again before the next prompt. Nothing here is
+# exported, and nothing forks.
+__dshpty_nonce=$DSHPTY_NONCE
+__dshpty_rc=$DSHPTY_RC
+__dshpty_history=$DSHPTY_HISTORY
+unset DSHPTY_NONCE DSHPTY_RC DSHPTY_HISTORY
+export -n PS1 PS0 PROMPT_COMMAND 2>/dev/null
+
+if [[ $__dshpty_rc == user ]]; then
+  # What an interactive bash reads on Debian: the system file, then the user's.
+  [[ -r /etc/bash.bashrc ]] && . /etc/bash.bashrc
+  [[ -r ~/.bashrc ]] && . ~/.bashrc
+else
+  PS1='dsh> '
+fi
+
+# History, after the startup files (bash reads the history file after them).
+case $__dshpty_history in
+  off) set +o history; unset HISTFILE ;;
+  /*) HISTFILE=$__dshpty_history ;;
+  *) unset HISTFILE ;;  # private: in memory, never read or written
+esac
+
+# Line-mode friendly: no sideways scrolling of a long line, no bracketed paste.
+bind 'set horizontal-scroll-mode off' 2>/dev/null
+bind 'set enable-bracketed-paste off' 2>/dev/null
+
+__dshpty_open='\[\e]133;D;$?;dshpty='$__dshpty_nonce'\a\e]133;A;dshpty='$__dshpty_nonce'\a\]'
+__dshpty_close='\[\e]133;B;dshpty='$__dshpty_nonce'\a\]'
+__dshpty_c=$'\e]133;C;dshpty='$__dshpty_nonce$'\a'
+__dshpty_ps1=
+__dshpty_pwd=
+__dshpty_cwd=
+
+__dshpty_encode_cwd() {
+  local LC_ALL=C s=$PWD out= c i
+  if [[ $s == *[!A-Za-z0-9/._~+-]* ]]; then
+    for ((i = 0; i < ${#s}; i++)); do
+      c=${s:i:1}
+      case $c in
+        [A-Za-z0-9/._~+-]) out+=$c ;;
+        *) printf -v c '%%%02X' "'$c"; out+=$c ;;
+      esac
+    done
+    __dshpty_cwd=$out
+  else
+    __dshpty_cwd=$s
+  fi
+  __dshpty_pwd=$PWD
+}
+
+__dshpty_prompt() {
+  # A virtualenv's activate exports PS1: the marks stay the shell's own.
+  export -n PS1 PROMPT_COMMAND
+  if [[ $PS1 != "$__dshpty_ps1" ]]; then
+    local user=${PS1//"$__dshpty_open"/}
+    user=${user//"$__dshpty_close"/}
+    __dshpty_ps1=$__dshpty_open$user$__dshpty_close
+    PS1=$__dshpty_ps1
+  fi
+  [[ $PS0 == *"$__dshpty_c"* ]] || PS0=$PS0$__dshpty_c
+  [[ $PWD == "$__dshpty_pwd" ]] || __dshpty_encode_cwd
+  builtin printf '\e]133;P;cwd=%s;dshpty=%s\a' "$__dshpty_cwd" "$__dshpty_nonce"
+}
+
+# bash >= 5.1 runs every element of a PROMPT_COMMAND array: a far index survives the
+# usual `PROMPT_COMMAND=...` (which sets element 0) and `PROMPT_COMMAND+=(...)`.
+if (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
+  PROMPT_COMMAND[1000]=__dshpty_prompt
+else
+  PROMPT_COMMAND="__dshpty_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+fi

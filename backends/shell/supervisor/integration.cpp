@@ -1,0 +1,111 @@
+#include "supervisor/integration.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "dialect/dialect.hpp"
+#include "integration_scripts.hpp"
+
+namespace dshpty::supervisor {
+
+namespace {
+
+std::string zsh_dir;  // the directory made for zsh, until removed
+
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// A sealed memfd holding `script`, named for the shell to read: /proc/<self>/fd/<n>.
+bool script_path(std::string_view script, std::string& path) {
+  int fd = ::memfd_create("dshpty-integration", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return false;
+  if (!write_all(fd, script)) return false;
+  ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd);
+  return true;
+}
+
+bool write_file(const std::string& path, std::string_view text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  const bool ok = write_all(fd, text);
+  ::close(fd);
+  return ok;
+}
+
+bool zsh_directory(std::string& path) {
+  const char* tmp = ::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/dshpty-zsh.XXXXXX";
+  if (!::mkdtemp(pattern.data())) return false;  // 0700
+  zsh_dir = pattern;
+  if (!write_file(pattern + "/.zshenv", integration::kZshEnv) ||
+      !write_file(pattern + "/.zshrc", integration::kZshRc)) {
+    const int saved = errno;
+    remove_integration();
+    errno = saved;
+    return false;
+  }
+  path = pattern;
+  return true;
+}
+
+void replace_placeholder(char** argv, const std::string& path) {
+  const std::string_view placeholder = shell::kInitPlaceholder;
+  for (char** arg = argv; *arg; ++arg) {
+    std::string value(*arg);
+    const auto at = value.find(placeholder);
+    if (at == std::string::npos) continue;
+    value.replace(at, placeholder.size(), path);
+    *arg = ::strdup(value.c_str());  // lives until the exec
+  }
+}
+
+}  // namespace
+
+bool install_integration(char** argv) {
+  if (!::getenv("DSHPTY_NONCE") || !argv[0]) return true;
+  std::string_view name = argv[0];
+  if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  std::string path;
+  if (name == "bash") {
+    if (!script_path(integration::kBash, path)) return false;
+  } else if (name == "fish") {
+    if (!script_path(integration::kFish, path)) return false;
+  } else if (name == "zsh") {
+    if (!zsh_directory(path)) return false;
+    const char* user = ::getenv("ZDOTDIR");
+    ::setenv("DSHPTY_USER_ZDOTDIR", user ? user : "", 1);
+    ::setenv("DSHPTY_ZSH_DIR", path.c_str(), 1);
+    ::setenv("ZDOTDIR", path.c_str(), 1);
+    return true;
+  } else {
+    return true;
+  }
+  replace_placeholder(argv, path);
+  return true;
+}
+
+void remove_integration() {
+  if (zsh_dir.empty()) return;
+  ::unlink((zsh_dir + "/.zshenv").c_str());
+  ::unlink((zsh_dir + "/.zshrc").c_str());
+  ::rmdir(zsh_dir.c_str());
+  zsh_dir.clear();
+}
+
+}  // namespace dshpty::supervisor

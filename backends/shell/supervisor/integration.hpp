@@ -1,0 +1,20 @@
+// The shell integration, helper side: writes the dialect's scripts (carried inside this
+// binary, dialect/integration/) where only this helper's session can read them, and points
+// the shell at them (dialect/dialect.hpp). bash and fish read a sealed memfd of this helper
+// through /proc/<helper>/fd/N, so nothing is ever written to a file system and nothing is
+// left behind; zsh needs a directory (ZDOTDIR): a fresh 0700 one under $TMPDIR (or /tmp)
+// that zsh removes once it has read it, and this helper at its exit if it had not.
+#pragma once
+
+namespace dshpty::supervisor {
+
+// When the environment holds DSHPTY_NONCE (the host asked for the integration), prepares
+// it for the shell named by argv[0]'s base name: replaces the placeholder in argv's
+// entries (in place: new strings) and sets ZDOTDIR for zsh. Returns false with errno set
+// when it could not; true (doing nothing) without DSHPTY_NONCE or for another shell.
+bool install_integration(char** argv);
+
+// Removes what install_integration left on a file system, if it still exists.
+void remove_integration();
+
+}  // namespace dshpty::supervisor
