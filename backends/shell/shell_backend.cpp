@@ -12,6 +12,7 @@
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
 #include "channel/sandbox.hpp"
+#include "channel/seccomp_filter.hpp"
 #include "dialect/dialect.hpp"
 #include "spawn_options.hpp"
 
@@ -115,6 +116,12 @@ class ShellBackend final : public Backend {
     if (Status st = shell::check_sandbox(p.sandbox, p.cwd, config_.bwrap_path, p.supervisor_path); !st) {
       return st.error();
     }
+    if (p.sandbox.confined()) {
+      auto program = seccomp_program();
+      if (!program) return make_error(Code::BACKEND_FAILED, mode_words + program.error()->message, {},
+                                      program.error()->sys_errno);
+      p.sandbox.seccomp_program = *program;
+    }
     auto overrides = config_.env;
     if (integrated) {
       for (const std::string& entry : shell::dialect_env(*choice, p.mark_nonce)) {
@@ -128,7 +135,19 @@ class ShellBackend final : public Backend {
     return p;
   }
 
+  // The confined sessions' system-call filter, built at the first confined spawn and
+  // shared by every later one (channel/seccomp_filter.hpp).
+  Result<std::shared_ptr<const std::string>> seccomp_program() {
+    if (!seccomp_) {
+      auto built = shell::build_seccomp_program();
+      if (!built) return built.error();
+      seccomp_ = *built;
+    }
+    return seccomp_;
+  }
+
   std::string type_ = "shell";
+  std::shared_ptr<const std::string> seccomp_;
   struct ev_loop* loop_;
   ShellConfig config_;
   Deferred deferred_;

@@ -73,6 +73,14 @@ struct ShellConfig {
   bool sandbox_network = false;
   std::vector<std::string> writable_roots;
   std::string bwrap_path;
+  // Host unix sockets a confined session may reach, bound in at their canonical paths
+  // (everything else of the host's is hidden: /run and $XDG_RUNTIME_DIR are empty inside,
+  // other path sockets covered). Each must be a socket when a session starts.
+  std::vector<std::string> allow_sockets;
+  // Read-only inside the writable roots of workspace-write, besides `.git` (always): a
+  // relative path is taken in each root, an absolute one where it lies in a root. A
+  // protected path that is a symbolic link fails the spawn (docs/security.md).
+  std::vector<std::string> protected_paths;
 
   // Terminal layer.
   std::size_t scrollback_lines = 10'000;

@@ -464,3 +464,19 @@ TEST_CASE("every result prints its exact text") {
                                 {make_error(Code::BACKEND_FAILED, "boom")})) ==
         "error: CLEANUP_FAILED: failed to clean up PTY lifecycle\n  BACKEND_FAILED: boom\n");
 }
+
+TEST_CASE("--allow-socket and --protect: repeatable, into the shell backend's config") {
+  auto options = parse_options(std::vector<std::string_view>{
+      "--allow-socket", "/run/a.sock", "--protect", ".envrc", "--allow-socket=/home/u/b.sock", "--protect", "/w/secret"});
+  REQUIRE(options);
+  const ShellConfig config = shell_config(*options);
+  CHECK(config.allow_sockets == std::vector<std::string>{"/run/a.sock", "/home/u/b.sock"});
+  CHECK(config.protected_paths == std::vector<std::string>{".envrc", "/w/secret"});
+  for (auto args : {std::vector<std::string_view>{"--allow-socket", "relative.sock"},
+                    std::vector<std::string_view>{"--protect", ""}, std::vector<std::string_view>{"--protect"}}) {
+    auto result = parse_options(args);
+    REQUIRE_FALSE(result);
+    CHECK(result.error()->code == Code::INVALID_ARGUMENT);
+    CHECK(result.error()->message.find(std::string(args[0])) != std::string::npos);
+  }
+}

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "channel/sandbox_paths.hpp"
 #include "sandbox_support.hpp"
 
 using namespace dshpty;
@@ -105,4 +106,55 @@ TEST_CASE("sandbox none is today's unconfined session") {
   CHECK_MESSAGE(contains(r->viewport, "WROTE"), show(r));
   CHECK(fx.close(*s.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
+
+TEST_CASE("fail closed: a misspelt option or a mode in other letters never runs unconfined") {
+  ScratchDir scratch;
+  ShellFixture fx;
+  // "sandbx": an unknown option name is refused, naming it, before anything starts.
+  auto s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbx", "read-only"}}));
+  check_fails(fx, s, Code::INVALID_ARGUMENT, {"unknown shell option \"sandbx\"", "sandbox"});
+  for (const char* mode : {"Read-Only", "readonly", "read_only", "workspace", ""}) {
+    CAPTURE(mode);
+    s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbox", mode}}));
+    check_fails(fx, s, Code::INVALID_ARGUMENT, {"unknown sandbox mode"});
+  }
+  for (const char* network : {"OFF", "no", "false", ""}) {
+    CAPTURE(network);
+    s = fx.spawn(fx.config(), request_in(scratch.path(), {{"sandbox", "read-only"}, {"network", network}}));
+    check_fails(fx, s, Code::INVALID_ARGUMENT, {"\"network\" must be on or off"});
+  }
+}
+
+TEST_CASE("mount paths are resolved on the host: the host's links followed, planted ones refused") {
+  ScratchDir scratch;
+  const std::string root = scratch.sub("root");
+  const std::string elsewhere = scratch.sub("elsewhere");
+  const std::string link_outside = scratch.path() + "/link-to-root";  // outside any root
+  REQUIRE(::symlink(root.c_str(), link_outside.c_str()) == 0);
+  REQUIRE(::symlink(elsewhere.c_str(), (root + "/planted").c_str()) == 0);
+  ::mkdir((root + "/real").c_str(), 0755);
+  const std::vector<std::string> roots = {root};
+
+  auto followed = shell::resolve_unplanted(link_outside + "/real/../real", roots);
+  REQUIRE_MESSAGE(followed, describe(followed.error()));
+  CHECK(*followed == root + "/real");
+  auto planted = shell::resolve_unplanted(root + "/planted/x", roots);
+  REQUIRE_FALSE(planted);
+  CHECK(planted.error()->code == Code::BACKEND_FAILED);
+  CHECK(contains(planted.error()->message, root + "/planted is a symbolic link inside the writable root " + root));
+  // The same link is the host's own when no writable root holds it.
+  auto no_roots = shell::resolve_unplanted(root + "/planted", {});
+  REQUIRE(no_roots);
+  CHECK(*no_roots == elsewhere);
+  auto missing = shell::resolve_unplanted(root + "/missing", roots);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error()->sys_errno == ENOENT);
+
+  // An allowed socket reached through the planted link is refused before anything starts.
+  ShellFixture fx;
+  auto config = sandbox_config(fx, SandboxMode::workspace_write);
+  config.allow_sockets = {root + "/planted/agent.sock"};
+  auto s = fx.spawn(config, request_in(root));
+  check_fails(fx, s, Code::BACKEND_FAILED, {"sandbox workspace-write", "allowed socket", "planted is a symbolic link"});
 }

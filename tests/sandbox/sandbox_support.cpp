@@ -26,7 +26,8 @@ namespace dshpty::test {
 
 std::string sandbox_unavailable() {
   // The backend's own flags on `true`: if this fails, every confined spawn would.
-  std::vector<const char*> argv = {"bwrap", "--unshare-pid", "--die-with-parent", "--new-session",
+  std::vector<const char*> argv = {"bwrap", "--unshare-user", "--disable-userns", "--unshare-pid",
+                                   "--unshare-ipc", "--die-with-parent", "--new-session",
                                    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                    "--tmpfs", "/tmp", "--unshare-net", "--", "true", nullptr};
   posix_spawn_file_actions_t actions;
@@ -41,7 +42,8 @@ std::string sandbox_unavailable() {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return "bwrap cannot create the namespaces here (user/pid/net namespaces or /proc refused)";
+    return "bwrap cannot create the namespaces here (user, nested user, pid, ipc or net "
+           "namespaces, or /proc, refused)";
   }
   return {};
 }

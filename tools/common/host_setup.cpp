@@ -38,6 +38,8 @@ ShellConfig shell_config(const SessionOptions& options) {
   if (options.cols) config.cols = *options.cols;
   if (options.idle) config.idle_silence = *options.idle;
   if (options.timeout) config.send_timeout = *options.timeout;
+  config.allow_sockets = options.allow_sockets;
+  config.protected_paths = options.protected_paths;
   config.supervisor_path = find_supervisor();
   return config;
 }

@@ -85,6 +85,15 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--idle-ms" ? options.idle : options.timeout) = std::chrono::milliseconds(*n);
     return Status();
   }
+  if (arg == "--allow-socket" || arg == "--protect") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty()) return Status(bad(std::string(arg) + " needs a non-empty path"));
+    if (arg == "--allow-socket" && text->front() != '/')
+      return Status(bad("--allow-socket needs an absolute path, not \"" + std::string(*text) + "\""));
+    (arg == "--allow-socket" ? options.allow_sockets : options.protected_paths).emplace_back(*text);
+    return Status();
+  }
   if (arg == "--remote") {
     auto text = reader.value();
     if (!text) return Status(text.error());
@@ -167,6 +176,10 @@ std::string_view session_options_usage() {
   --remote-ping-ms MS     ping an idle link this often (default 10000; with only
                           --remote-timeout-ms, a third of it when that is less)
   --remote-timeout-ms MS  a link silent this long is lost (default 30000)
+  --allow-socket PATH     a host unix socket confined sessions may reach (repeatable;
+                          every other host socket is hidden from them)
+  --protect PATH          read-only inside workspace-write's writable roots, like .git
+                          (repeatable; relative: in each root)
 )";
 }
 

@@ -1,6 +1,6 @@
 // The command-line options every face of the tools takes for its sessions (--shell, --cwd,
 // --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes, --remote NAME=COMMAND,
-// --remote-ping-ms, --remote-timeout-ms), and the reader of
+// --remote-ping-ms, --remote-timeout-ms, --allow-socket, --protect), and the reader of
 // "--opt VALUE" / "--opt=VALUE" words they share. Pure: parsed into values, never printed.
 #pragma once
 
@@ -39,6 +39,9 @@ struct SessionOptions {
   // backend's defaults.
   std::optional<std::chrono::milliseconds> remote_ping;
   std::optional<std::chrono::milliseconds> remote_timeout;
+  // Confined sessions (ShellConfig::allow_sockets, protected_paths), in the order given.
+  std::vector<std::string> allow_sockets;    // --allow-socket PATH (absolute)
+  std::vector<std::string> protected_paths;  // --protect PATH
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -27,6 +28,31 @@ namespace {
 pid_t parent_of(pid_t pid) {
   procfs::Stat st;
   return procfs::read_stat(pid, st) ? st.ppid : -1;
+}
+
+// A sealed, CLOEXEC memfd holding `program` at offset 0: bwrap reads it to its end.
+Result<int> seccomp_program_fd(const std::string& program) {
+  int fd = ::memfd_create("dshpty-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd", errno);
+  std::size_t done = 0;
+  while (done < program.size()) {
+    ssize_t n = ::write(fd, program.data() + done, program.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd write", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // Sealed, so nothing that shares it could change the program between here and bwrap.
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+      ::lseek(fd, 0, SEEK_SET) != 0) {
+    int err = errno;
+    ::close(fd);
+    return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd seal", err);
+  }
+  return fd;
 }
 
 }  // namespace
@@ -85,6 +111,20 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
     if (!err_copy.valid()) return make_system_error(Code::BACKEND_FAILED, "dup stderr pipe", errno);
     stderr_fd = err_copy.get();
   }
+  // The filter's program, in a memfd of this spawn's own (bwrap reads it from its offset
+  // to the end, so each spawn needs a fresh one), kept clear of 0..kSeccompFd like the rest.
+  static_assert(kSeccompFd == shell_protocol::kSocketFd + 1, "fds 0..4 are laid out in order");
+  UniqueFd program;
+  if (plan.seccomp_program) {
+    auto fd = seccomp_program_fd(*plan.seccomp_program);
+    if (!fd) return fd.error();
+    program.reset(*fd);
+    if (program.get() <= kSeccompFd) {
+      UniqueFd low = std::move(program);
+      program.reset(::fcntl(low.get(), F_DUPFD_CLOEXEC, kSeccompFd + 1));
+      if (!program.valid()) return make_system_error(Code::BACKEND_FAILED, "dup seccomp program", errno);
+    }
+  }
   posix_spawn_file_actions_adddup2(&s.actions, sock, shell_protocol::kSocketFd);
   if (plan.tty_by_message) {
     // The wrapper must not hold the slave (channel/sandbox.hpp); its stderr is the pipe
@@ -99,8 +139,10 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
   } else {
     for (int fd = 0; fd <= 2; ++fd) posix_spawn_file_actions_adddup2(&s.actions, slave, fd);
   }
+  if (program.valid()) posix_spawn_file_actions_adddup2(&s.actions, program.get(), kSeccompFd);
   // Inheritable fds the host left open must not reach the helper either.
-  posix_spawn_file_actions_addclosefrom_np(&s.actions, shell_protocol::kSocketFd + 1);
+  posix_spawn_file_actions_addclosefrom_np(&s.actions, program.valid() ? kSeccompFd + 1
+                                                                       : shell_protocol::kSocketFd + 1);
 
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, plan.program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());

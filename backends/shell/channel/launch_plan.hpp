@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,14 @@ struct LaunchPlan {
   int tty_path_arg = -1;
   // Who runs the helper, for the words of a failure ("sandbox read-only (bwrap PATH)").
   std::string wrapper_label;
+  // A system-call filter for the wrapper to install (BPF bytes, channel/seccomp_filter.hpp),
+  // or null. It reaches the wrapper as fd kSeccompFd of a fresh sealed memfd, which bwrap
+  // reads and closes before it starts the helper (argv names that fd: "--seccomp 4").
+  std::shared_ptr<const std::string> seccomp_program;
 };
+
+// Where the wrapper finds the filter's program.
+inline constexpr int kSeccompFd = 4;
 
 // The helper run directly: `supervisor [--cwd DIR] -- SHELL_ARGV...`.
 LaunchPlan direct_launch(const std::string& supervisor_path,

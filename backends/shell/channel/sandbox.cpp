@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "channel/sandbox_paths.hpp"
 #include "proc/procfs.hpp"
 
 namespace dshpty::shell {
@@ -93,7 +94,41 @@ Result<std::string> writable_dir(SandboxMode mode, const std::string& what,
   return std::string(resolved);
 }
 
-bool under_tmp(const std::string& path) { return path == "/tmp" || path.rfind("/tmp/", 0) == 0; }
+// Under one of the directories the sandbox replaces (its private /tmp, the masks): a bind
+// there must come after the replacement, or the replacement would cover it.
+bool under_any(const std::string& path, const std::vector<std::string>& dirs) {
+  return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return inside_or_at(path, d); });
+}
+
+// The host's $XDG_RUNTIME_DIR and the one the session's env sets, if any: the host's stays
+// on the file system whatever the session is told.
+std::vector<std::string> runtime_dirs(const std::map<std::string, std::optional<std::string>>& env) {
+  std::vector<std::string> dirs;
+  if (const char* dir = std::getenv("XDG_RUNTIME_DIR"); dir && *dir) dirs.emplace_back(dir);
+  if (auto it = env.find("XDG_RUNTIME_DIR"); it != env.end() && it->second) dirs.push_back(*it->second);
+  return dirs;
+}
+
+// The directories masked by an empty tmpfs: where host services keep their rendezvous
+// sockets (/run: D-Bus's system bus, docker.sock, databases; /var/run when it is not a link
+// to /run; $XDG_RUNTIME_DIR: the session bus, ssh and gpg agents). Canonical, existing,
+// outermost first.
+std::vector<std::string> dirs_to_mask(const std::map<std::string, std::optional<std::string>>& env) {
+  std::vector<std::string> candidates = {"/run", "/var/run"};
+  for (const auto& xdg : runtime_dirs(env)) {
+    if (!xdg.empty() && xdg.front() == '/') candidates.push_back(xdg);
+  }
+  std::vector<std::string> dirs;
+  for (const auto& c : candidates) {
+    char real[PATH_MAX];
+    struct stat st {};
+    if (!::realpath(c.c_str(), real) || ::stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) continue;
+    std::string dir = real;
+    if (dir == "/" || under_any(dir, dirs) || inside_or_at(dir, "/tmp")) continue;
+    dirs.push_back(dir);
+  }
+  return dirs;
+}
 
 }  // namespace
 
@@ -139,7 +174,14 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
                         "workspace-write); sandbox none has the host's network");
     }
   }
-  if (spec.mode == SandboxMode::workspace_write) spec.writable_roots = config.writable_roots;
+  if (spec.mode == SandboxMode::workspace_write) {
+    spec.writable_roots = config.writable_roots;
+    spec.protected_entries.push_back(".git");
+    spec.protected_entries.insert(spec.protected_entries.end(), config.protected_paths.begin(),
+                                  config.protected_paths.end());
+  }
+  spec.allow_sockets = config.allow_sockets;
+  spec.env = config.env;
   return spec;
 }
 
@@ -163,6 +205,8 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
     }
   }
   if (Status st = check_namespaces(spec.mode, spec.bwrap); !st) return st;
+  struct stat bwrap_st {};
+  spec.bwrap_setuid = ::stat(spec.bwrap.c_str(), &bwrap_st) == 0 && (bwrap_st.st_mode & S_ISUID);
   if (spec.mode == SandboxMode::workspace_write) {
     if (!cwd) {
       return sandbox_error(spec.mode, "needs a working directory (the workspace): the spawn "
@@ -170,13 +214,51 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
     }
     auto ws = writable_dir(spec.mode, "workspace", *cwd);
     if (!ws) return ws.error();
-    spec.workspace = *ws;
-    for (std::string& root : spec.writable_roots) {
+    std::vector<std::string> given = {*cwd};
+    std::vector<std::string> canonical = {*ws};
+    for (const std::string& root : spec.writable_roots) {
       auto dir = writable_dir(spec.mode, "writable root", root);
       if (!dir) return dir.error();
-      root = *dir;
+      given.push_back(root);
+      canonical.push_back(*dir);
+    }
+    // A root reached through a link that lies inside another root: an earlier session may
+    // have put it there to have this one bind a directory of its choosing writable.
+    for (const auto& path : given) {
+      auto checked = resolve_unplanted(path, canonical);
+      if (!checked) return sandbox_error(spec.mode, checked.error()->message, checked.error()->sys_errno);
+    }
+    spec.workspace = canonical.front();
+    spec.writable_roots.assign(canonical.begin() + 1, canonical.end());
+    auto mounts = protected_mounts(canonical, spec.protected_entries);
+    if (!mounts) return sandbox_error(spec.mode, mounts.error()->message, mounts.error()->sys_errno);
+    spec.protected_mounts = std::move(*mounts);
+  }
+  std::vector<std::string> writable;
+  if (spec.workspace) writable.push_back(*spec.workspace);
+  writable.insert(writable.end(), spec.writable_roots.begin(), spec.writable_roots.end());
+  spec.masked_dirs = dirs_to_mask(spec.env);
+  spec.allowed_sockets.clear();
+  for (const auto& path : spec.allow_sockets) {
+    auto canonical = resolve_unplanted(path, writable);
+    if (!canonical) {
+      return sandbox_error(spec.mode, "allowed socket: " + canonical.error()->message,
+                           canonical.error()->sys_errno);
+    }
+    struct stat st {};
+    if (::stat(canonical->c_str(), &st) < 0 || !S_ISSOCK(st.st_mode)) {
+      return sandbox_error(spec.mode, "allowed socket " + path + " is not a unix socket", ENOTSOCK);
+    }
+    if (std::find(spec.allowed_sockets.begin(), spec.allowed_sockets.end(), *canonical) ==
+        spec.allowed_sockets.end()) {
+      spec.allowed_sockets.push_back(*canonical);
     }
   }
+  std::vector<std::string> hidden = {"/tmp", "/dev", "/proc"};
+  hidden.insert(hidden.end(), spec.masked_dirs.begin(), spec.masked_dirs.end());
+  std::vector<std::string> shown_again = writable;
+  if (cwd) shown_again.push_back(*cwd);
+  spec.masked_sockets = visible_host_sockets(hidden, shown_again, spec.allowed_sockets);
   if (supervisor_path.empty() || supervisor_path.front() != '/') {
     return sandbox_error(spec.mode, "the PTY supervisor " + supervisor_path + " must be an absolute path", EINVAL);
   }
@@ -191,7 +273,14 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   plan.tty_by_message = true;
   plan.pid_namespace = true;
   plan.wrapper_label = mode_words(spec.mode) + " (" + spec.bwrap + ")";
+  plan.seccomp_program = spec.seccomp_program;
   auto& a = plan.argv;
+  a = {"bwrap"};
+  // A user namespace of its own, explicitly (bwrap makes one unasked only when not run by
+  // root), so that --disable-userns can shut nested ones: the filter refuses unshare and
+  // clone(CLONE_NEWUSER) too, this is the kernel's own word on it. A setuid bwrap refuses
+  // both; the filter alone holds then.
+  if (!spec.bwrap_setuid) a.insert(a.end(), {"--unshare-user", "--disable-userns"});
   // --as-pid-1: the supervisor itself is the namespace's init. Without it bwrap puts a
   // reaper of its own there, and the outer bwrap exits as soon as that reaper *reports*
   // the command's exit, before the reaper is gone: measured here, a bwrap process still
@@ -200,40 +289,55 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   // namespace first: the helper's pidfd turning readable proves the namespace empty.
   // --new-session: no TIOCSTI into a terminal outside (the session's own PTY takes over in
   // the supervisor); --die-with-parent: the host's death SIGKILLs the supervisor, and with
-  // it, by the kernel, every process in the namespace.
-  a = {"bwrap", "--unshare-pid", "--as-pid-1", "--die-with-parent", "--new-session",
-       "--ro-bind", "/", "/"};
+  // it, by the kernel, every process in the namespace. --unshare-ipc: the host's System V
+  // and POSIX message queues, semaphores and shared memory are rendezvous too.
+  a.insert(a.end(), {"--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent",
+                     "--new-session", "--ro-bind", "/", "/"});
   std::vector<std::string> roots;
   if (spec.workspace) roots.push_back(*spec.workspace);
   roots.insert(roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
-  // bwrap mounts in argument order: a root under /tmp must come after the private /tmp,
-  // any other before /dev and /proc (so a root above them cannot cover them).
+  // bwrap mounts in argument order: a root under /tmp or a masked directory must come after
+  // the private /tmp and the masks, any other before /dev and /proc (so a root above them
+  // cannot cover them).
+  std::vector<std::string> replaced = {"/tmp"};
+  replaced.insert(replaced.end(), spec.masked_dirs.begin(), spec.masked_dirs.end());
   for (const auto& root : roots) {
-    if (!under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
+    if (!under_any(root, replaced)) a.insert(a.end(), {"--bind", root, root});
   }
   a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  for (const auto& dir : spec.masked_dirs) a.insert(a.end(), {"--tmpfs", dir});
   // bwrap binds its own inherited terminal as /dev/console; ours is not inherited (it goes
   // over the socket), so the slave is named here: the slave's path is filled in once the
   // PTY exists (LaunchPlan::tty_path_arg). Then `tty` says /dev/console, as under bwrap.
   a.insert(a.end(), {"--dev-bind", "", "/dev/console"});
   plan.tty_path_arg = static_cast<int>(a.size()) - 2;
   for (const auto& root : roots) {
-    if (under_tmp(root)) a.insert(a.end(), {"--bind", root, root});
+    if (under_any(root, replaced)) a.insert(a.end(), {"--bind", root, root});
   }
-  // A helper under /tmp (a build tree there, as a CI clone may be) would be hidden by the
-  // private /tmp: it alone is bound back, read-only.
-  if (under_tmp(direct.program)) a.insert(a.end(), {"--ro-bind", direct.program, direct.program});
+  // A helper under /tmp or a mask (a build tree there, as a CI clone may be) would be
+  // hidden: it alone is bound back, read-only.
+  if (under_any(direct.program, replaced)) a.insert(a.end(), {"--ro-bind", direct.program, direct.program});
   // So is a working directory there that is no writable root (read-only mode): the session
   // starts where it was asked to, and may read it, as it may read the rest of the host.
-  if (cwd && under_tmp(*cwd) && std::find(roots.begin(), roots.end(), *cwd) == roots.end()) {
+  if (cwd && under_any(*cwd, replaced) && std::find(roots.begin(), roots.end(), *cwd) == roots.end()) {
     a.insert(a.end(), {"--ro-bind", *cwd, *cwd});
   }
+  // Read-only over the writable roots (.git and the configured ones), then the host's
+  // sockets covered (a char device: connect() says ECONNREFUSED), those inside a protected
+  // directory included, then the sockets passed in on purpose.
+  for (const auto& path : spec.protected_mounts) a.insert(a.end(), {"--ro-bind", path, path});
+  for (const auto& sock : spec.masked_sockets) a.insert(a.end(), {"--ro-bind", "/dev/null", sock});
+  for (const auto& sock : spec.allowed_sockets) a.insert(a.end(), {"--bind", sock, sock});
   if (!spec.network) a.push_back("--unshare-net");
   if (cwd) a.insert(a.end(), {"--chdir", *cwd});
+  if (spec.seccomp_program) a.insert(a.end(), {"--seccomp", std::to_string(kSeccompFd)});
   a.push_back("--");
   // The helper by path (bwrap execs argv[0] of its command), then its own arguments.
   a.push_back(direct.program);
   a.push_back("--tty-from-socket");
+  // Landlock's scoping, where the kernel has it: the host's abstract unix sockets stay
+  // out of reach with the network on too (supervisor/landlock_scope.hpp).
+  a.push_back("--scope-abstract-sockets");
   a.insert(a.end(), direct.argv.begin() + 1, direct.argv.end());
   return plan;
 }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,7 +38,18 @@ struct SandboxSpec {
   bool network = true;                          // false: a private network namespace
   std::optional<std::string> workspace;         // writable in workspace-write (the cwd)
   std::vector<std::string> writable_roots;      // writable in workspace-write
+  std::vector<std::string> protected_entries;   // ".git" and ShellConfig::protected_paths
+  std::vector<std::string> allow_sockets;       // ShellConfig::allow_sockets, as given
+  std::map<std::string, std::optional<std::string>> env;  // ShellConfig::env (XDG_RUNTIME_DIR)
+  std::shared_ptr<const std::string> seccomp_program;     // the backend's filter (BPF)
+
+  // Resolved by check_sandbox, on the host, before the argv is built:
   std::string bwrap;                            // the resolved bwrap path
+  bool bwrap_setuid = false;                    // no --disable-userns then (bwrap refuses it)
+  std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR
+  std::vector<std::string> masked_sockets;      // the host's other path sockets: /dev/null
+  std::vector<std::string> allowed_sockets;     // canonical, bound back in
+  std::vector<std::string> protected_mounts;    // read-only over the writable roots
 
   bool confined() const { return mode != SandboxMode::none; }
 };
@@ -53,7 +65,10 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
 
 // Checks everything a confined spawn needs before anything runs, and resolves bwrap:
 // `bwrap` found (config path, else PATH), the kernel allowing the namespaces, the workspace
-// (`cwd`, required for workspace-write) and the extra roots existing as directories.
+// (`cwd`, required for workspace-write) and the extra roots existing as directories; then
+// every mount destination (channel/sandbox_paths.hpp): the masks, the host sockets to hide,
+// the allowed sockets (each must be a socket), the protected paths. A symbolic link
+// planted inside a writable root on the way to any of them is refused.
 // BACKEND_FAILED naming the mode and the cause. A no-op for SandboxMode::none.
 Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
                      const std::string& configured_bwrap, const std::string& supervisor_path);

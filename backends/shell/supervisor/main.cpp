@@ -29,6 +29,7 @@
 #include "channel/protocol.hpp"
 #include "descendants.hpp"
 #include "integration.hpp"
+#include "landlock_scope.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
 
@@ -285,17 +286,21 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_bridge_main();
   const char* cwd = nullptr;
   bool tty_from_socket = false;
+  bool scope_abstract = false;
   int i = 1;
   for (; i < argc; ++i) {
     if (std::strcmp(argv[i], "--tty-from-socket") == 0) {
       tty_from_socket = true;
+    } else if (std::strcmp(argv[i], "--scope-abstract-sockets") == 0) {
+      scope_abstract = true;
     } else if (std::strcmp(argv[i], "--cwd") == 0 && i + 1 < argc) {
       cwd = argv[++i];
     } else if (std::strcmp(argv[i], "--") == 0) {
       ++i;
       break;
     } else {
-      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL [ARGS...]\n"
+      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
+                   "-- SHELL [ARGS...]\n"
                    "       dshpty-supervisor --stdio   (the far side of a remote session)\n");
       return 2;
     }
@@ -306,6 +311,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
+  // Before the terminal arrives: fd 2 is still the sandbox's diagnostics pipe, which the
+  // host reads when a start fails.
+  if (scope_abstract && dshpty::supervisor::scope_abstract_unix_sockets() == dshpty::supervisor::ScopeResult::failed) {
+    write_all(2, "dshpty-supervisor: Landlock refused to scope abstract unix sockets: ");
+    write_all(2, std::strerror(errno));
+    write_all(2, "\n");
+    return 1;
+  }
   if (tty_from_socket && !receive_tty()) return 1;
 
   // Orphans anywhere below reparent to us, so nothing escapes the reaping and the kill.

@@ -1,0 +1,190 @@
+#include "channel/sandbox_paths.hpp"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace dshpty::shell {
+
+namespace {
+
+Error path_error(const std::string& what, int err) {
+  return make_system_error(Code::BACKEND_FAILED, what, err);
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// `target` as written in a git pointer file, relative to `dir` unless absolute.
+std::string relative_to(const std::string& dir, const std::string& target) {
+  return !target.empty() && target.front() == '/' ? target : dir + "/" + target;
+}
+
+// The first line of a small file, trimmed, after `prefix` (empty `prefix`: the line).
+std::string first_line_after(const std::string& file, const std::string& prefix) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.rfind(prefix, 0) != 0) return {};
+  line.erase(0, prefix.size());
+  while (!line.empty() && line.front() == ' ') line.erase(0, 1);
+  return line;
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& path) {
+  if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+}
+
+}  // namespace
+
+bool strictly_inside(const std::string& path, const std::string& dir) {
+  if (dir == "/") return path.size() > 1 && path.front() == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+bool inside_or_at(const std::string& path, const std::string& dir) {
+  return path == dir || strictly_inside(path, dir);
+}
+
+Result<std::string> resolve_unplanted(const std::string& path, const std::vector<std::string>& writable) {
+  if (path.empty() || path.front() != '/') {
+    return make_error(Code::BACKEND_FAILED, "path " + path + " is not absolute", {}, EINVAL);
+  }
+  std::string resolved;  // canonical so far; empty stands for "/"
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string part = path.substr(start, end - start);
+    start = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      resolved = resolved.empty() ? "" : parent_of(resolved);
+      if (resolved == "/") resolved.clear();
+      continue;
+    }
+    std::string candidate = resolved + "/" + part;
+    struct stat st {};
+    if (::lstat(candidate.c_str(), &st) < 0) return path_error(candidate, errno);
+    if (S_ISLNK(st.st_mode)) {
+      for (const auto& root : writable) {
+        if (strictly_inside(candidate, root)) {
+          return make_error(Code::BACKEND_FAILED,
+                            candidate + " is a symbolic link inside the writable root " + root +
+                                " (an earlier session may have planted it): a mount there is refused",
+                            {}, ELOOP);
+        }
+      }
+      char real[PATH_MAX];
+      if (!::realpath(candidate.c_str(), real)) return path_error(candidate, errno);
+      resolved = real;
+      if (resolved == "/") resolved.clear();
+    } else {
+      resolved = candidate;
+    }
+  }
+  return resolved.empty() ? std::string("/") : resolved;
+}
+
+Result<std::vector<std::string>> protected_mounts(const std::vector<std::string>& roots,
+                                                  const std::vector<std::string>& entries) {
+  std::vector<std::string> mounts;
+  auto in_a_root = [&](const std::string& p) {
+    return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return inside_or_at(p, r); });
+  };
+  // One protected path: refused when it is a link, else resolved (its parents checked).
+  auto protect = [&](const std::string& path) -> Status {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) < 0) {
+      if (errno == ENOENT) return {};
+      return path_error("protected path " + path, errno);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      return make_error(Code::BACKEND_FAILED,
+                        "protected path " + path + " is a symbolic link: it would be followed onto "
+                        "the host, so the session is refused (remove the link)", {}, ELOOP);
+    }
+    auto canonical = resolve_unplanted(path, roots);
+    if (!canonical) return canonical.error();
+    if (!in_a_root(*canonical)) return {};  // read-only already
+    add_unique(mounts, *canonical);
+    if (base_of(path) != ".git" || !S_ISREG(st.st_mode)) return {};
+    // A worktree's or submodule's .git file: "gitdir: DIR"; DIR holds its config, and its
+    // "commondir" names the repository's shared one (hooks, config).
+    std::string gitdir = first_line_after(path, "gitdir:");
+    if (gitdir.empty()) return {};
+    char real[PATH_MAX];
+    if (!::realpath(relative_to(parent_of(path), gitdir).c_str(), real)) return {};
+    std::string dir = real;
+    if (!in_a_root(dir)) return {};
+    add_unique(mounts, dir);
+    std::string common = first_line_after(dir + "/commondir", "");
+    if (!common.empty() && ::realpath(relative_to(dir, common).c_str(), real) && in_a_root(real)) {
+      add_unique(mounts, real);
+    }
+    return {};
+  };
+  for (const auto& entry : entries) {
+    if (entry.empty()) continue;
+    if (entry.front() == '/') {
+      if (Status st = protect(entry); !st) return st.error();
+      continue;
+    }
+    for (const auto& root : roots) {
+      if (Status st = protect(root + "/" + entry); !st) return st.error();
+    }
+  }
+  // Outer paths first, so a protected path inside another is bound over it, not under it.
+  std::sort(mounts.begin(), mounts.end(),
+            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  return mounts;
+}
+
+std::vector<std::string> visible_host_sockets(const std::vector<std::string>& hidden,
+                                              const std::vector<std::string>& shown_again,
+                                              const std::vector<std::string>& except) {
+  // "Num RefCount Protocol Flags Type St Inode Path": the path is all after the seventh
+  // field; '@' starts an abstract name (a network namespace's, not a file).
+  std::vector<std::string> out;
+  std::ifstream in("/proc/net/unix");
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::size_t pos = 0;
+    for (int field = 0; field < 7 && pos != std::string::npos; ++field) {
+      pos = line.find_first_not_of(' ', pos);
+      if (pos != std::string::npos) pos = line.find(' ', pos);
+    }
+    if (pos == std::string::npos) continue;
+    std::string path = line.substr(line.find_first_not_of(' ', pos) == std::string::npos
+                                       ? line.size()
+                                       : line.find_first_not_of(' ', pos));
+    if (path.empty() || path.front() != '/') continue;
+    char real[PATH_MAX];
+    if (!::realpath(path.c_str(), real)) continue;  // gone since it was bound
+    struct stat st {};
+    if (::lstat(real, &st) < 0 || !S_ISSOCK(st.st_mode)) continue;
+    std::string canonical = real;
+    auto under = [&](const std::vector<std::string>& dirs) {
+      return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return inside_or_at(canonical, d); });
+    };
+    bool skip = (under(hidden) && !under(shown_again)) ||
+                std::find(except.begin(), except.end(), canonical) != except.end();
+    if (!skip) add_unique(out, canonical);
+  }
+  return out;
+}
+
+}  // namespace dshpty::shell
