@@ -174,7 +174,7 @@ void LocalChannel::release() {
 // ---- output -------------------------------------------------------------------------------
 
 void LocalChannel::on_master_readable(struct ev_loop*, ev_io* w, int) {
-  static_cast<LocalChannel*>(w->data)->read_available();
+  static_cast<LocalChannel*>(w->data)->read_ready();
 }
 
 void LocalChannel::pause_output(bool paused) {
@@ -186,13 +186,24 @@ void LocalChannel::pause_output(bool paused) {
   }
 }
 
-bool LocalChannel::read_available() {
+bool LocalChannel::read_available() { return read_master(/*until_empty=*/true); }
+
+// The readable event: the watcher is level-triggered, so a read shorter than the buffer ends
+// the turn and whatever arrives later wakes the loop again. The read that would only say
+// EAGAIN is not made: it is one system call on every wake-up of every send, and on an empty
+// terminal it also waits for the kernel's pending flush of the line discipline
+// (n_tty_read), which may sit behind the shell on the other CPU. Callers that need the
+// terminal drained (read_available) still read until it says EAGAIN.
+void LocalChannel::read_ready() { read_master(/*until_empty=*/false); }
+
+bool LocalChannel::read_master(bool until_empty) {
   if (output_paused_) return false;
   char buf[kReadChunk];
   for (int i = 0; i < kReadsPerEvent && master_.valid() && !output_ended_; ++i) {
     ssize_t n = ::read(master_.get(), buf, sizeof buf);
     if (n > 0) {
       events_.on_output(std::string_view(buf, static_cast<std::size_t>(n)));
+      if (!until_empty && static_cast<std::size_t>(n) < sizeof buf) return false;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
