@@ -28,21 +28,6 @@ Samples spawn_to_prompt(int n) {
   return s;
 }
 
-Samples round_trips(int n) {
-  PtyChild child(bash_argv(), bash_env(), kRows, kCols);
-  std::string tail;
-  if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("no first prompt");
-  Samples s;
-  for (int i = 0; i < n; ++i) {
-    tail.clear();
-    auto t0 = Clock::now();
-    child.write_all("true\r");
-    if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("no prompt");
-    s.add(micros_since(t0));
-  }
-  return s;
-}
-
 struct Flood {
   double mb_per_s = 0;
   double bytes_per_read = 0;
@@ -85,13 +70,6 @@ void measure_bare(const Plan& plan, Report& report) {
       report.measured(kFig1, who, kMBps, mbs, note.str());
     } catch (const std::exception& e) {
       report.skipped(kFig1, who, kMBps, std::string("error: ") + e.what());
-    }
-  }
-  if (plan.wants(2)) {
-    try {
-      report.measured(kFig2, who, kUs, round_trips(plan.round_trips));
-    } catch (const std::exception& e) {
-      report.skipped(kFig2, who, kUs, std::string("error: ") + e.what());
     }
   }
   if (plan.wants(3)) {

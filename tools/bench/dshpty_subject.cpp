@@ -57,24 +57,6 @@ void throughput(const Plan& plan, Report& report) {
   report.measured(kFig1, kDshpty, kMBps, mbs, note);
 }
 
-void round_trips(const Plan& plan, Report& report) {
-  Harness h(plan);
-  auto s = h.spawn();
-  Samples us;
-  int other = 0;
-  for (int i = 0; i < plan.round_trips; ++i) {
-    auto t0 = Clock::now();
-    auto r = h.send(s.session.id, "true");
-    us.add(micros_since(t0));
-    if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
-  }
-  report.measured(kFig2, kDshpty, kUs, us,
-                  (other ? std::to_string(other) + " sends did not complete as stdin_read"
-                         : std::string("all completed as stdin_read")) +
-                      "; p10 " + fixed(us.percentile(10), 0) + ", p90 " +
-                      fixed(us.percentile(90), 0) + ", max " + fixed(us.percentile(100), 0));
-}
-
 // Unsandboxed and sandboxed (read-only, network off: bwrap's pid, mount and net
 // namespaces) spawns alternate, so both see the same machine. A sandbox that cannot be
 // built here skips its row with the reason; the unsandboxed row stands.
@@ -134,7 +116,7 @@ void guarded(Report& report, const char* fig, const char* metric, Fn fn) {
 
 void measure_dshpty(const Plan& plan, Report& report) {
   if (plan.wants(1)) guarded(report, kFig1, kMBps, [&] { throughput(plan, report); });
-  if (plan.wants(2)) guarded(report, kFig2, kUs, [&] { round_trips(plan, report); });
+  // Figure 2 is send_figure.cpp's: dshpty and the bare loop side by side.
   if (plan.wants(3)) guarded(report, kFig3, kMs, [&] { spawns(plan, report); });
 }
 
