@@ -100,8 +100,9 @@ Status LocalChannel::start() {
   pidfd_ = std::move(helper->pidfd);
   helper_pid_ = helper->pid;
   // Every process of the session descends from the helper (a subreaper): the probe walks
-  // that tree, not all of /proc.
-  if (probe_) probe_->set_tree_root(helper_pid_);
+  // that tree, not all of /proc. The helper (or the wrapper around it) is single-threaded
+  // and leads a session of its own, so it is never in the terminal's foreground group.
+  if (probe_) probe_->set_tree_root(helper_pid_, proc::StdinProbe::Root::outside_session);
 
   ev_io_set(&master_read_, master_.get(), EV_READ);
   ev_io_set(&master_write_, master_.get(), EV_WRITE);
