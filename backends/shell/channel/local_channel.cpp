@@ -313,6 +313,11 @@ bool LocalChannel::ignores_signal(pid_t pid, int signo) const {
 
 bool LocalChannel::leader_is_shell_copy(pid_t leader, pid_t shell) const {
   char leader_line[512], shell_line[512];
+  // The shell itself (what the far bridge asks with most of its probe answers, the shell at
+  // its prompt): one read says whether it still has a command line, as two would.
+  if (leader == shell) {
+    return procfs::read_small(procfs::Path(leader).text("/cmdline").c_str(), leader_line, sizeof leader_line) > 0;
+  }
   const long a = procfs::read_small(procfs::Path(leader).text("/cmdline").c_str(), leader_line, sizeof leader_line);
   const long b = procfs::read_small(procfs::Path(shell).text("/cmdline").c_str(), shell_line, sizeof shell_line);
   return a > 0 && a == b && std::memcmp(leader_line, shell_line, static_cast<std::size_t>(a)) == 0;
