@@ -34,10 +34,12 @@ StreamChannel::StreamChannel(struct ev_loop* loop, ChannelEvents& events, Stream
     : loop_(loop), events_(events), launch_(std::move(launch)) {
   ev_io_init(&link_read_, &StreamChannel::on_link_readable, -1, EV_READ);
   ev_io_init(&link_write_, &StreamChannel::on_link_writable, -1, EV_WRITE);
+  ev_prepare_init(&flush_before_poll_, &StreamChannel::on_before_poll);
   ev_io_init(&stderr_io_, &StreamChannel::on_stderr_readable, -1, EV_READ);
   ev_io_init(&pidfd_io_, &StreamChannel::on_pidfd_readable, -1, EV_READ);
   ev_timer_init(&liveness_, &StreamChannel::on_liveness_tick, 0., 0.);
   link_read_.data = link_write_.data = stderr_io_.data = pidfd_io_.data = liveness_.data = this;
+  flush_before_poll_.data = this;
 }
 
 StreamChannel::~StreamChannel() { release(); }
@@ -101,6 +103,7 @@ void StreamChannel::release() {
   link_broken_ = true;  // a release inside a read (the session closed on its output) ends it
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
+  ev_prepare_stop(loop_, &flush_before_poll_);
   ev_io_stop(loop_, &stderr_io_);
   ev_io_stop(loop_, &pidfd_io_);
   ev_timer_stop(loop_, &liveness_);
@@ -120,14 +123,25 @@ void StreamChannel::release() {
 
 // Frames made while handling one event leave together, in one write once the loop is back
 // in its poll: over TCP (ssh) separate small writes would wait on Nagle and delayed ACKs.
+// The write is made by a prepare watcher, which libev runs before it updates its kernel
+// state and polls: no EPOLLOUT to ask for and wait for (that cost two epoll_ctl and a loop
+// turn a flush, and libev's lazy removal one more wake-up). The writable watcher is started
+// too, as the fallback for a full link or a frame made while the prepare watchers run; when
+// the prepare flush empties the outbox it is stopped before libev ever tells the kernel.
 void StreamChannel::send(std::string frame_bytes) {
   if (!transport_.link.valid() || link_broken_) return;
   outbox_.append(frame_bytes);
   last_tx_ = ev_now(loop_);
   ev_io_start(loop_, &link_write_);
+  ev_prepare_start(loop_, &flush_before_poll_);
 }
 
 void StreamChannel::on_link_writable(struct ev_loop*, ev_io* w, int) {
+  static_cast<StreamChannel*>(w->data)->flush();
+}
+
+void StreamChannel::on_before_poll(struct ev_loop* loop, ev_prepare* w, int) {
+  ev_prepare_stop(loop, w);
   static_cast<StreamChannel*>(w->data)->flush();
 }
 
@@ -312,6 +326,7 @@ void StreamChannel::break_link(std::string why) {
   if (!why.empty()) link_error_ = std::move(why);
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
+  ev_prepare_stop(loop_, &flush_before_poll_);
   outbox_.clear();
   // EOF to the transport: a live far helper takes it as the order to kill its tree. A
   // transport that does not exit on it (a wedged link) is killed: the far helper then sees

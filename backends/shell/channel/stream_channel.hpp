@@ -85,6 +85,7 @@ class StreamChannel final : public ProcessChannel {
 
   static void on_link_readable(struct ev_loop*, ev_io* w, int);
   static void on_link_writable(struct ev_loop*, ev_io* w, int);
+  static void on_before_poll(struct ev_loop*, ev_prepare* w, int);
   static void on_stderr_readable(struct ev_loop*, ev_io* w, int);
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
   static void on_liveness_tick(struct ev_loop*, ev_timer* w, int);
@@ -122,6 +123,7 @@ class StreamChannel final : public ProcessChannel {
   std::string outbox_;
   ev_io link_read_{};
   ev_io link_write_{};
+  ev_prepare flush_before_poll_{};  // the outbox's write, before the loop polls (see send)
   ev_io stderr_io_{};
   ev_io pidfd_io_{};
   ev_timer liveness_{};
