@@ -1,5 +1,9 @@
 #include "send_figure.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,6 +33,18 @@ struct BySubject {
     else ++unknown;
   }
 };
+
+// DSHPTY_BENCH_MARKS=1: each round trip is bracketed by a write to fd -1 ("B>" ... "<B" for
+// the bare loop, "D>" ... "<D" for dshpty), which fails at once but shows in a trace, so one
+// send can be cut out of `strace -f -tt` or `perf trace` of a run.
+const bool kMarks = [] {
+  const char* v = std::getenv("DSHPTY_BENCH_MARKS");
+  return v && *v && *v != '0';
+}();
+
+void mark(const char* two) {
+  if (kMarks) (void)::syscall(SYS_write, -1, two, 2);
+}
 
 std::string fixed(double v, int precision) {
   std::ostringstream s;
@@ -83,15 +99,19 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
       for (int turn = 0; turn < 2; ++turn) {
         if ((turn == 0) == (i % 2 == 0)) {
           tail.clear();
+          mark("B>");
           auto t0 = Clock::now();
           child.write_all("true\r");
           if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no prompt");
           double us = micros_since(t0);
+          mark("<B");
           bare.add(us, wake_mode_of(child.pid()));
         } else {
+          mark("D>");
           auto t0 = Clock::now();
           auto r = h.send(s.session.id, "true");
           double us = micros_since(t0);
+          mark("<D");
           dshpty.add(us, wake_mode_of(dshpty_shell));
           if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
         }
