@@ -461,17 +461,17 @@ Status StreamChannel::signal_group(pid_t pgid, int signo) {
 }
 
 void StreamChannel::mark_readers() {
+  forget_pending_ = false;  // a new baseline replaces the old one on the far side anyway
   std::string out;
   FrameWriter(out).begin(Type::mark).u8(1).end();
   send(std::move(out));
   terminal_changed(/*by_input=*/false);
 }
 
-void StreamChannel::forget_readers() {
-  std::string out;
-  FrameWriter(out).begin(Type::mark).u8(0).end();
-  send(std::move(out));
-}
+// The far side's baseline counts only in a probe's answer, so forgetting it waits for the
+// next PROBE (and a MARK 1 before that makes it moot): every send ends with a forget, and
+// over ssh a frame of its own wakes ssh, sshd and the far helper for nothing.
+void StreamChannel::forget_readers() { forget_pending_ = true; }
 
 void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
   if (quiescent_) return;
@@ -513,6 +513,10 @@ void StreamChannel::refresh(Need need) const {
   if (need == Need::bound_facts && bound_current_) return;
   if (next_seq_ > stale_before_) return;  // a fresh probe is on its way
   std::string out;
+  if (forget_pending_) {
+    FrameWriter(out).begin(Type::mark).u8(0).end();
+    self->forget_pending_ = false;
+  }
   FrameWriter(out).begin(Type::probe).u32(++self->next_seq_).end();
   self->send(std::move(out));
 }

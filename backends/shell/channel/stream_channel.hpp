@@ -157,6 +157,7 @@ class StreamChannel final : public ProcessChannel {
   std::optional<std::uint64_t> await_written_;  // the WRITTEN count that covers the latest write
   bool bound_after_written_ = false;  // that WRITTEN came: later output was read after it
   bool bound_current_ = false;        // such output (or its STATE) came
+  bool forget_pending_ = false;       // a MARK 0 owed before the next PROBE (forget_readers)
 };
 
 }  // namespace dshpty::shell
