@@ -361,6 +361,20 @@ TEST_CASE("a reader that is a grandchild of the tree root is found by the tree w
   CHECK(eventually([&] { return verdict(probe, sh.pid) == ProbeVerdict::blocked_reading; }));
 }
 
+TEST_CASE("a root outside the session: the baseline walks its tree without its status") {
+  Pty pty;
+  // As a session is for its helper: the reader is a grandchild of the root (this test
+  // process: single-threaded, and never in sh's group, which Child makes its own).
+  Child sh({"sh", "-c", "cat; :"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  probe.set_tree_root(::getpid(), StdinProbe::Root::outside_session);
+  REQUIRE(eventually([&] { return verdict(probe, sh.pid) == ProbeVerdict::blocked_reading; }));
+  probe.baseline(sh.pid);  // cat sits in read(0): untouched since, it proves nothing
+  CHECK(verdict(probe, sh.pid) == ProbeVerdict::not_proven);
+  REQUIRE(::write(pty.master, "x\n", 2) == 2);
+  CHECK(eventually([&] { return verdict(probe, sh.pid) == ProbeVerdict::blocked_reading; }));
+}
+
 TEST_CASE("the tree walk does not see a reader outside the root's tree") {
   if (!children_files_supported()) {
     MESSAGE("no /proc children files: every probe falls back to the /proc scan; skipped");

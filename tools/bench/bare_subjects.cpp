@@ -14,35 +14,6 @@ namespace bench {
 
 namespace {
 
-constexpr std::chrono::seconds kPromptLimit{10};
-
-Samples spawn_to_prompt(int n) {
-  Samples s;
-  for (int i = 0; i < n; ++i) {
-    auto t0 = Clock::now();
-    PtyChild child(bash_argv(), bash_env(), kRows, kCols);
-    std::string tail;
-    if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("no first prompt");
-    s.add(micros_since(t0) / 1000.0);
-  }
-  return s;
-}
-
-Samples round_trips(int n) {
-  PtyChild child(bash_argv(), bash_env(), kRows, kCols);
-  std::string tail;
-  if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("no first prompt");
-  Samples s;
-  for (int i = 0; i < n; ++i) {
-    tail.clear();
-    auto t0 = Clock::now();
-    child.write_all("true\r");
-    if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("no prompt");
-    s.add(micros_since(t0));
-  }
-  return s;
-}
-
 struct Flood {
   double mb_per_s = 0;
   double bytes_per_read = 0;
@@ -87,20 +58,8 @@ void measure_bare(const Plan& plan, Report& report) {
       report.skipped(kFig1, who, kMBps, std::string("error: ") + e.what());
     }
   }
-  if (plan.wants(2)) {
-    try {
-      report.measured(kFig2, who, kUs, round_trips(plan.round_trips));
-    } catch (const std::exception& e) {
-      report.skipped(kFig2, who, kUs, std::string("error: ") + e.what());
-    }
-  }
-  if (plan.wants(3)) {
-    try {
-      report.measured(kFig3, who, kMs, spawn_to_prompt(plan.spawns), "posix_spawn, no helper");
-    } catch (const std::exception& e) {
-      report.skipped(kFig3, who, kMs, std::string("error: ") + e.what());
-    }
-  }
+  // Figures 2 and 3 are measured beside dshpty's own (send_figure.cpp, dshpty_subject.cpp):
+  // the bare loop's rows come from there, taken side by side.
 }
 
 }  // namespace bench

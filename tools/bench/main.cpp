@@ -17,6 +17,7 @@
 #include "dshpty_subject.hpp"
 #include "figures.hpp"
 #include "peer_subjects.hpp"
+#include "send_figure.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 #include "fresh_process.hpp"
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
     std::cerr << "dshpty-bench: figure " << figure << "...\n";
     bench::run_in_fresh_process(report, [&](bench::Report& r) {
       bench::measure_bare(one, r);
+      if (one.wants(2)) bench::measure_send_side_by_side(one, r);
       bench::measure_dshpty(one, r);
       bench::measure_kill(one, r);
       bench::measure_scale(one, r);

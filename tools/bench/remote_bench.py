@@ -128,6 +128,17 @@ def main():
         for kind in sessions:
             print(f"send `true` to stdin_read, {kind:5}, p50 / p99: "
                   f"{statistics.median(rt[kind]):.0f} / {pct(rt[kind], 99):.0f} us")
+        # The target: a send over ssh costs the local send plus at most one and a half of
+        # ssh's own round trips (the input out, the prompt back, half a round trip of slack
+        # for the frames' own work on both sides).
+        local, remote, ssh_p50 = (statistics.median(rt["shell"]), statistics.median(rt["ssh"]),
+                                  statistics.median(ssh_rt))
+        limit = local + 1.5 * ssh_p50
+        print(f"target: ssh send p50 <= local + 1.5 ssh round trips: {remote:.0f} vs "
+              f"{local:.0f} + 1.5 x {ssh_p50:.0f} = {limit:.0f} us "
+              f"({(remote - local) / ssh_p50:.2f} round trips): {'met' if remote <= limit else 'MISSED'}")
+        print(f"raw, us: " + "; ".join(f"{kind} " + " ".join(f"{v:.0f}" for v in rt[kind]) for kind in rt))
+        print(f"raw, us: ssh round trip " + " ".join(f"{v:.0f}" for v in ssh_rt))
         for kind in sessions:
             print(f"throughput, {flood_bytes >> 20} MiB of 70-column lines, {kind:5}: {rate[kind]:.1f} MB/s")
         for kind, ms in spawn.items():

@@ -23,6 +23,7 @@ Row& Report::measured(std::string figure, std::string subject, std::string metri
   r.subject = std::move(subject);
   r.metric = std::move(metric);
   r.n = s.size();
+  r.raw = s.values;
   if (!s.empty()) {
     r.median = s.median();
     if (s.size() >= 10) r.p99 = s.p99();
@@ -120,7 +121,9 @@ void Report::print_json(std::ostream& out) const {
         << ",\"skipped\":" << (r.skipped ? "true" : "false")
         << ",\"median\":" << json_number(r.median) << ",\"p99\":" << json_number(r.p99)
         << ",\"ratio\":" << json_number(r.ratio) << ",\"n\":" << r.n
-        << ",\"note\":" << json_string(r.note) << "}";
+        << ",\"note\":" << json_string(r.note) << ",\"raw\":[";
+    for (std::size_t k = 0; k < r.raw.size(); ++k) out << (k ? "," : "") << json_number(r.raw[k]);
+    out << "]}";
   }
   out << "],\n\"targets\":[";
   for (std::size_t i = 0; i < verdicts.size(); ++i) {

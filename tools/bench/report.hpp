@@ -20,6 +20,7 @@ struct Row {
   std::size_t n = 0;
   std::optional<double> ratio;  // median / the figure's reference median
   std::string note;             // skipped: why; otherwise extra facts
+  std::vector<double> raw;      // every sample, in the order taken (printed by --json)
   bool skipped = false;
 };
 

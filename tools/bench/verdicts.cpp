@@ -43,22 +43,26 @@ const Target kTargets[] = {
      Rule::times_at_least, 0.9, kBare, std::nullopt, nullptr, nullptr,
      "sanitizing and keeping the scrollback may cost at most a tenth of the rate a bare "
      "PTY loop reads at"},
-    {"send p50 <= 1.5x the bare loop's", kFig2, kUs, Stat::median, "us", 0,
-     Rule::times_at_most, 1.5, kBare, std::nullopt, nullptr, nullptr,
-     "readiness inference (prompt marker, foreground group) may add at most half of a bare "
-     "write-and-read-the-prompt round trip"},
-    {"send p50 below node-pty's", kFig2, kUs, Stat::median, "us", 0, Rule::below, 0,
-     kNodePty, 162, nullptr, nullptr,
-     "node-pty, the peer a host would pick instead; 162 us is the node-pty figure the "
-     "targets were set with, used when node-pty is not installed"},
-    {"send p99 below node-pty's", kFig2, kUs, Stat::p99, "us", 0, Rule::below, 0, kNodePty,
-     908, nullptr, nullptr, "the same for the tail; 908 us is that node-pty figure's p99"},
-    {"spawn-to-prompt within 1.5 ms of bare posix_spawn", kFig3, kMs, Stat::median, "ms", 2,
-     Rule::plus_at_most, 1.5, kBare, std::nullopt, nullptr, nullptr,
-     "exec'ing the per-session helper that makes a close provable may cost at most 1.5 ms"},
+    {"send p50 <= 1.2x the bare loop's, both on one CPU", kFig2, "us, one CPU", Stat::median,
+     "us", 0, Rule::times_at_most, 1.2, kBare, std::nullopt, nullptr, nullptr,
+     "readiness (marks, foreground check) may add at most a fifth of a bare write-and-read-"
+     "the-prompt round trip; judged within one wake mode (send_figure.cpp: the sends "
+     "alternate, each is classed by where the shell ran), undecided with fewer than 20 "
+     "samples of the mode"},
+    {"send p50 <= 1.2x the bare loop's, across two CPUs", kFig2, "us, two CPUs", Stat::median,
+     "us", 0, Rule::times_at_most, 1.2, kBare, std::nullopt, nullptr, nullptr,
+     "the same target when the shell ran on the other CPU (each hop a cross-CPU wake-up)"},
+    {"send p99 <= 2x the bare loop's", kFig2, kUs, Stat::p99, "us", 0, Rule::times_at_most, 2,
+     kBare, std::nullopt, nullptr, nullptr,
+     "the tail: no timer, no extra process hop may stretch a send beyond twice the bare "
+     "loop's own tail in the same run"},
+    {"spawn-to-prompt within 1 ms of bare posix_spawn", kFig3, kMs, Stat::median, "ms", 2,
+     Rule::plus_at_most, 1.0, kBare, std::nullopt, nullptr, nullptr,
+     "exec'ing the per-session helper that makes a close provable may cost at most 1 ms"},
     {"spawn-to-prompt below node-pty's", kFig3, kMs, Stat::median, "ms", 2, Rule::below, 0,
      kNodePty, 3.3, nullptr, nullptr,
-     "node-pty as above; 3.3 ms is the node-pty figure the targets were set with"},
+     "node-pty, the peer a host would pick instead; 3.3 ms is the node-pty figure the "
+     "targets were set with, used when node-pty is not installed"},
     {"kill of a 10-process tree under 5 ms", kFig4, "ms, tree of 10", Stat::median, "ms", 2,
      Rule::below, 5, nullptr, std::nullopt, nullptr, nullptr,
      "a fixed budget: proving a typical tree gone should cost a few milliseconds"},

@@ -100,8 +100,9 @@ Status LocalChannel::start() {
   pidfd_ = std::move(helper->pidfd);
   helper_pid_ = helper->pid;
   // Every process of the session descends from the helper (a subreaper): the probe walks
-  // that tree, not all of /proc.
-  if (probe_) probe_->set_tree_root(helper_pid_);
+  // that tree, not all of /proc. The helper (or the wrapper around it) is single-threaded
+  // and leads a session of its own, so it is never in the terminal's foreground group.
+  if (probe_) probe_->set_tree_root(helper_pid_, proc::StdinProbe::Root::outside_session);
 
   ev_io_set(&master_read_, master_.get(), EV_READ);
   ev_io_set(&master_write_, master_.get(), EV_WRITE);
@@ -174,7 +175,7 @@ void LocalChannel::release() {
 // ---- output -------------------------------------------------------------------------------
 
 void LocalChannel::on_master_readable(struct ev_loop*, ev_io* w, int) {
-  static_cast<LocalChannel*>(w->data)->read_available();
+  static_cast<LocalChannel*>(w->data)->read_ready();
 }
 
 void LocalChannel::pause_output(bool paused) {
@@ -186,13 +187,24 @@ void LocalChannel::pause_output(bool paused) {
   }
 }
 
-bool LocalChannel::read_available() {
+bool LocalChannel::read_available() { return read_master(/*until_empty=*/true); }
+
+// The readable event: the watcher is level-triggered, so a read shorter than the buffer ends
+// the turn and whatever arrives later wakes the loop again. The read that would only say
+// EAGAIN is not made: it is one system call on every wake-up of every send, and on an empty
+// terminal it also waits for the kernel's pending flush of the line discipline
+// (n_tty_read), which may sit behind the shell on the other CPU. Callers that need the
+// terminal drained (read_available) still read until it says EAGAIN.
+void LocalChannel::read_ready() { read_master(/*until_empty=*/false); }
+
+bool LocalChannel::read_master(bool until_empty) {
   if (output_paused_) return false;
   char buf[kReadChunk];
   for (int i = 0; i < kReadsPerEvent && master_.valid() && !output_ended_; ++i) {
     ssize_t n = ::read(master_.get(), buf, sizeof buf);
     if (n > 0) {
       events_.on_output(std::string_view(buf, static_cast<std::size_t>(n)));
+      if (!until_empty && static_cast<std::size_t>(n) < sizeof buf) return false;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -301,6 +313,11 @@ bool LocalChannel::ignores_signal(pid_t pid, int signo) const {
 
 bool LocalChannel::leader_is_shell_copy(pid_t leader, pid_t shell) const {
   char leader_line[512], shell_line[512];
+  // The shell itself (what the far bridge asks with most of its probe answers, the shell at
+  // its prompt): one read says whether it still has a command line, as two would.
+  if (leader == shell) {
+    return procfs::read_small(procfs::Path(leader).text("/cmdline").c_str(), leader_line, sizeof leader_line) > 0;
+  }
   const long a = procfs::read_small(procfs::Path(leader).text("/cmdline").c_str(), leader_line, sizeof leader_line);
   const long b = procfs::read_small(procfs::Path(shell).text("/cmdline").c_str(), shell_line, sizeof shell_line);
   return a > 0 && a == b && std::memcmp(leader_line, shell_line, static_cast<std::size_t>(a)) == 0;

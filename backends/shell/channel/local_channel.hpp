@@ -79,6 +79,9 @@ class LocalChannel final : public ProcessChannel {
   static Status send_tty(int socket_fd, int slave_fd);
   // What the wrapper wrote to its stderr (bounded, one line), for a failed sandbox.
   std::string wrapper_said() const;
+  // Reads what the master holds, at most kReadsPerEvent chunks; until_empty: until EAGAIN.
+  bool read_master(bool until_empty);
+  void read_ready();
   void flush_writes();
   void read_control();
   void handle_message(const shell_protocol::ControlMessage& msg);

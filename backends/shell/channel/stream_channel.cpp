@@ -34,10 +34,12 @@ StreamChannel::StreamChannel(struct ev_loop* loop, ChannelEvents& events, Stream
     : loop_(loop), events_(events), launch_(std::move(launch)) {
   ev_io_init(&link_read_, &StreamChannel::on_link_readable, -1, EV_READ);
   ev_io_init(&link_write_, &StreamChannel::on_link_writable, -1, EV_WRITE);
+  ev_prepare_init(&flush_before_poll_, &StreamChannel::on_before_poll);
   ev_io_init(&stderr_io_, &StreamChannel::on_stderr_readable, -1, EV_READ);
   ev_io_init(&pidfd_io_, &StreamChannel::on_pidfd_readable, -1, EV_READ);
   ev_timer_init(&liveness_, &StreamChannel::on_liveness_tick, 0., 0.);
   link_read_.data = link_write_.data = stderr_io_.data = pidfd_io_.data = liveness_.data = this;
+  flush_before_poll_.data = this;
 }
 
 StreamChannel::~StreamChannel() { release(); }
@@ -101,6 +103,7 @@ void StreamChannel::release() {
   link_broken_ = true;  // a release inside a read (the session closed on its output) ends it
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
+  ev_prepare_stop(loop_, &flush_before_poll_);
   ev_io_stop(loop_, &stderr_io_);
   ev_io_stop(loop_, &pidfd_io_);
   ev_timer_stop(loop_, &liveness_);
@@ -120,14 +123,25 @@ void StreamChannel::release() {
 
 // Frames made while handling one event leave together, in one write once the loop is back
 // in its poll: over TCP (ssh) separate small writes would wait on Nagle and delayed ACKs.
+// The write is made by a prepare watcher, which libev runs before it updates its kernel
+// state and polls: no EPOLLOUT to ask for and wait for (that cost two epoll_ctl and a loop
+// turn a flush, and libev's lazy removal one more wake-up). The writable watcher is started
+// too, as the fallback for a full link or a frame made while the prepare watchers run; when
+// the prepare flush empties the outbox it is stopped before libev ever tells the kernel.
 void StreamChannel::send(std::string frame_bytes) {
   if (!transport_.link.valid() || link_broken_) return;
   outbox_.append(frame_bytes);
   last_tx_ = ev_now(loop_);
   ev_io_start(loop_, &link_write_);
+  ev_prepare_start(loop_, &flush_before_poll_);
 }
 
 void StreamChannel::on_link_writable(struct ev_loop*, ev_io* w, int) {
+  static_cast<StreamChannel*>(w->data)->flush();
+}
+
+void StreamChannel::on_before_poll(struct ev_loop* loop, ev_prepare* w, int) {
+  ev_prepare_stop(loop, w);
   static_cast<StreamChannel*>(w->data)->flush();
 }
 
@@ -232,6 +246,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       consumed_ += bytes.size();
       // The latest answer about readers was measured before this output was read.
       reading_ = false;
+      note_bound_facts();
       if (!bytes.empty()) events_.on_output(bytes);
       return;
     }
@@ -242,6 +257,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       const std::uint64_t written = r.u64();
       if (!r.done()) return bad("short WRITTEN");
       if (written > bytes_written_) bytes_written_ = std::min(written, bytes_queued_);
+      if (await_written_ && bytes_written_ >= *await_written_) bound_after_written_ = true;
       events_.on_write_progress();
       return;
     }
@@ -285,6 +301,7 @@ void StreamChannel::apply_state(PayloadReader& r) {
   // The ignored signals are measured only for a probe: an unasked STATE keeps the last.
   if (seq == 0 && facts.foreground == facts_.foreground) facts.ignored_signals = facts_.ignored_signals;
   facts_ = std::move(facts);
+  if (seq == 0) note_bound_facts();
   if (seq != 0 && seq > stale_before_) {
     answered_seq_ = std::max(answered_seq_, seq);
     reading_ = (facts_.flags & frames::kStateReading) != 0;
@@ -309,6 +326,7 @@ void StreamChannel::break_link(std::string why) {
   if (!why.empty()) link_error_ = std::move(why);
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
+  ev_prepare_stop(loop_, &flush_before_poll_);
   outbox_.clear();
   // EOF to the transport: a live far helper takes it as the order to kill its tree. A
   // transport that does not exit on it (a wedged link) is killed: the far helper then sees
@@ -416,7 +434,7 @@ void StreamChannel::write(std::string_view bytes) {
     events_.on_write_progress();
     return;
   }
-  invalidate_facts();
+  terminal_changed(/*by_input=*/true);
   std::string out;
   for (std::size_t at = 0; at < bytes.size(); at += kInChunk) {
     FrameWriter(out).begin(Type::in).raw(bytes.substr(at, kInChunk)).end();
@@ -429,7 +447,7 @@ Status StreamChannel::resize(unsigned rows, unsigned cols) {
   std::string out;
   FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows)).u16(static_cast<std::uint16_t>(cols)).end();
   send(std::move(out));
-  invalidate_facts();
+  terminal_changed(/*by_input=*/false);
   return {};
 }
 
@@ -438,22 +456,22 @@ Status StreamChannel::signal_group(pid_t pgid, int signo) {
   std::string out;
   FrameWriter(out).begin(Type::signal).i32(pgid).i32(signo).end();
   send(std::move(out));
-  invalidate_facts();
+  terminal_changed(/*by_input=*/false);
   return {};
 }
 
 void StreamChannel::mark_readers() {
+  forget_pending_ = false;  // a new baseline replaces the old one on the far side anyway
   std::string out;
   FrameWriter(out).begin(Type::mark).u8(1).end();
   send(std::move(out));
-  invalidate_facts();
+  terminal_changed(/*by_input=*/false);
 }
 
-void StreamChannel::forget_readers() {
-  std::string out;
-  FrameWriter(out).begin(Type::mark).u8(0).end();
-  send(std::move(out));
-}
+// The far side's baseline counts only in a probe's answer, so forgetting it waits for the
+// next PROBE (and a MARK 1 before that makes it moot): every send ends with a forget, and
+// over ssh a frame of its own wakes ssh, sshd and the far helper for nothing.
+void StreamChannel::forget_readers() { forget_pending_ = true; }
 
 void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
   if (quiescent_) return;
@@ -469,24 +487,48 @@ void StreamChannel::invalidate_facts() {
   reading_ = false;
 }
 
-void StreamChannel::refresh() const {
+// The bound facts (foreground group, modes, unread input, cwd) are current once output
+// read after the far side took everything sent so far has arrived: only a WRITTEN proves
+// that (frames keep their order, so output after it was read after the write), hence a
+// resize, a signal or a mark alone waits for the next write or for a probe's answer.
+void StreamChannel::terminal_changed(bool by_input) {
+  invalidate_facts();
+  bound_current_ = false;
+  bound_after_written_ = false;
+  await_written_ = by_input ? std::optional<std::uint64_t>(bytes_queued_) : std::nullopt;
+}
+
+void StreamChannel::note_bound_facts() {
+  if (bound_after_written_) bound_current_ = true;
+}
+
+void StreamChannel::refresh(Need need) const {
   // Asking is not a change of the channel's state the session can see: const to callers.
   auto* self = const_cast<StreamChannel*>(this);
   if (facts_fresh() || link_broken_ || !welcomed_) return;
+  // The terminal's facts bound to output read after the latest write are what a local
+  // channel would answer for that output: no question needed. (A PROBE asked at every
+  // send's prompt cost the far side a whole stdin probe, right before the next send's
+  // input when the sends come back to back.)
+  if (need == Need::bound_facts && bound_current_) return;
   if (next_seq_ > stale_before_) return;  // a fresh probe is on its way
   std::string out;
+  if (forget_pending_) {
+    FrameWriter(out).begin(Type::mark).u8(0).end();
+    self->forget_pending_ = false;
+  }
   FrameWriter(out).begin(Type::probe).u32(++self->next_seq_).end();
   self->send(std::move(out));
 }
 
 pid_t StreamChannel::foreground_group() const {
   if (output_ended_) return -1;
-  refresh();
+  refresh(Need::bound_facts);
   return facts_.foreground > 0 ? facts_.foreground : -1;
 }
 
 std::optional<TerminalModes> StreamChannel::terminal_modes() const {
-  refresh();
+  refresh(Need::bound_facts);
   if (!(facts_.flags & frames::kStateModesKnown)) return std::nullopt;
   return TerminalModes{(facts_.flags & frames::kStateEcho) != 0,
                        (facts_.flags & frames::kStateCanonical) != 0};
@@ -494,7 +536,7 @@ std::optional<TerminalModes> StreamChannel::terminal_modes() const {
 
 std::optional<std::size_t> StreamChannel::input_unread() const {
   if (output_ended_ || facts_.input_unread < 0) return std::nullopt;
-  refresh();
+  refresh(Need::bound_facts);
   return static_cast<std::size_t>(facts_.input_unread);
 }
 
@@ -509,7 +551,7 @@ bool StreamChannel::ignores_signal(pid_t pid, int signo) const {
 }
 
 bool StreamChannel::leader_is_shell_copy(pid_t leader, pid_t /*shell*/) const {
-  refresh();
+  refresh(Need::probe_answer);
   // Unknown until a fresh answer names this leader: keep treating it as the shell's copy
   // (the caller holds a signal meanwhile, within its own bound).
   if (!facts_fresh() || leader != facts_.foreground) return true;
@@ -517,11 +559,11 @@ bool StreamChannel::leader_is_shell_copy(pid_t leader, pid_t /*shell*/) const {
 }
 
 bool StreamChannel::foreground_reading() {
-  refresh();
+  refresh(Need::probe_answer);
   if (!facts_fresh() || !reading_) {
     // Not proven now: the next question gets a newer answer.
     if (facts_fresh()) invalidate_facts();
-    refresh();
+    refresh(Need::probe_answer);
     return false;
   }
   return true;

@@ -85,6 +85,7 @@ class StreamChannel final : public ProcessChannel {
 
   static void on_link_readable(struct ev_loop*, ev_io* w, int);
   static void on_link_writable(struct ev_loop*, ev_io* w, int);
+  static void on_before_poll(struct ev_loop*, ev_prepare* w, int);
   static void on_stderr_readable(struct ev_loop*, ev_io* w, int);
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
   static void on_liveness_tick(struct ev_loop*, ev_timer* w, int);
@@ -94,7 +95,14 @@ class StreamChannel final : public ProcessChannel {
   // Facts are stale (a write, mark or signal went out): answers to probes sent before it
   // no longer count, and the next question asks again.
   void invalidate_facts();
-  void refresh() const;  // asks for fresh facts unless a fresh answer is in or on its way
+  // A write (by_input), a resize, a signal or a mark went out: the facts bound to output
+  // are current again only after output read once the far side took it (WRITTEN).
+  void terminal_changed(bool by_input);
+  void note_bound_facts();  // an OUT or unasked STATE arrived
+  enum class Need { bound_facts, probe_answer };
+  // Asks for fresh facts unless a fresh answer is in or on its way, or (bound_facts) the
+  // facts bound to output read after the latest write are in.
+  void refresh(Need need) const;
   bool facts_fresh() const { return answered_seq_ > stale_before_; }
   void handle(const frames::Frame& frame);
   void apply_state(frames::PayloadReader& r);
@@ -115,6 +123,7 @@ class StreamChannel final : public ProcessChannel {
   std::string outbox_;
   ev_io link_read_{};
   ev_io link_write_{};
+  ev_prepare flush_before_poll_{};  // the outbox's write, before the loop polls (see send)
   ev_io stderr_io_{};
   ev_io pidfd_io_{};
   ev_timer liveness_{};
@@ -144,6 +153,11 @@ class StreamChannel final : public ProcessChannel {
   std::uint32_t next_seq_ = 0;    // the last PROBE's seq
   std::uint32_t stale_before_ = 0;  // answers to probes up to this seq are stale
   std::uint32_t answered_seq_ = 0;
+  // Facts bound to output (see terminal_changed).
+  std::optional<std::uint64_t> await_written_;  // the WRITTEN count that covers the latest write
+  bool bound_after_written_ = false;  // that WRITTEN came: later output was read after it
+  bool bound_current_ = false;        // such output (or its STATE) came
+  bool forget_pending_ = false;       // a MARK 0 owed before the next PROBE (forget_readers)
 };
 
 }  // namespace dshpty::shell

@@ -88,7 +88,15 @@ class StdinProbe {
   explicit StdinProbe(dev_t terminal, pid_t tree_root = 0) noexcept
       : terminal_(terminal), tree_root_(tree_root) {}
 
-  void set_tree_root(pid_t root) noexcept { tree_root_ = root; }
+  // What the caller knows of the root. `outside_session`: it is a single-threaded process
+  // outside the terminal's session (the supervisor helper, a session leader of its own),
+  // so it is never a member of the terminal's foreground group and forks from its main
+  // thread only; then baseline() reads only its children file, not its status.
+  enum class Root { may_be_member, outside_session };
+  void set_tree_root(pid_t root, Root kind = Root::may_be_member) noexcept {
+    tree_root_ = root;
+    root_kind_ = kind;
+  }
   pid_t tree_root() const noexcept { return tree_root_; }
 
   static bool supported() noexcept;
@@ -104,6 +112,7 @@ class StdinProbe {
  private:
   dev_t terminal_;
   pid_t tree_root_;
+  Root root_kind_ = Root::may_be_member;
   std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, context switches
 };
 

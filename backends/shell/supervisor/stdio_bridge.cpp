@@ -86,6 +86,8 @@ class Bridge final : private ChannelEvents {
   explicit Bridge(struct ev_loop* loop) : loop_(loop) {
     ev_io_init(&in_io_, &Bridge::on_stdin, kStdin, EV_READ);
     ev_io_init(&out_io_, &Bridge::on_stdout, kStdout, EV_WRITE);
+    ev_prepare_init(&flush_before_poll_, &Bridge::on_before_poll);
+    flush_before_poll_.data = this;
     ev_timer_init(&link_timer_, &Bridge::on_link_timeout, 0., 0.);
     ev_timer_init(&kill_bound_, &Bridge::on_kill_bound, kKillBoundSeconds, 0.);
     in_io_.data = out_io_.data = link_timer_.data = kill_bound_.data = this;
@@ -126,6 +128,10 @@ class Bridge final : private ChannelEvents {
 
   static void on_stdin(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->read_link(); }
   static void on_stdout(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->flush(); }
+  static void on_before_poll(struct ev_loop* loop, ev_prepare* w, int) {
+    ev_prepare_stop(loop, w);
+    static_cast<Bridge*>(w->data)->flush();
+  }
 
   void read_link() {
     char buf[64 * 1024];
@@ -170,9 +176,16 @@ class Bridge final : private ChannelEvents {
 
   // Frames made while handling one event go out together, in one write once the loop is
   // back in its poll: a TCP link (ssh) then carries one segment where separate small writes
-  // would wait on Nagle and delayed ACKs, which cost milliseconds a send.
+  // would wait on Nagle and delayed ACKs, which cost milliseconds a send. The write is made
+  // by a prepare watcher, before libev updates the kernel and polls, so no EPOLLOUT is asked
+  // for and waited on; the writable watcher is the fallback for a full link (and for frames
+  // made while the prepare watchers run), stopped unseen when the prepare flush empties
+  // the outbox (channel/stream_channel.cpp does the same on the host).
   void queue_flush() {
-    if (!outbox_.empty() && !link_down_) ev_io_start(loop_, &out_io_);
+    if (!outbox_.empty() && !link_down_) {
+      ev_io_start(loop_, &out_io_);
+      ev_prepare_start(loop_, &flush_before_poll_);
+    }
     update_flow();
   }
 
@@ -255,6 +268,7 @@ class Bridge final : private ChannelEvents {
     ev_io_stop(loop_, &in_io_);
     if (!link_down_) flush_blocking();
     ev_io_stop(loop_, &out_io_);
+    ev_prepare_stop(loop_, &flush_before_poll_);
     channel_.reset();
     ev_break(loop_, EVBREAK_ALL);
   }
@@ -522,6 +536,7 @@ class Bridge final : private ChannelEvents {
   struct ev_loop* loop_;
   ev_io in_io_{};
   ev_io out_io_{};
+  ev_prepare flush_before_poll_{};  // the outbox's write, before the loop polls (queue_flush)
   ev_timer link_timer_{};
   ev_timer kill_bound_{};
   frames::FrameReader reader_;

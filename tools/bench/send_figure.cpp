@@ -1,0 +1,136 @@
+#include "send_figure.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+#include "bash_profile.hpp"
+#include "figures.hpp"
+#include "harness.hpp"
+#include "process.hpp"
+#include "wake_mode.hpp"
+
+namespace bench {
+
+namespace {
+
+constexpr std::chrono::seconds kPromptLimit{10};
+// A mode's row is reported only with this many samples: fewer say nothing about a median.
+constexpr std::size_t kMinModeSamples = 20;
+
+struct BySubject {
+  Samples all;
+  Samples one_cpu, two_cpus;
+  std::size_t unknown = 0;
+
+  void add(double us, WakeMode mode) {
+    all.add(us);
+    if (mode == WakeMode::one_cpu) one_cpu.add(us);
+    else if (mode == WakeMode::two_cpus) two_cpus.add(us);
+    else ++unknown;
+  }
+};
+
+// DSHPTY_BENCH_MARKS=1: each round trip is bracketed by a write to fd -1 ("B>" ... "<B" for
+// the bare loop, "D>" ... "<D" for dshpty), which fails at once but shows in a trace, so one
+// send can be cut out of `strace -f -tt` or `perf trace` of a run.
+const bool kMarks = [] {
+  const char* v = std::getenv("DSHPTY_BENCH_MARKS");
+  return v && *v && *v != '0';
+}();
+
+void mark(const char* two) {
+  if (kMarks) (void)::syscall(SYS_write, -1, two, 2);
+}
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s.precision(precision);
+  s << std::fixed << v;
+  return s.str();
+}
+
+std::string spread(const Samples& s) {
+  return "p10 " + fixed(s.percentile(10), 0) + ", p90 " + fixed(s.percentile(90), 0) + ", max " +
+         fixed(s.percentile(100), 0);
+}
+
+std::string modes(const BySubject& b) {
+  return "one CPU " + std::to_string(b.one_cpu.size()) + ", two CPUs " +
+         std::to_string(b.two_cpus.size()) +
+         (b.unknown ? ", unknown " + std::to_string(b.unknown) : std::string());
+}
+
+void report_subject(Report& report, const char* subject, const BySubject& b,
+                    const std::string& extra, const std::string& share) {
+  report.measured(kFig2, subject, kUs, b.all,
+                  spread(b.all) + "; wake modes: " + modes(b) + "; " + share +
+                      (extra.empty() ? "" : "; " + extra))
+      .raw = b.all.values;
+  for (auto [mode, samples] : {std::pair{WakeMode::one_cpu, &b.one_cpu},
+                               std::pair{WakeMode::two_cpus, &b.two_cpus}}) {
+    if (samples->size() < kMinModeSamples) continue;
+    report.measured(kFig2, subject, send_metric(wake_mode_name(mode)), *samples, spread(*samples))
+        .raw = samples->values;
+  }
+}
+
+}  // namespace
+
+std::string send_metric(const char* mode_name) { return std::string(kUs) + ", " + mode_name; }
+
+void measure_send_side_by_side(const Plan& plan, Report& report) {
+  BySubject bare, dshpty;
+  int other = 0;
+  std::string error;
+  CpuTimes before = CpuTimes::now();
+  try {
+    Harness h(plan);
+    auto s = h.spawn();
+    const pid_t dshpty_shell = s.session.pid.value_or(-1);
+    PtyChild child(bash_argv(), bash_env(), kRows, kCols);
+    std::string tail;
+    if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no first prompt");
+    for (int i = 0; i < plan.round_trips; ++i) {
+      // Which goes first alternates too: neither always follows the other's wake-ups.
+      for (int turn = 0; turn < 2; ++turn) {
+        if ((turn == 0) == (i % 2 == 0)) {
+          tail.clear();
+          mark("B>");
+          auto t0 = Clock::now();
+          child.write_all("true\r");
+          if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no prompt");
+          double us = micros_since(t0);
+          mark("<B");
+          bare.add(us, wake_mode_of(child.pid()));
+        } else {
+          mark("D>");
+          auto t0 = Clock::now();
+          auto r = h.send(s.session.id, "true");
+          double us = micros_since(t0);
+          mark("<D");
+          dshpty.add(us, wake_mode_of(dshpty_shell));
+          if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const std::string share = describe_cpu_share(before, CpuTimes::now());
+  if (!error.empty()) {
+    report.skipped(kFig2, kBare, kUs, "error: " + error);
+    report.skipped(kFig2, kDshpty, kUs, "error: " + error);
+    return;
+  }
+  report_subject(report, kBare, bare, "", share);
+  report_subject(report, kDshpty, dshpty,
+                 other ? std::to_string(other) + " sends did not complete as stdin_read"
+                       : std::string("all completed as stdin_read"),
+                 share);
+}
+
+}  // namespace bench
