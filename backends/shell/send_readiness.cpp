@@ -181,6 +181,7 @@ void ShellSession::on_write_progress() {
 
 void ShellSession::on_write_landed() {
   send_->landed = true;
+  send_->landed_time = ev_now(loop_);
   prompt_watch_.reset();
   if (channel_->proves_readers()) {
     send_->last_probe = ev_now(loop_);
@@ -283,6 +284,12 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     ev_timer_again(loop, w);
   }
   if (!s->channel_->foreground_reading() || s->input_waiting()) return;
+  // The screen settle: a reader that will wake by itself (a timeout) after keys, or on the
+  // alternate screen, may still draw what the keys did before it reads again.
+  if ((!s->send_->keys.empty() || s->emulator_.alternate()) && s->channel_->reader_waits_with_timeout() &&
+      now - s->send_->landed_time < seconds(kScreenSettleBound)) {
+    return;
+  }
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)

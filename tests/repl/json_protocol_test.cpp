@@ -44,7 +44,10 @@ TEST_CASE("every op parses with its fields") {
   CHECK(s.request.submit == false);
   CHECK(s.request.timeout->count() == 5);
   CHECK(s.request.idle->count() == 7);
-  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":""})").op).request.submits());
+  // No text and no keys: a check-in, no Enter (an empty text and an empty keys list count as absent).
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":""})").op).request.checks_in());
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","keys":[]})").op).request.checks_in());
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":"","submit":true})").op).request.submits());
 
   CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a":[1]}})").op).send_id == Json::parse(R"({"a":[1]})"));
   CHECK(std::get<OutputOp>(parse_ok(R"({"id":2,"op":"output","sendId":"s"})").op).send_id == "s");

@@ -341,9 +341,13 @@ void LocalChannel::forget_readers() {
 }
 
 bool LocalChannel::foreground_reading() {
+  reader_timed_ = false;
   if (!probe_) return false;
   pid_t pgid = foreground_group();
-  return pgid > 0 && probe_->check(pgid) == proc::ProbeVerdict::blocked_reading;
+  proc::ProbeEvidence evidence;
+  if (pgid <= 0 || probe_->check(pgid, &evidence) != proc::ProbeVerdict::blocked_reading) return false;
+  reader_timed_ = evidence.timed;
+  return true;
 }
 
 // ---- the helper ---------------------------------------------------------------------------

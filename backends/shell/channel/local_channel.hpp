@@ -56,6 +56,7 @@ class LocalChannel final : public ProcessChannel {
   void mark_readers() override;
   void forget_readers() override;
   bool foreground_reading() override;
+  bool reader_waits_with_timeout() const override { return reader_timed_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
   void release() override;
@@ -110,6 +111,7 @@ class LocalChannel final : public ProcessChannel {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t bytes_queued_ = 0;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
+  bool reader_timed_ = false;              // the last proven reader waits with a timeout
 };
 
 }  // namespace dshpty::shell

@@ -212,7 +212,46 @@ struct Found {
   long syscall;
   int fd;
   std::uint64_t switches;
+  bool timed;
 };
+
+// A wait that wakes by itself soon: its timeout is at most this. A short timeout is a
+// program waiting out a key sequence (vim after Escape, a line editor's escape delay) and
+// about to act; a long one (vim's 4 s CursorHold, top's refresh) is a program at rest.
+constexpr std::int64_t kShortWaitMs = 1000;
+
+// Whether a wait has a short timeout, from its arguments: poll's and epoll_wait's int
+// milliseconds (-1: none), the timespec or timeval behind ppoll's, pselect6's, select's and
+// epoll_pwait2's pointer (NULL: none), read from the process's memory.
+bool short_timed_wait(pid_t pid, Wait how, const Syscall& call) {
+  const auto int_ms = [](std::uint64_t arg) {
+    const auto ms = static_cast<std::int32_t>(arg & 0xFFFFFFFFu);
+    return ms >= 0 && ms <= kShortWaitMs;
+  };
+  // Both struct timespec and struct timeval are two longs: seconds, then nano or micro.
+  const auto pointed = [&](std::uint64_t address, bool micro) {
+    if (address == 0) return false;
+    long pair[2] = {};
+    if (!read_memory(pid, address, pair, sizeof pair)) return false;
+    const std::int64_t ms = pair[0] * 1000 + (micro ? pair[1] / 1000 : pair[1] / 1000000);
+    return ms >= 0 && ms <= kShortWaitMs;
+  };
+  switch (how) {
+    case Wait::read: return false;
+    case Wait::poll:
+#ifdef __NR_poll
+      if (call.number == __NR_poll) return int_ms(call.args[2]);
+#endif
+      return pointed(call.args[2], false);
+    case Wait::select:
+#ifdef __NR_select
+      if (call.number == __NR_select) return pointed(call.args[4], true);
+#endif
+      return pointed(call.args[4], false);
+    case Wait::epoll: return call.number == 441 ? pointed(call.args[3], false) : int_ms(call.args[3]);
+  }
+  return false;
+}
 
 // One pass over a group, calling visit(found) for each thread blocked reading the
 // terminal until visit returns true.
@@ -296,7 +335,7 @@ class GroupScan {
     if (!status || status->state != 'S') return std::nullopt;
     // Still in the very same call after the status read: the two reads describe one sleep.
     if (read_syscall(pid, tid) != call) return std::nullopt;
-    return Found{pid, tid, call->number, fd, status->switches};
+    return Found{pid, tid, call->number, fd, status->switches, short_timed_wait(pid, *how, *call)};
   }
 
   // Does fd n of pid refer to this terminal? Fills st for the epoll identity check.
@@ -453,7 +492,7 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
                              [&](const auto& mark) { return mark.first == found.tid; });
     if (same != baseline_.end() && same->second == found.switches) return false;  // not run since
     blocked = true;
-    if (evidence) *evidence = {found.pid, found.tid, found.syscall, found.fd};
+    if (evidence) *evidence = {found.pid, found.tid, found.syscall, found.fd, found.timed};
     return true;
   });
   return blocked ? ProbeVerdict::blocked_reading : ProbeVerdict::not_proven;

@@ -78,6 +78,10 @@ struct ProbeEvidence {
   pid_t tid = 0;
   long syscall = -1;  // the native syscall number
   int fd = -1;        // the terminal fd waited on
+  // The wait has a short timeout (poll/select/epoll, at most a second): the reader will
+  // wake by itself and may still act and draw (vim waiting out its escape timeout). A plain
+  // read never has one.
+  bool timed = false;
 };
 
 class StdinProbe {
