@@ -28,6 +28,8 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
       prompt_watch_(std::string(kPrompt)) {
   session_id_ = params_.session_id;
+  // A session taken over has long shown its prompt: what it shows now arrives as replay.
+  prompt_seen_ = params_.attach;
   pipeline_.add(scrollback_);
   pipeline_.add(motd_);
   pipeline_.add(emulator_);
@@ -372,6 +374,16 @@ Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
 
 void ShellSession::close(std::string /*reason*/, Callback<void> done) {
   if (phase_ == Phase::closed) {
+    deferred_.post([done = std::move(done)] { done(Status{}); });
+    return;
+  }
+  if (phase_ == Phase::running && params_.host_leaving && *params_.host_leaving && channel_->lingers()) {
+    // The host leaves and the session outlives it: let go of the channel without a kill.
+    if (send_) fail_send(make_error(Code::SESSION_CLOSING, "the host detached the session before the send completed"));
+    fail_held_signals();
+    phase_ = Phase::closed;
+    stop_timers();
+    channel_->detach();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }

@@ -66,6 +66,13 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--shell" ? options.shell : options.cwd) = std::string(*text);
     return Status();
   }
+  if (arg == "--state-dir") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty() || text->front() != '/') return Status(bad("--state-dir needs an absolute path"));
+    options.state_dir = std::string(*text);
+    return Status();
+  }
   if (arg == "--rows" || arg == "--cols") {
     auto n = reader.number(1, 4096);
     if (!n) return Status(n.error());
@@ -156,6 +163,9 @@ std::string_view session_options_usage() {
   --remote-ping-ms MS     ping an idle link this often (default 10000; with only
                           --remote-timeout-ms, a third of it when that is less)
   --remote-timeout-ms MS  a link silent this long is lost (default 30000)
+  --state-dir DIR         where lingering sessions wait for their next host (default
+                          $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
+                          a directory of ours with mode 0700)
 )";
 }
 

@@ -37,6 +37,9 @@ struct SessionOptions {
   // backend's defaults.
   std::optional<std::chrono::milliseconds> remote_ping;
   std::optional<std::chrono::milliseconds> remote_timeout;
+  // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
+  // the default.
+  std::optional<std::string> state_dir;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the
