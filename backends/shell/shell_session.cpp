@@ -222,6 +222,11 @@ void ShellSession::publish_exit() {
 
 void ShellSession::on_startup_timeout(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
+  if (s->params_.attach) {
+    s->fail_start(make_error(Code::BACKEND_FAILED, "the lingering session's replay did not complete within " +
+                                                       std::to_string(s->config_.startup_timeout.count()) + " ms"));
+    return;
+  }
   s->fail_start(make_error(Code::BACKEND_FAILED,
                            "shell " + s->params_.argv.front() + " showed no prompt within " +
                                std::to_string(s->config_.startup_timeout.count()) + " ms"));
@@ -247,6 +252,15 @@ void ShellSession::fail_start(Error error) {
   if (phase_ != Phase::starting) return;
   start_error_ = std::move(error);
   ev_timer_stop(loop_, &startup_timer_);
+  if (params_.attach && channel_) {
+    // A take-over that failed (aborted, too slow) lets go of the session instead of
+    // killing it: it lingers on for the next attach.
+    phase_ = Phase::tearing_down;
+    stop_timers();
+    channel_->detach();
+    complete_start();
+    return;
+  }
   begin_teardown();
 }
 

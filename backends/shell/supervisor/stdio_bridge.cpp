@@ -517,6 +517,7 @@ class Bridge final : private ChannelEvents {
         if (!r.done() || offset > sent_) return protocol_error("bad ACK");
         if (offset > acked_) acked_ = offset;
         update_flow();
+        if (keeper_) pump_ring();  // the window moved: more of the ring may go
         return;
       }
       case Type::kill: {
