@@ -17,6 +17,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from repl_harness import DEADLINE_S, JsonRepl, check, fail, kill_quietly, pid_alive, wait_gone  # noqa: E402
 
 REPL, SUPERVISOR = sys.argv[1], sys.argv[2]
+MCP = sys.argv[3] if len(sys.argv) > 3 else None
 WORK = tempfile.mkdtemp(prefix="dshpty-outlive-")
 HOME = os.path.join(WORK, "home")
 STATE = os.path.join(WORK, "state")
@@ -333,6 +335,54 @@ def main():
         h.ok({"id": 99, "op": "shutdown"})
         h.wait_exit()
     check(os.listdir(STATE) == [], f"nothing is left in the state directory: {os.listdir(STATE)}")
+
+    # ---- 6. the text face: --linger, EOF detaches, list and attach, quit kills --------------
+    def text_repl(script):
+        proc = subprocess.run([REPL, "--state-dir", STATE], input=script, capture_output=True, text=True,
+                              timeout=DEADLINE_S, start_new_session=True)
+        print(proc.stdout, flush=True)
+        check(proc.returncode == 0, f"text REPL exit {proc.returncode}: {proc.stderr}")
+        return proc.stdout
+    out = text_repl("open shell txt --linger 60\n")
+    check("started terminal session pty-1 (txt)" in out, f"text open: {out}")
+    rec = record_named("txt")
+    stray.extend([int(rec["helper_pid"]), int(rec["shell_pid"])])
+    check(pid_alive(int(rec["shell_pid"])), "end of input left the --linger session running")
+    out = text_repl("list\nattach txt\nsend txt echo text-$((3*3))\nquit\n")
+    check("lingering (txt) [shell]" in out and "attach takes it over" in out, f"text list: {out}")
+    check("attached terminal session pty-1 (txt) [shell] running" in out, f"text attach: {out}")
+    check("text-9" in out, f"a send after the text attach: {out}")
+    wait_gone([int(rec["helper_pid"]), int(rec["shell_pid"])], "quit after the text attach")
+    check(os.listdir(STATE) == [], f"quit leaves nothing: {os.listdir(STATE)}")
+
+    # ---- 7. MCP: SIGTERM detaches, a restarted server lists and attaches ------------------
+    if MCP:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp"))
+        from mcp_client import McpServer
+        m1 = McpServer(MCP, ["--state-dir", STATE])
+        m1.initialize()
+        text = m1.tool("terminal_open", {"name": "agent", "linger": 60})
+        check("started terminal session pty-1 (agent)" in text, f"MCP open: {text}")
+        rec = record_named("agent")
+        stray.extend([int(rec["helper_pid"]), int(rec["shell_pid"])])
+        os.kill(m1.proc.pid, signal.SIGTERM)
+        check(m1.proc.wait(timeout=DEADLINE_S) == 0, "the MCP server exits 0 on SIGTERM")
+        check(pid_alive(int(rec["shell_pid"])), "SIGTERM left the lingering session running")
+        m2 = McpServer(MCP, ["--state-dir", STATE])
+        m2.initialize()
+        text = m2.tool("terminal_list")
+        check("(no terminal sessions)" in text and "lingering (agent) [shell]" in text and
+              "s left: terminal_attach takes it over" in text, f"MCP list: {text}")
+        text = m2.tool("terminal_attach")
+        check("attached terminal session pty-1 (agent) [shell] running" in text, f"MCP attach: {text}")
+        text = m2.tool("terminal_send", {"session": "agent", "text": "echo mcp-$((1+1))"})
+        check("mcp-2" in text, f"MCP send after attach: {text}")
+        m2.tool("terminal_close", {"session": "agent"})
+        wait_gone([int(rec["helper_pid"]), int(rec["shell_pid"])], "MCP close after attach")
+        check(m2.close_stdin_and_wait() == 0, "the MCP server exits 0")
+        check(os.listdir(STATE) == [], f"MCP leaves nothing: {os.listdir(STATE)}")
+    else:
+        print("dshpty-mcp not built: its attach is not checked", flush=True)
 
 
 try:
