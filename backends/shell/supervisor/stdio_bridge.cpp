@@ -8,6 +8,9 @@
 // The link is stdin/stdout. Its end (EOF, an error, a bad frame, no frame for the host's
 // link timeout) is the order to kill the tree with no grace; the program exits once the
 // tree is proven gone (or after a bound: the local face's own EOF rule then finishes it).
+// Unless the host sent LINGER (docs/outlive.md): then the end of a link detaches, output
+// goes on into the keeper's ring, and a later host arrives through the keeper's
+// rendezvous socket (supervisor/linger_keeper.hpp) as the new link.
 // It is a program, not the library: it may print one line to stderr before exiting, and
 // it ignores SIGPIPE (a broken link is an error from write, not a death).
 #include "supervisor/stdio_bridge.hpp"
