@@ -373,6 +373,7 @@ class Bridge final : private ChannelEvents {
         .end();
     keeper_->note_send(false);
     sent_ = from;
+    output_ended_sent_ = false;
     replaying_ = true;
     replay_to_ = to;
     ev_io_start(loop_, &in_io_);
@@ -413,7 +414,10 @@ class Bridge final : private ChannelEvents {
             .i32(exited_->signal ? *exited_->signal : exited_->exit_code.value_or(0))
             .end();
       }
-      if (output_ended_) FrameWriter(outbox_).begin(Type::output_ended).end();
+    }
+    if (!replaying_ && output_ended_ && !output_ended_sent_ && sent_ == ring.end()) {
+      output_ended_sent_ = true;
+      FrameWriter(outbox_).begin(Type::output_ended).end();
     }
     queue_flush();
   }
@@ -686,7 +690,8 @@ class Bridge final : private ChannelEvents {
 
   void on_output_ended() override {
     output_ended_ = true;
-    if (keeper_ && (link_down_ || replaying_)) return;
+    // After the last OUT the ring holds, never ahead of it.
+    if (keeper_) return pump_ring();
     FrameWriter(outbox_).begin(Type::output_ended).end();
     if (!link_down_) queue_flush();
   }
@@ -768,6 +773,7 @@ class Bridge final : private ChannelEvents {
   std::uint64_t replay_to_ = 0;
   std::optional<SessionStatus> exited_;
   bool output_ended_ = false;
+  bool output_ended_sent_ = false;  // on this link
   unsigned rows_ = 0, cols_ = 0;  // the terminal's size (a later host's screen takes it)
   pid_t shell_pid_ = -1;
   bool hello_ = false;
