@@ -87,8 +87,20 @@ TEST_CASE("a lingering session outlives a leaving host and comes back with its o
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("after-4") != std::string::npos);
 
+  // A third host takes it over from the second (an attach by key takes it from whoever
+  // holds it): the second's session is lost, in words that say so.
+  auto third = make_shell_backend(fx.loop(), config);
+  Spawned b = fx.spawn_on(*third, attach);
+  REQUIRE_MESSAGE(b.session, describe(b.error));
+  REQUIRE(run_until(fx.loop(), [&] { return a.session->status().kind == SessionStatus::Kind::lost; }));
+  CHECK(a.session->status().reason.find("another host attached it") != std::string::npos);
+  a.session.reset();
+  r = fx.send(*b.session, "echo third-$((3+3))");
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->viewport.find("third-6") != std::string::npos);
+
   // This host is not leaving: its close kills, with the proof, and leaves nothing.
-  CHECK(fx.close(*a.session));
+  CHECK(fx.close(*b.session));
   CHECK(gone(shell_pid));
   CHECK(marked_processes(fx.marker()).empty());
   REQUIRE(run_until(fx.loop(), [&] { return dir.empty(); }));

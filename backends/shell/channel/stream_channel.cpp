@@ -401,8 +401,10 @@ void StreamChannel::break_link(std::string why) {
   ev_io_stop(loop_, &link_read_);
   ev_io_stop(loop_, &link_write_);
   outbox_.clear();
-  if (!transport_.pidfd.valid()) {
-    // An attach's link has no process behind it: its end is the whole news.
+  if (!transport_.pidfd.valid() || (lingers() && !quiescent_)) {
+    // An attach's link has no process behind it, and a lingering helper outlives its link
+    // (another host took the session over, or the helper failed): the link's end is the
+    // whole news. After QUIESCENT the helper's exit follows and is waited for as usual.
     ::shutdown(transport_.link.get(), SHUT_RDWR);
     transport_gone(nullptr);
     return;
@@ -428,6 +430,9 @@ void StreamChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
 
 std::string StreamChannel::transport_words(const siginfo_t* info) const {
   std::string words = launch_.label;
+  if (lingers() && link_error_.empty() && !info) {
+    return "the lingering session's link ended (another host attached it, or its helper ended)";
+  }
   if (!link_error_.empty()) {
     // We broke the link (and killed the transport): our reason, not its exit, is the news.
     words += ": " + link_error_;
