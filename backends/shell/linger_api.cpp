@@ -16,9 +16,10 @@ Result<std::string> prepare_linger_state_dir(const std::string& configured) {
 }
 
 Result<LingerListing> list_lingering(const std::string& configured, std::string_view owner_label) {
-  auto dir = linger::prepare_state_dir(configured);
+  auto dir = linger::existing_state_dir(configured);
   if (!dir) return dir.error();
-  auto listing = linger::list_records(*dir);
+  if (!*dir) return LingerListing{};  // never made: nothing lingers
+  auto listing = linger::list_records(**dir);
   if (!listing) return listing.error();
   LingerListing out;
   const std::int64_t now = static_cast<std::int64_t>(::time(nullptr));
@@ -55,9 +56,9 @@ Result<LingerListing> list_lingering(const std::string& configured, std::string_
 }
 
 void forget_linger_tombstone(const std::string& configured, const std::string& key) {
-  auto dir = linger::prepare_state_dir(configured);
-  if (!dir) return;
-  ::unlink(linger::tomb_path(*dir, key).c_str());
+  auto dir = linger::existing_state_dir(configured);
+  if (!dir || !*dir) return;
+  ::unlink(linger::tomb_path(**dir, key).c_str());
 }
 
 }  // namespace dshpty

@@ -55,8 +55,9 @@ struct LingerListing {
 Result<std::string> prepare_linger_state_dir(const std::string& configured);
 
 // The owner label's lingering sessions and tombstones in the state directory (prepared as
-// above), sessions first attached or not; tombstones older than a day are removed on the
-// way. Errors as prepare_linger_state_dir.
+// above, but never created: a directory that does not exist lists nothing), attached or
+// not; tombstones older than a day are removed on the way. Errors as
+// prepare_linger_state_dir.
 Result<LingerListing> list_lingering(const std::string& configured, std::string_view owner_label);
 
 // Removes a tombstone once its owner was told (a late attach consumes it).

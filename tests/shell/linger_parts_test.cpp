@@ -91,4 +91,12 @@ TEST_CASE("the state directory is created 0700 and refused when others may enter
   REQUIRE_FALSE(linked);
   CHECK(linked.error()->message.find("not a directory") != std::string::npos);
   CHECK_FALSE(prepare_state_dir("relative/dir"));
+  // A listing's look never creates it.
+  const std::string missing = dir.path + "/never";
+  auto none = existing_state_dir(missing);
+  REQUIRE(none);
+  CHECK_FALSE(none->has_value());
+  CHECK(::access(missing.c_str(), F_OK) != 0);
+  auto there = existing_state_dir(fresh);
+  CHECK_FALSE(there);  // still 0750: refused, not created or repaired
 }

@@ -43,4 +43,15 @@ Result<std::string> prepare_state_dir(const std::string& configured) {
   return dir;
 }
 
+Result<std::optional<std::string>> existing_state_dir(const std::string& configured) {
+  const std::string dir = configured.empty() ? default_state_dir() : configured;
+  struct stat st {};
+  if (!dir.empty() && dir.front() == '/' && ::lstat(dir.c_str(), &st) < 0 && errno == ENOENT) {
+    return std::optional<std::string>();
+  }
+  auto checked = prepare_state_dir(configured);
+  if (!checked) return checked.error();
+  return std::optional<std::string>(*checked);
+}
+
 }  // namespace dshpty::linger

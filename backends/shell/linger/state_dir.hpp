@@ -6,6 +6,7 @@
 // user could have made it to catch our sockets.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "dshpty/result.hpp"
@@ -19,5 +20,9 @@ std::string default_state_dir();
 // BACKEND_FAILED naming the directory and the cause ("owned by uid 0", "mode 0755 lets
 // others in", "is not a directory").
 Result<std::string> prepare_state_dir(const std::string& configured);
+
+// The same checks without creating it: nullopt when it does not exist (a listing has
+// nothing to list then, and leaves no directory behind).
+Result<std::optional<std::string>> existing_state_dir(const std::string& configured);
 
 }  // namespace dshpty::linger
