@@ -176,10 +176,17 @@ def main():
     check(rec["attached"] == "1", f"a held session's record says attached: {rec}")
     st = os.stat(os.path.join(STATE, rec["key"] + ".info"))
     check(st.st_mode & 0o777 == 0o600, f"the record is 0600: {oct(st.st_mode)}")
-    # A send live at the host's death: it cannot finish before the kill.
-    h1.request({"id": 3, "op": "send", "sessionId": sid, "text": "sleep 2; echo after-sleep", "timeoutMs": 60000})
-    seen = wait_until(lambda: ticks(read_all(h1, sid)) if len(ticks(read_all(h1, sid))) >= 5 else None,
-                      "five ticks on the first host")
+    # A send live at the host's death: it waits for a file the test makes only after the
+    # attach, so it cannot finish before the kill. Its echo on the first host proves its
+    # write (and the SENDING frame queued before it) reached the helper.
+    release = os.path.join(WORK, "release-send")
+    live = f"while [ ! -e {release} ]; do sleep 0.05; done; echo after-wait"
+    h1.request({"id": 3, "op": "send", "sessionId": sid, "text": live, "timeoutMs": 120000})
+
+    def seen_on_first():
+        text = read_all(h1, sid)
+        return ticks(text) if live in text and len(ticks(text)) >= 5 else None
+    seen = wait_until(seen_on_first, "the live send's echo and five ticks on the first host")
     last_seen = seen[-1]
     os.kill(h1.proc.pid, 9)
     h1.proc.wait()
@@ -205,8 +212,10 @@ def main():
     h2.error({"id": 12, "op": "attach", "name": "nothing-by-this-name"}, "NO_SESSION")
     # Another owner cannot take it (by name).
     h2.error({"id": 13, "op": "attach", "owner": "someone-else", "name": "keep"}, "NO_SESSION")
+    open(release, "w").close()  # the first host's send ends now, with no host of its own
     r = h2.ok({"id": 14, "op": "send", "sessionId": sid2, "text": "echo hello-$((6*7))", "timeoutMs": 60000})
     check("hello-42" in r["viewport"], f"a send works after the attach: {r}")
+    check("after-wait" in read_all(h2, sid2), "the orphaned send's command ran on")
 
     # ---- 4a-c. refusals, against the same helper ---------------------------------------
     rec = record_named("keep")
