@@ -85,7 +85,7 @@ void ServiceCore::on_spawned(std::uint64_t serial, Result<std::unique_ptr<Backen
     rec.published = true;
     rec.publish_order = next_publish++;
     rec.caller_signal = AbortSignal();
-    SpawnResult out{snapshot(rec), rec.session->motd()};
+    SpawnResult out{snapshot(rec), rec.session->motd(), rec.session->attach_report()};
     complete(std::move(rec.spawn_done), Result<SpawnResult>(std::move(out)));
     return;
   }

@@ -69,6 +69,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->done = std::move(done);
   send->session = this;
   send_ = send;
+  channel_->note_send(true);  // a lingering helper tells the next host whether one was live
 
   ev_timer_set(&send_timeout_timer_, seconds(timeout), 0.);
   ev_timer_start(loop_, &send_timeout_timer_);
@@ -359,6 +360,7 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   // After a signal the baseline is the gate's, kept for the next send.
   if (channel_ && !aftermath_) channel_->forget_readers();
   auto send = std::move(send_);
+  if (send && channel_) channel_->note_send(false);
   if (send) {
     send->settled = true;
     send->session = nullptr;

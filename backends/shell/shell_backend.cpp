@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "dshpty/linger.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
 #include "environment.hpp"
@@ -14,6 +15,7 @@
 #include "channel/sandbox.hpp"
 #include "channel/seccomp_filter.hpp"
 #include "dialect/dialect.hpp"
+#include "linger_spawn.hpp"
 #include "spawn_options.hpp"
 
 extern char** environ;
@@ -24,7 +26,7 @@ namespace {
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network", "linger", "attach"};
 
 Status check_executable(const std::string& what, const std::string& path) {
   struct stat st {};
@@ -45,8 +47,11 @@ class ShellBackend final : public Backend {
 
   const std::string& type() const override { return type_; }
 
+  // The host is leaving: closes of lingering sessions detach them from now on.
+  void leave() { *host_leaving_ = true; }
+
   void spawn(SpawnSpec spec, SpawnCallback done) override {
-    auto params = prepare(spec);
+    auto params = spec.request.options.count("attach") ? attach(spec) : prepare(spec);
     if (!params) {
       deferred_.post([done = std::move(done), error = params.error()] { done(error); });
       return;
@@ -55,6 +60,12 @@ class ShellBackend final : public Backend {
   }
 
  private:
+  Result<shell::StartParams> attach(SpawnSpec& spec) {
+    if (spec.signal.aborted()) return spec.signal.reason();
+    if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
+    return shell::plan_attach(config_, spec, host_leaving_);
+  }
+
   Result<shell::StartParams> prepare(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
     shell::StartParams p;
@@ -72,6 +83,12 @@ class ShellBackend final : public Backend {
     auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
     if (!sandbox) return sandbox.error();
     p.sandbox = std::move(*sandbox);
+    auto linger = shell::parse_linger(spec.request.options);
+    if (!linger) return linger.error();
+    // A confined helper dies with its parent and cannot see a later host's peers.
+    if (*linger > 0 && p.sandbox.confined()) {
+      return make_error(Code::INVALID_ARGUMENT, "linger is not available for confined sessions");
+    }
     // A confined spawn's failures name its mode, whichever check finds them.
     const std::string mode_words =
         p.sandbox.confined()
@@ -129,9 +146,12 @@ class ShellBackend final : public Backend {
         overrides.emplace(entry.substr(0, eq), entry.substr(eq + 1));  // the config's win
       }
     }
-    p.env = shell::build_environment(
-        environ, spec.session_id, *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb",
-        overrides);
+    const std::string term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+    p.env = shell::build_environment(environ, spec.session_id, term, overrides);
+    if (*linger > 0) {
+      p.host_leaving = host_leaving_;
+      if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();
+    }
     return p;
   }
 
@@ -151,12 +171,20 @@ class ShellBackend final : public Backend {
   struct ev_loop* loop_;
   ShellConfig config_;
   Deferred deferred_;
+  std::shared_ptr<bool> host_leaving_ = std::make_shared<bool>(false);
 };
 
 }  // namespace
 
 Status check_shell_options(const std::map<std::string, std::string>& options) {
   if (auto choice = shell::parse_shell_choice(options, ShellConfig{}); !choice) return choice.error();
+  return {};
+}
+
+Status detach_lingering_on_close(Backend& shell_backend) {
+  auto* backend = dynamic_cast<ShellBackend*>(&shell_backend);
+  if (!backend) return make_error(Code::INVALID_ARGUMENT, "not a shell backend");
+  backend->leave();
   return {};
 }
 

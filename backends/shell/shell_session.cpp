@@ -30,6 +30,8 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
+  // A session taken over has long shown its prompt: what it shows now arrives as replay.
+  prompt_seen_ = params_.attach;
   pipeline_.add(scrollback_);
   pipeline_.add(motd_);
   pipeline_.add(emulator_);
@@ -256,6 +258,11 @@ void ShellSession::publish_exit() {
 
 void ShellSession::on_startup_timeout(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
+  if (s->params_.attach) {
+    s->fail_start(make_error(Code::BACKEND_FAILED, "the lingering session's replay did not complete within " +
+                                                       std::to_string(s->config_.startup_timeout.count()) + " ms"));
+    return;
+  }
   s->fail_start(make_error(Code::BACKEND_FAILED,
                            "shell " + s->params_.argv.front() + s->params_.startup_words +
                                " showed no prompt within " +
@@ -284,6 +291,15 @@ void ShellSession::fail_start(Error error) {
   start_error_ = std::move(error);
   ev_timer_stop(loop_, &startup_timer_);
   end_startup_probe();
+  if (params_.attach && channel_) {
+    // A take-over that failed (aborted, too slow) lets go of the session instead of
+    // killing it: it lingers on for the next attach.
+    phase_ = Phase::tearing_down;
+    stop_timers();
+    channel_->detach();
+    complete_start();
+    return;
+  }
   begin_teardown();
 }
 
@@ -411,6 +427,16 @@ Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
 
 void ShellSession::close(std::string /*reason*/, Callback<void> done) {
   if (phase_ == Phase::closed) {
+    deferred_.post([done = std::move(done)] { done(Status{}); });
+    return;
+  }
+  if (phase_ == Phase::running && params_.host_leaving && *params_.host_leaving && channel_->lingers()) {
+    // The host leaves and the session outlives it: let go of the channel without a kill.
+    if (send_) fail_send(make_error(Code::SESSION_CLOSING, "the host detached the session before the send completed"));
+    fail_held_signals();
+    phase_ = Phase::closed;
+    stop_timers();
+    channel_->detach();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }

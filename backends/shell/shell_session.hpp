@@ -65,6 +65,12 @@ struct StartParams {
   // Set for a session whose processes live elsewhere (a remote backend): opens its channel
   // instead of the local one. Unset: a local channel from the fields above.
   std::function<Result<std::unique_ptr<ProcessChannel>>(struct ev_loop*, ChannelEvents&)> open_channel;
+  // Taking over a lingering session (docs/outlive.md): its shell runs already, so the start
+  // waits for the replay and STARTED, not for a prompt.
+  bool attach = false;
+  // Set by the backend when its host is leaving: a close of a lingering session then
+  // detaches it (the helper waits for the next host) instead of killing its tree.
+  std::shared_ptr<const bool> host_leaving;
 };
 
 class ShellSession final : public BackendSession,
@@ -94,6 +100,9 @@ class ShellSession final : public BackendSession,
   // INVALID_ARGUMENT outside 1..4096; SESSION_CLOSING while closing; SESSION_EXITED once
   // the terminal is gone.
   Status resize(unsigned rows, unsigned cols) override;
+  std::optional<AttachReport> attach_report() const override {
+    return channel_ ? channel_->attach_report() : std::nullopt;
+  }
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).

@@ -78,6 +78,9 @@ class BackendSession {
   virtual Result<ScreenSnapshot> screen() {
     return make_error(Code::INVALID_ARGUMENT, "this session has no screen");
   }
+  // A session taken over from a lingering helper (docs/outlive.md): what its start
+  // replayed. nullopt for a session this backend started.
+  virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // The terminal's window size (the service checked 1..4096). A backend without a
   // terminal: INVALID_ARGUMENT.
   virtual Status resize(unsigned /*rows*/, unsigned /*cols*/) {

@@ -57,6 +57,9 @@ struct SpawnOptions {
 struct SpawnResult {
   SessionSnapshot session;
   std::string motd;
+  // Set when the spawn took over a lingering session (the shell backend's "attach"
+  // option, docs/outlive.md).
+  std::optional<AttachReport> attached{};
 };
 
 // A send, shared by its caller and the service. Stays usable after the send settled and

@@ -31,6 +31,15 @@ struct SessionStatus {
   friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
 };
 
+// What a reattach brought back (docs/outlive.md): the retained output replayed into the
+// session's scrollback and screen, and what is missing.
+struct AttachReport {
+  std::uint64_t replayed_bytes = 0;  // output replayed from the helper's ring
+  std::uint64_t gap_bytes = 0;       // output no host acknowledged that the ring dropped
+  // A send was live when the previous host went away: how it ended, in words.
+  std::optional<std::string> send_ended{};
+};
+
 // What the session's terminal shows now, as its emulator rendered it.
 struct ScreenSnapshot {
   unsigned rows = 0;

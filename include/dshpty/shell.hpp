@@ -90,6 +90,12 @@ struct ShellConfig {
   std::chrono::milliseconds idle_silence{3'000};
   std::chrono::milliseconds send_timeout{30'000};
 
+  // Sessions that outlive their host (dshpty/linger.hpp, docs/outlive.md): where their
+  // rendezvous lives ("" : $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID), and how much
+  // output a lingering session keeps for the next host (at least 1 MiB + 32 KiB).
+  std::string state_dir;
+  std::size_t linger_ring_bytes = 4u << 20;
+
   // Raw PTY bytes as they arrive, before the terminal layer; for tests and tools. Optional.
   std::function<void(std::string_view session_id, std::string_view bytes)> on_raw_output;
 };
@@ -97,9 +103,10 @@ struct ShellConfig {
 // A shell backend on `loop` (which must outlive it and its sessions). Per-spawn options
 // (SpawnRequest::options): "shell", "rc", "history" (as the config fields above); "rows",
 // "cols" (decimal, 1..4096); "terminal" ("dumb" or "xterm"); "sandbox" ("none",
-// "read-only", "workspace-write"); "network" ("on", "off"; "off" needs a confined mode); any
-// other name or value is INVALID_ARGUMENT. A shell missing at run time fails the spawn with
-// BACKEND_FAILED naming it. Configuration
+// "read-only", "workspace-write"); "network" ("on", "off"; "off" needs a confined mode);
+// "linger" (decimal seconds 0..604800; not with a sandbox); "attach" (a lingering session's
+// key, alone: dshpty/linger.hpp); any other name or value is INVALID_ARGUMENT. A shell
+// missing at run time fails the spawn with BACKEND_FAILED naming it. Configuration
 // errors (a missing shell, cwd, helper or bwrap, namespaces refused, workspace-write without
 // a cwd) do not fail this call: each spawn fails with BACKEND_FAILED naming the cause (and
 // the mode) before anything runs. A confined session's pids (SessionSnapshot::pid,

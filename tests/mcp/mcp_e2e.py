@@ -13,7 +13,7 @@ from mcp_client import McpServer, check, pid_alive, session_members, wait_foregr
 
 SERVED = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 TOOLS = ["terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_close", "terminal_list",
-         "terminal_resize"]
+         "terminal_resize", "terminal_attach"]
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 
 

@@ -124,7 +124,7 @@ def main(repl_path, supervisor):
         tmux.wait_text('error: INVALID_ARGUMENT: unknown command "bogus" (try help)\n')
         tmux.type("help")
         tmux.keys("Enter")
-        tmux.wait_text("quit                           close every session and exit (also Ctrl-D)\n")
+        tmux.wait_text("quit                           close every session and exit; Ctrl-D (end of input), SIGTERM and\n")
 
         # Ctrl-C at the prompt does nothing: the REPL is still there, the line still usable.
         tmux.keys("C-c")

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "dshpty/linger.hpp"
+
 namespace dshpty::tool {
 
 std::string find_supervisor() {
@@ -41,6 +43,7 @@ ShellConfig shell_config(const SessionOptions& options) {
   config.allow_sockets = options.allow_sockets;
   config.protected_paths = options.protected_paths;
   config.supervisor_path = find_supervisor();
+  if (options.state_dir) config.state_dir = *options.state_dir;
   return config;
 }
 
@@ -63,9 +66,12 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   return config;
 }
 
-Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options) {
+Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options,
+                         std::shared_ptr<Backend>* shell_out) {
   const auto on_raw_output = local.on_raw_output;
-  auto shell = service.register_backend(make_shell_backend(loop, std::move(local)));
+  auto backend = make_shell_backend(loop, std::move(local));
+  if (shell_out) *shell_out = backend;
+  auto shell = service.register_backend(std::move(backend));
   if (!shell) return shell.error();
   for (const auto& remote : options.remotes) {
     RemoteConfig config = remote_config(options, remote);
@@ -78,8 +84,14 @@ Status register_backends(Service& service, struct ev_loop* loop, ShellConfig loc
   return {};
 }
 
-engine::Settings engine_settings(const SessionOptions& options) {
-  return {.max_result_bytes = options.max_result_bytes, .send_idle = options.idle, .send_timeout = options.timeout};
+engine::Settings engine_settings(const SessionOptions& options, std::shared_ptr<Backend> shell) {
+  engine::Settings settings{
+      .max_result_bytes = options.max_result_bytes, .send_idle = options.idle, .send_timeout = options.timeout};
+  settings.state_dir = options.state_dir.value_or("");
+  if (shell) {
+    settings.detach_lingering = [shell] { (void)detach_lingering_on_close(*shell); };
+  }
+  return settings;
 }
 
 namespace {

@@ -73,6 +73,13 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--rc" ? options.rc : options.history) = std::string(*text);
     return Status();
   }
+  if (arg == "--state-dir") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty() || text->front() != '/') return Status(bad("--state-dir needs an absolute path"));
+    options.state_dir = std::string(*text);
+    return Status();
+  }
   if (arg == "--rows" || arg == "--cols") {
     auto n = reader.number(1, 4096);
     if (!n) return Status(n.error());
@@ -180,6 +187,9 @@ std::string_view session_options_usage() {
                           every other host socket is hidden from them)
   --protect PATH          read-only inside workspace-write's writable roots, like .git
                           (repeatable; relative: in each root)
+  --state-dir DIR         where lingering sessions wait for their next host (default
+                          $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
+                          a directory of ours with mode 0700)
 )";
 }
 

@@ -42,6 +42,9 @@ struct SessionOptions {
   // Confined sessions (ShellConfig::allow_sockets, protected_paths), in the order given.
   std::vector<std::string> allow_sockets;    // --allow-socket PATH (absolute)
   std::vector<std::string> protected_paths;  // --protect PATH
+  // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
+  // the default.
+  std::optional<std::string> state_dir;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

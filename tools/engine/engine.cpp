@@ -117,6 +117,88 @@ Status Engine::close(std::string_view owner, const SessionClose& request, Callba
   return status;
 }
 
+Result<std::vector<LingeringSession>> Engine::lingering(std::string_view owner) {
+  auto listing = list_lingering(settings_.state_dir, owner);
+  if (!listing) return listing.error();
+  std::vector<LingeringSession> out;
+  for (auto& s : listing->sessions) {
+    if (!s.attached) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Engine::attach(std::string_view owner, std::optional<std::string> name, Callback<std::vector<AttachOutcome>> done) {
+  auto finish = owed<std::vector<AttachOutcome>>(std::move(done));
+  auto fail = [&](Error error) {
+    late_.post([finish, error = std::move(error)] { finish(error); });
+  };
+  if (shutting_down_) return fail(make_error(Code::SERVICE_DISPOSING));
+  auto listing = list_lingering(settings_.state_dir, owner);
+  if (!listing) return fail(listing.error());
+  struct Gather {
+    std::vector<AttachOutcome> outcomes;
+    std::size_t left = 0;
+    bool named = false;
+    Callback<std::vector<AttachOutcome>> done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->named = name.has_value();
+  gather->done = std::move(finish);
+  std::vector<LingeringSession> targets;
+  for (auto& s : listing->sessions) {
+    // Unnamed, an attach takes what no host holds; named, it takes that one from
+    // whichever host holds it.
+    if (name ? s.name == name : !s.attached) targets.push_back(std::move(s));
+  }
+  for (auto& t : listing->tombstones) {
+    if (name && t.name != name) continue;
+    forget_linger_tombstone(settings_.state_dir, t.key);
+    AttachOutcome o;
+    o.name = t.name;
+    o.tombstone = std::move(t);
+    gather->outcomes.push_back(std::move(o));
+  }
+  if (name && targets.empty() && gather->outcomes.empty()) {
+    return late_.post([gather, name = *name] {
+      gather->done(make_error(Code::NO_SESSION, "no lingering session named \"" + name + "\""));
+    });
+  }
+  gather->left = targets.size();
+  if (targets.empty()) {
+    return late_.post([gather] { gather->done(std::move(gather->outcomes)); });
+  }
+  const Owner who = owners_.get(owner);
+  for (auto& s : targets) {
+    SpawnOptions options;
+    options.type = s.type;
+    options.name = s.name;
+    options.options["attach"] = s.key;
+    service_.spawn(who, std::move(options), [gather, name = s.name](Result<SpawnResult> result) {
+      AttachOutcome o;
+      o.name = name;
+      if (result) {
+        o.session = std::move(result.value());
+      } else {
+        o.error = result.error();
+      }
+      gather->outcomes.push_back(std::move(o));
+      if (--gather->left > 0) return;
+      // Named: that session's failure is the answer.
+      if (gather->named) {
+        for (const auto& out : gather->outcomes) {
+          if (out.error) return gather->done(out.error);
+        }
+      }
+      gather->done(std::move(gather->outcomes));
+    });
+  }
+}
+
+void Engine::leave(Callback<void> done) {
+  if (settings_.detach_lingering && !shutting_down_) settings_.detach_lingering();
+  shutdown(std::move(done));
+}
+
 void Engine::shutdown(Callback<void> done) {
   if (settled_) {
     late_.post([done = std::move(done), result = dispose_result_] { done(result); });

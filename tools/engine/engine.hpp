@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dshpty/abort.hpp"
+#include "dshpty/linger.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/service.hpp"
 #include "owner_table.hpp"
@@ -32,7 +33,23 @@ struct Settings {
   // For a send that names none; unset: the backend's own default.
   std::optional<std::chrono::milliseconds> send_idle{};
   std::optional<std::chrono::milliseconds> send_timeout{};
+  // Lingering sessions (docs/outlive.md): the state directory ("" : the default), and what
+  // makes the shell backend detach them when the host leaves (detach_lingering_on_close).
+  std::string state_dir{};
+  std::function<void()> detach_lingering{};
 };
+
+// One lingering session an attach found: taken over (session), or failed (error), or a
+// tombstone saying how it ended while no host held it.
+struct AttachOutcome {
+  std::optional<SpawnResult> session{};
+  std::optional<std::string> name{};  // for a failure: the session's name
+  Error error{};
+  std::optional<LingerTombstone> tombstone{};
+};
+
+// A lingering session as `terminal_list` shows it.
+using LingeringSession = dshpty::LingeringSession;
 
 class Engine {
  public:
@@ -77,6 +94,20 @@ class Engine {
   Status signal(std::string_view owner, const SessionSignal& request, Callback<SignalResult> done);
   // `done` gets true when this call closed the session, false when a close was in flight.
   Status close(std::string_view owner, const SessionClose& request, Callback<bool> done);
+
+  // Takes over the owner's lingering sessions (docs/outlive.md): the one named `name`, or
+  // every one no host holds. Tombstones of the owner (of that name) are reported once and
+  // forgotten. NO_SESSION when `name` names neither a lingering session nor a tombstone of
+  // this owner; BACKEND_FAILED for an unsafe state directory; with a name, that session's
+  // own failure. Every outcome through `done`.
+  void attach(std::string_view owner, std::optional<std::string> name, Callback<std::vector<AttachOutcome>> done);
+  // The owner's lingering sessions that no host of theirs holds (a host attaching takes
+  // them); errors as attach.
+  Result<std::vector<LingeringSession>> lingering(std::string_view owner);
+
+  // The host leaves (EOF, SIGTERM, SIGHUP): sessions with linger > 0 are detached (they
+  // outlive it), then the rest is shut down as shutdown() does.
+  void leave(Callback<void> done);
 
   // Disposes the service (every session's process tree gone) and completes, with the
   // disposal's outcome, once every other operation's callback has run. A call while one is

@@ -36,7 +36,8 @@ An MCP server (Model Context Protocol, stdio transport) giving an agent persiste
 terminal sessions of a dshpty service (local shell backend, and the remote ones of
 --remote): JSON-RPC 2.0, one message per line on stdin/stdout; nothing else is ever
 written to stdout. One process, one libev loop, one owner (the client). EOF on stdin
-closes every session (its whole process tree gone) and exits 0. See docs/mcp.md.
+closes every session (its whole process tree gone; those opened with `linger` are
+left running) and exits 0. See docs/mcp.md.
 
 Options:
   --help                  print this help and exit
@@ -44,7 +45,9 @@ Options:
 )HELP" + std::string(tool::session_options_usage()) +
          R"HELP(
 Tools: terminal_open, terminal_send, terminal_read, terminal_signal, terminal_close,
-terminal_list (tools/list has their schemas and descriptions).
+terminal_list, terminal_resize, terminal_attach (tools/list has their schemas and
+descriptions). Sessions opened with `linger` outlive EOF, SIGTERM and SIGHUP; a
+restarted server takes them over with terminal_attach (docs/outlive.md).
 
 Add it to an agent:
   Claude Code:  claude mcp add dshpty -- /path/to/dshpty-mcp

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "line_splitter.hpp"
+#include "render/linger_format.hpp"
 #include "render/text_format.hpp"
 
 #ifndef DSHPTY_VERSION
@@ -65,7 +66,9 @@ void McpServer::handle_overlong_line() {
 void McpServer::end_of_input() {
   if (shutdown_started_) return;
   shutdown_started_ = true;
-  engine_.shutdown([this](Status result) {
+  // The client went away: sessions opened with linger outlive us (a restarted server
+  // takes them over with terminal_attach).
+  engine_.leave([this](Status result) {
     // stdout is the protocol's: a failed teardown goes to stderr, and into the exit status.
     if (!result) std::fprintf(stderr, "dshpty-mcp: %s", render::format_error(result.error()).c_str());
     if (hooks_.finished) hooks_.finished(result ? 0 : 1);
@@ -182,7 +185,21 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             });
             if (!status) finish(key, render::format_error(status.error()), true);
           },
-          [&](ListCall&) { finish(key, render::format_list(engine_.list(kOwner)), false); },
+          [&](ListCall&) {
+            std::string text = render::format_list(engine_.list(kOwner));
+            // Lingering sessions nobody holds; an unusable state directory just shows none.
+            if (auto lingering = engine_.lingering(kOwner))
+              text += render::format_lingering(*lingering, "terminal_attach");
+            finish(key, std::move(text), false);
+          },
+          [&](AttachCall& attach) {
+            engine_.attach(kOwner, std::move(attach.name), [this, key](Result<std::vector<engine::AttachOutcome>> result) {
+              if (result)
+                finish(key, render::format_attach(*result), false);
+              else
+                finish(key, render::format_error(result.error()), true);
+            });
+          },
           [&](ResizeCall& resize) {
             const std::string id = session_id(resize.session);
             auto status = engine_.resize(kOwner, {.session_id = id, .rows = resize.rows, .cols = resize.cols});

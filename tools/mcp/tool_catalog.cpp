@@ -68,6 +68,13 @@ Json open_tool(const std::vector<std::string>& backend_types) {
       properties[key] = string_property(key == "sandbox" ? "Run the session confined, where the backend supports it."
                                                          : "A backend option, where the backend supports it.");
   }
+  properties["linger"] = Json{
+      {"type", "integer"},
+      {"minimum", 0},
+      {"maximum", 604800},
+      {"description", "Seconds the session outlives this server (a restart, a crash): its processes keep running "
+                      "and its output is kept; a restarted server takes it over with terminal_attach. 0 (the "
+                      "default): the session ends with the server."}};
   return tool("terminal_open", "Open a terminal session",
               "Start a persistent terminal session (an interactive bash on a real PTY) and return its id, e.g. "
               "\"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session keeps its "
@@ -158,11 +165,21 @@ Json close_tool() {
               object_schema(Json{{"session", string_property(kSessionDescription)}}, Json::array({"session"})), false);
 }
 
+Json attach_tool() {
+  return tool("terminal_attach", "Take over lingering terminal sessions",
+              "Take over sessions opened with linger that outlived a previous server: they come back with their "
+              "processes and the output they printed meanwhile (terminal_read shows it). Without a name, every "
+              "lingering session nobody holds; a session whose linger ran out is reported with how it ended.",
+              object_schema(Json{{"name", string_property("The name the session was opened with.")}}, Json::array()),
+              false);
+}
+
 Json list_tool() {
   return tool("terminal_list", "List terminal sessions",
               "List your terminal sessions, one per line: \"pty-1 (main) [shell] running pid=9\", or \"exited "
               "code=N signal=S\" for one whose shell ended, or \"lost: REASON\" for a remote one whose link ended "
-              "(close it to free it).",
+              "(close it to free it); then lingering sessions no server holds, with the time they have left "
+              "(terminal_attach takes them over).",
               object_schema(Json::object(), Json::array()), true);
 }
 
@@ -248,7 +265,7 @@ class Arguments {
 };
 
 Result<ToolCall> parse_open(Arguments& a) {
-  a.only({"type", "name", "cwd", "shell", "rc", "history", "terminal", "sandbox", "network"});
+  a.only({"type", "name", "cwd", "shell", "rc", "history", "terminal", "sandbox", "network", "linger"});
   OpenCall call;
   call.request.type = a.string("type", false).value_or("shell");
   call.request.name = a.string("name", false);
@@ -256,6 +273,10 @@ Result<ToolCall> parse_open(Arguments& a) {
   for (const auto& option : engine::kOpenOptions) {
     const std::string key(option.key);
     if (auto value = a.string(key.c_str(), false)) call.request.options[key] = *value;
+  }
+  if (auto linger = a.integer("linger", 0)) {
+    if (*linger > 604800) return invalid("argument \"linger\" must be whole seconds 0..604800");
+    call.request.options["linger"] = std::to_string(*linger);
   }
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
@@ -325,7 +346,8 @@ Result<ToolCall> parse_close(Arguments& a) {
 }  // namespace
 
 Json tool_list(const std::vector<std::string>& backend_types) {
-  return Json::array({open_tool(backend_types), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(), resize_tool()});
+  return Json::array({open_tool(backend_types), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(),
+                      resize_tool(), attach_tool()});
 }
 
 std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments) {
@@ -338,6 +360,13 @@ std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Jso
   if (name == "terminal_signal") return parse_signal(a);
   if (name == "terminal_close") return parse_close(a);
   if (name == "terminal_resize") return parse_resize(a);
+  if (name == "terminal_attach") {
+    a.only({"name"});
+    AttachCall call;
+    call.name = a.string("name", false);
+    if (a.failed()) return Result<ToolCall>(a.error());
+    return Result<ToolCall>(ToolCall(std::move(call)));
+  }
   if (name == "terminal_list") {
     a.only({});
     if (a.failed()) return Result<ToolCall>(a.error());

@@ -43,7 +43,10 @@ struct CloseCall {
   std::string session;
 };
 struct ListCall {};
-using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall>;
+struct AttachCall {
+  std::optional<std::string> name;
+};
+using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall, AttachCall>;
 
 // The `tools` array of a tools/list result; terminal_open's `type` names `backend_types`
 // (the service's, e.g. "shell" and each --remote NAME).

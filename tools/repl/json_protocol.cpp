@@ -102,6 +102,18 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
       std::string key(option.key);
       if (auto value = f.string(key.c_str(), false)) open.options[key] = *value;
     }
+    if (const Json* linger = f.any("linger", false)) {
+      // Whole seconds: 5 and 5.0 are the same number; 1.5 is no number of seconds.
+      std::optional<std::uint64_t> seconds;
+      if (linger->is_number_unsigned()) {
+        seconds = linger->get<std::uint64_t>();
+      } else if (linger->is_number_float()) {
+        const double v = linger->get<double>();
+        if (v >= 0 && v <= 604800 && v == static_cast<double>(static_cast<std::uint64_t>(v))) seconds = static_cast<std::uint64_t>(v);
+      }
+      if (!seconds || *seconds > 604800) return invalid("field \"linger\" must be whole seconds 0..604800");
+      open.options["linger"] = std::to_string(*seconds);
+    }
     return done(std::move(open));
   }
   if (op == "send") {
@@ -158,6 +170,11 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
     return done(std::move(close));
   }
   if (op == "list") return done(ListOp{});
+  if (op == "attach") {
+    AttachOp attach;
+    attach.name = f.string("name", false);
+    return done(std::move(attach));
+  }
   if (op == "activity") return done(ActivityOp{});
   if (op == "disposeOwner") return done(DisposeOwnerOp{});
   if (op == "shutdown") return done(ShutdownOp{});
@@ -224,9 +241,12 @@ std::string serialize(const Json& response) {
 Json encode_status(const SessionStatus& status) {
   if (status.running()) return Json{{"kind", "running"}};
   if (status.kind == SessionStatus::Kind::lost) return Json{{"kind", "lost"}, {"reason", status.reason}};
-  return Json{{"kind", "exited"},
-              {"exitCode", status.exit_code ? Json(*status.exit_code) : Json(nullptr)},
-              {"signal", status.signal ? Json(signal_number_name(*status.signal)) : Json(nullptr)}};
+  Json out{{"kind", "exited"},
+           {"exitCode", status.exit_code ? Json(*status.exit_code) : Json(nullptr)},
+           {"signal", status.signal ? Json(signal_number_name(*status.signal)) : Json(nullptr)}};
+  // A tombstone's: "killed after linger" (docs/outlive.md).
+  if (!status.reason.empty()) out["reason"] = status.reason;
+  return out;
 }
 
 Json encode_snapshot(const SessionSnapshot& session) {
@@ -284,6 +304,36 @@ Json encode_read(const ReadPage& page, std::size_t cap) {
               {"lineBegin", page.line_begin},
               {"lineEnd", page.line_end},
               {"truncated", truncated}};
+}
+
+Json encode_attach(const std::vector<engine::AttachOutcome>& outcomes) {
+  Json sessions = Json::array();
+  for (const auto& o : outcomes) {
+    if (o.session) {
+      Json s = encode_snapshot(o.session->session);
+      const AttachReport report = o.session->attached.value_or(AttachReport{});
+      s["replayedBytes"] = report.replayed_bytes;
+      s["gapBytes"] = report.gap_bytes;
+      if (report.send_ended) s["sendEnded"] = *report.send_ended;
+      sessions.push_back(std::move(s));
+    } else if (o.tombstone) {
+      Json s{{"sessionId", nullptr}};
+      if (o.tombstone->name) s["name"] = *o.tombstone->name;
+      s["type"] = o.tombstone->type;
+      s["pid"] = nullptr;
+      s["status"] = encode_status(o.tombstone->status);
+      s["replayedBytes"] = 0;
+      s["gapBytes"] = 0;
+      s["proof"] = o.tombstone->proof;
+      sessions.push_back(std::move(s));
+    } else {
+      Json s{{"sessionId", nullptr}};
+      if (o.name) s["name"] = *o.name;
+      s["error"] = encode_error(o.error);
+      sessions.push_back(std::move(s));
+    }
+  }
+  return Json{{"sessions", std::move(sessions)}};
 }
 
 Json encode_signal(const SignalResult& result) {

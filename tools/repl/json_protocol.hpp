@@ -16,6 +16,7 @@
 #include "dshpty/errors.hpp"
 #include "dshpty/service.hpp"
 #include "dshpty/session.hpp"
+#include "engine.hpp"
 #include "requests.hpp"
 
 namespace dshpty::repl::json_protocol {
@@ -40,12 +41,15 @@ struct OutputOp {
   Json send_id;
 };
 struct ListOp {};
+struct AttachOp {
+  std::optional<std::string> name;
+};
 struct ActivityOp {};
 struct DisposeOwnerOp {};
 struct ShutdownOp {};
 
 using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, ScreenOp, ResizeOp, SignalOp, CloseOp, ListOp,
-                        ActivityOp, DisposeOwnerOp, ShutdownOp>;
+                        ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp>;
 
 struct Request {
   Json id;                                   // echoed in the response
@@ -82,5 +86,9 @@ Json encode_read(const ReadPage& page, std::size_t cap);
 // {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.
 Json encode_screen(const ScreenSnapshot& screen);
 Json encode_signal(const SignalResult& result);
+// {"sessions":[...]}: each taken-over session as in list, with replayedBytes, gapBytes and
+// sendEnded (when a send was live as the last host went away); a tombstone as
+// {sessionId: null, name, type, pid: null, status: {kind: exited, ..., reason}, replayedBytes: 0, gapBytes: 0}.
+Json encode_attach(const std::vector<engine::AttachOutcome>& outcomes);
 
 }  // namespace dshpty::repl::json_protocol

@@ -36,7 +36,8 @@ void JsonServer::handle_overlong_line() {
                                                                 std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
 }
 
-void JsonServer::end_of_input() { begin_shutdown(std::nullopt); }
+// EOF, SIGTERM, SIGHUP (and SIGINT): the host leaves; lingering sessions outlive it.
+void JsonServer::end_of_input() { begin_shutdown(std::nullopt, /*leaving=*/true); }
 
 void JsonServer::respond(const Json& id, Json result) {
   if (hooks_.write) hooks_.write(jp::serialize(jp::ok_response(id, std::move(result))));
@@ -102,6 +103,11 @@ void JsonServer::dispatch(jp::Request request) {
             for (const auto& session : engine_.list(owner)) sessions.push_back(jp::encode_snapshot(session));
             respond(id, Json{{"sessions", std::move(sessions)}});
           },
+          [&](jp::AttachOp& op) {
+            engine_.attach(owner, std::move(op.name), [this, id](Result<std::vector<engine::AttachOutcome>> result) {
+              answer(id, result, [](const std::vector<engine::AttachOutcome>& o) { return jp::encode_attach(o); });
+            });
+          },
           [&](jp::ActivityOp&) { respond(id, Json{{"active", engine_.has_activity(owner)}}); },
           [&](jp::DisposeOwnerOp&) {
             const bool started = engine_.dispose_owner(owner, [this, id](Result<void> result) {
@@ -118,18 +124,23 @@ void JsonServer::dispatch(jp::Request request) {
       request.op);
 }
 
-void JsonServer::begin_shutdown(std::optional<Json> id) {
+void JsonServer::begin_shutdown(std::optional<Json> id, bool leaving) {
   if (id) shutdown_ids_.push_back(std::move(*id));
   // A shutdown that arrives after the first one finished is answered at once.
   if (finished_) return answer_shutdowns();
   if (shutdown_started_) return;
   shutdown_started_ = true;
-  engine_.shutdown([this](Status result) {
+  auto settled = [this](Status result) {
     finished_ = true;
     shutdown_result_ = std::move(result);
     answer_shutdowns();
     if (hooks_.finished) hooks_.finished(shutdown_result_ ? 0 : 1);
-  });
+  };
+  if (leaving) {
+    engine_.leave(std::move(settled));
+  } else {
+    engine_.shutdown(std::move(settled));
+  }
 }
 
 void JsonServer::answer_shutdowns() {

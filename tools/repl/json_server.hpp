@@ -47,7 +47,9 @@ class JsonServer {
     else
       respond_error(id, result.error());
   }
-  void begin_shutdown(std::optional<Json> id);
+  // `leaving`: the host goes (EOF or a signal), lingering sessions stay; a shutdown
+  // request kills them all.
+  void begin_shutdown(std::optional<Json> id, bool leaving = false);
   void answer_shutdowns();
 
   engine::Engine& engine_;

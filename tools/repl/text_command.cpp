@@ -122,7 +122,7 @@ std::optional<std::optional<std::string>> flag_value(const std::vector<std::stri
 
 Result<TextCommand> parse_open(std::vector<std::string> args) {
   constexpr std::string_view kUsage =
-      "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off]";
+      "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off] [--linger SECONDS]";
   TextCommand command;
   command.kind = Kind::open;
   std::vector<std::string> positional;
@@ -131,6 +131,11 @@ Result<TextCommand> parse_open(std::vector<std::string> args) {
     if (auto cwd = flag_value(args, i, "--cwd")) {
       if (!*cwd) return usage(kUsage);
       command.cwd = std::move(**cwd);
+      continue;
+    }
+    if (auto linger = flag_value(args, i, "--linger")) {
+      if (!*linger) return usage(kUsage);
+      command.options["linger"] = std::move(**linger);  // the backend checks the number
       continue;
     }
     bool taken = false;
@@ -305,6 +310,13 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
   if (verb == "signal") return parse_signal_command(std::move(args), context);
   if (verb == "close") return parse_close(std::move(args), context);
   if (verb == "list") return no_args(Kind::list);
+  if (verb == "attach") {
+    TextCommand command;
+    command.kind = Kind::attach;
+    if (args.size() > 1) return usage("attach [NAME]");
+    if (!args.empty()) command.name = args[0];
+    return command;
+  }
   if (verb == "help") return no_args(Kind::help);
   if (verb == "quit" || verb == "exit") return no_args(Kind::quit);
   if (verb == "use") {
@@ -319,13 +331,14 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
 
 const std::vector<std::string>& command_names() {
   static const std::vector<std::string> names{"open", "send",  "keys", "read", "screen", "resize", "signal",
-                                              "close", "list", "use",  "help", "quit"};
+                                              "close", "list", "use",  "help", "quit", "attach"};
   return names;
 }
 
 std::string help_text() {
-  return "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off]\n"
-         "                               start a session (TYPE: shell) and print its start-up output\n"
+  return "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off] [--linger SECONDS]\n"
+         "                               start a session (TYPE: shell) and print its start-up output;\n"
+         "                               with --linger it outlives this REPL for SECONDS (see attach)\n"
          "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] TEXT...\n"
          "                               type TEXT (then the keys) and Enter, print what it produced\n"
          "keys [ID] KEY...               press named keys (Enter Escape Tab Up Down PageUp F1 C-c M-x q ...), no Enter added\n"
@@ -336,8 +349,10 @@ std::string help_text() {
          "close [ID]                     close a session; returns once its whole process tree is gone\n"
          "list                           list your sessions with their status\n"
          "use [ID]                       make ID the current session, so commands may leave ID out\n"
+         "attach [NAME]                  take over lingering sessions (or the one named NAME) a previous REPL left\n"
          "help                           this list\n"
-         "quit                           close every session and exit (also Ctrl-D)\n"
+         "quit                           close every session and exit; Ctrl-D (end of input), SIGTERM and\n"
+         "                               SIGHUP close them too, but leave sessions opened with --linger running\n"
          "ID is a session id (pty-1) or its name. Ctrl-C cancels a live send.\n";
 }
 

@@ -17,13 +17,13 @@
 namespace dshpty::repl {
 
 struct TextCommand {
-  enum class Kind { empty, open, send, read, screen, resize, signal, close, list, use, help, quit };
+  enum class Kind { empty, open, send, read, screen, resize, signal, close, list, use, help, quit, attach };
   Kind kind = Kind::empty;
 
   // A session as the user wrote it (an id or a name); unset: the current session.
   std::optional<std::string> target;
 
-  // open
+  // open; attach (name)
   std::string type;
   std::optional<std::string> name;
   std::optional<std::string> cwd;

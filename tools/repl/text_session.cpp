@@ -1,6 +1,7 @@
 #include "text_session.hpp"
 
 #include "completion.hpp"
+#include "render/linger_format.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
 #include "text_command.hpp"
@@ -61,7 +62,15 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       break;
     case Kind::list:
       print_(format_list(engine_.list(kOwner)));
+      if (auto lingering = engine_.lingering(kOwner)) print_(format_lingering(*lingering, "attach"));
       break;
+    case Kind::attach:
+      open_pending_ = true;
+      engine_.attach(kOwner, command.name, [this](Result<std::vector<engine::AttachOutcome>> result) {
+        print_(result ? format_attach(*result) : format_error(result.error()));
+        finish();
+      });
+      return;
     case Kind::use: {
       const auto sessions = engine_.list(kOwner);
       if (!command.target) {
@@ -175,10 +184,17 @@ bool TextSession::interrupt() {
 }
 
 void TextSession::shut_down(std::function<void(int exit_code)> done) {
-  engine_.shutdown([this, done = std::move(done)](Status result) {
+  auto settled = [this, done = std::move(done)](Status result) {
     if (!result) print_(format_error(result.error()));
     done(result ? 0 : 1);
-  });
+  };
+  // `quit` closes everything; end of input or a signal is the host leaving, and sessions
+  // opened with --linger outlive it.
+  if (quit_requested_) {
+    engine_.shutdown(std::move(settled));
+  } else {
+    engine_.leave(std::move(settled));
+  }
 }
 
 std::vector<std::string> TextSession::complete(std::string_view line_before_word, std::string_view word) const {

@@ -17,6 +17,9 @@ const char* type_name(std::uint8_t type) {
     case Type::ack: return "ACK";
     case Type::kill: return "KILL";
     case Type::ping: return "PING";
+    case Type::linger: return "LINGER";
+    case Type::attach: return "ATTACH";
+    case Type::sending: return "SENDING";
     case Type::welcome: return "WELCOME";
     case Type::started: return "STARTED";
     case Type::start_failed: return "START_FAILED";
@@ -28,6 +31,8 @@ const char* type_name(std::uint8_t type) {
     case Type::quiescent: return "QUIESCENT";
     case Type::pong: return "PONG";
     case Type::error: return "ERROR";
+    case Type::lingering: return "LINGERING";
+    case Type::attached: return "ATTACHED";
   }
   return nullptr;
 }

@@ -27,6 +27,13 @@
 //   ACK      u64 offset                  output consumed up to this offset (flow control)
 //   KILL     u32 grace_ms                kill the tree (HUP/TERM, SIGKILL after the grace)
 //   PING                                 answer PONG
+//   LINGER   u32 seconds, u64 ring_bytes, str state_dir, str owner, str name (""
+//            none), str type             after OPEN: the session outlives this link for
+//            `seconds` (docs/outlive.md); the helper answers LINGERING or ERROR
+//   ATTACH   str key, str token, str owner   instead of OPEN, on a lingering helper's
+//            rendezvous socket: take the session over (docs/outlive.md)
+//   SENDING  u8 live                     a send of the host's is live (1) or settled (0):
+//                                        the next host to attach hears whether one was live
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -45,13 +52,21 @@
 //   QUIESCENT                            after KILL: every process of the tree is gone;
 //                                        the helper exits right after
 //   PONG
+//   LINGERING str key                    the session is reachable in the state directory
+//                                        under this key
+//   ATTACHED u64 replay_from, u64 replay_to, u64 gap_bytes, u8 send_was_live, u32 shell_pid
+//                                        the answer to ATTACH: OUT frames replay the ring
+//                                        from replay_from, then live output follows;
+//                                        STARTED follows once replay_to was sent
 //   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
 //                                        is unconfirmed) or the host broke the protocol;
-//                                        the helper kills what it can and exits
+//                                        the helper kills what it can and exits;
+//                                        code 4: an ATTACH refused (the helper goes on)
 //
 // The helper kills its whole tree with no grace, then exits, on EOF of its stdin, on a
 // protocol error, or when nothing came from the host for link_timeout_ms (the host pings
-// an idle link every ping_ms, so a live host is never silent that long).
+// an idle link every ping_ms, so a live host is never silent that long). A lingering
+// session (LINGER) instead keeps its tree and waits for an ATTACH (docs/outlive.md).
 // Flow control: the helper stops reading the terminal while more than kWindow bytes of
 // output are sent but not ACKed (the program then blocks in write); nothing is dropped.
 #pragma once
@@ -83,10 +98,10 @@ inline constexpr std::uint8_t kStateLeaderIsShell = 16;  // its leader not exec'
 
 enum class Type : std::uint8_t {
   // host -> helper
-  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping,
+  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending,
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
-  pong, error,
+  pong, error, lingering, attached,
 };
 
 // A type's name for messages ("OUT"), or nullptr for a byte that names no type.

@@ -128,6 +128,15 @@ class ProcessChannel {
   // Stops watching and closes every fd once the session is done with the channel; the
   // facts above stay readable.
   virtual void release() = 0;
+
+  // ---- lingering (docs/outlive.md) ----------------------------------------------------
+  // Whether the tree outlives this host: then detach() lets go of it without a kill (the
+  // helper waits for the next host), and the helper hears whether a send is live.
+  virtual bool lingers() const { return false; }
+  virtual void detach() { release(); }
+  virtual void note_send(bool /*live*/) {}
+  // For a channel that took over a lingering session: what the take-over replayed.
+  virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
 };
 
 }  // namespace dshpty::shell

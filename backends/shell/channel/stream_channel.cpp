@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "proc/pidfd.hpp"
 
@@ -52,19 +55,58 @@ Result<std::unique_ptr<StreamChannel>> StreamChannel::launch(struct ev_loop* loo
   return channel;
 }
 
+Status StreamChannel::connect_rendezvous() {
+  const auto& a = *launch_.attach;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (a.socket_path.size() >= sizeof addr.sun_path) {
+    return make_error(Code::BACKEND_FAILED, "rendezvous socket " + a.socket_path + ": path too long");
+  }
+  std::memcpy(addr.sun_path, a.socket_path.c_str(), a.socket_path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return make_system_error(Code::BACKEND_FAILED, "rendezvous socket", errno);
+  // A listening AF_UNIX socket takes the connection at once (or refuses it: a full
+  // backlog is EAGAIN, a helper gone ECONNREFUSED).
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    return make_system_error(Code::BACKEND_FAILED, "cannot reach the lingering session at " + a.socket_path, errno);
+  }
+  transport_.link = std::move(fd);
+  return {};
+}
+
 Status StreamChannel::start() {
+  std::string out;
+  // HELLO and OPEN go out at once: the far helper reads them after its WELCOME, so the
+  // start-up costs one round trip, not three.
+  auto hello = [&] {
+    FrameWriter(out)
+        .begin(Type::hello)
+        .u32(frames::kVersion)
+        .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
+        .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
+        .end();
+  };
+  if (launch_.attach) {
+    if (Status st = connect_rendezvous(); !st) return st;
+    hello();
+    FrameWriter(out)
+        .begin(Type::attach)
+        .str(launch_.attach->key)
+        .str(launch_.attach->token)
+        .str(launch_.attach->owner)
+        .end();
+    ev_io_set(&link_read_, transport_.link.get(), EV_READ);
+    ev_io_set(&link_write_, transport_.link.get(), EV_WRITE);
+    ev_io_start(loop_, &link_read_);
+    last_rx_ = last_tx_ = ev_now(loop_);
+    start_liveness();
+    send(std::move(out));
+    return {};
+  }
   auto transport = spawn_transport(launch_.transport);
   if (!transport) return transport.error();
   transport_ = std::move(*transport);
-  // HELLO and OPEN go out at once: the far helper reads them after its WELCOME, so the
-  // start-up costs one round trip, not three.
-  std::string out;
-  FrameWriter(out)
-      .begin(Type::hello)
-      .u32(frames::kVersion)
-      .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
-      .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
-      .end();
+  hello();
   FrameWriter open(out);
   open.begin(Type::open)
       .u16(static_cast<std::uint16_t>(launch_.rows))
@@ -83,6 +125,18 @@ Status StreamChannel::start() {
     return make_error(Code::INVALID_ARGUMENT, "the shell's argv and environment exceed one frame (64 KiB)");
   }
   open.end();
+  if (launch_.linger) {
+    const auto& l = *launch_.linger;
+    FrameWriter(out)
+        .begin(Type::linger)
+        .u32(l.seconds)
+        .u64(l.ring_bytes)
+        .str(l.state_dir)
+        .str(l.owner)
+        .str(l.name)
+        .str(l.type)
+        .end();
+  }
 
   ev_io_set(&link_read_, transport_.link.get(), EV_READ);
   ev_io_set(&link_write_, transport_.link.get(), EV_WRITE);
@@ -92,11 +146,23 @@ Status StreamChannel::start() {
   ev_io_start(loop_, &stderr_io_);
   ev_io_start(loop_, &pidfd_io_);
   last_rx_ = last_tx_ = ev_now(loop_);
+  start_liveness();
+  send(std::move(out));
+  return {};
+}
+
+void StreamChannel::start_liveness() {
+  if (launch_.link_timeout.count() <= 0 || launch_.ping_interval.count() <= 0) return;
   const double tick = seconds(std::min(launch_.ping_interval, launch_.link_timeout));
   ev_timer_set(&liveness_, tick, tick);
   ev_timer_start(loop_, &liveness_);
+}
+
+void StreamChannel::note_send(bool live) {
+  if (!lingers()) return;
+  std::string out;
+  FrameWriter(out).begin(Type::sending).u8(live ? 1 : 0).end();
   send(std::move(out));
-  return {};
 }
 
 void StreamChannel::release() {
@@ -282,6 +348,31 @@ void StreamChannel::handle(const frames::Frame& f) {
       return;
     case Type::pong:
       return;
+    case Type::lingering: {
+      r.str();
+      if (!r.done()) return bad("short LINGERING");
+      return;
+    }
+    case Type::attached: {
+      const std::uint64_t from = r.u64();
+      const std::uint64_t to = r.u64();
+      const std::uint64_t gap = r.u64();
+      const std::uint8_t send_was_live = r.u8();
+      r.i32();  // the shell's pid: STARTED says it once the replay is through
+      if (!r.done() || to < from || !launch_.attach || attach_report_) return bad("bad ATTACHED");
+      AttachReport report;
+      report.replayed_bytes = to - from;
+      report.gap_bytes = gap;
+      if (send_was_live) {
+        report.send_ended =
+            "the host that started it went away while it was live; its command ran on with no host, "
+            "and what it printed is in the replay";
+      }
+      attach_report_ = std::move(report);
+      // The replay starts at the ring's oldest byte: offsets go on from there.
+      consumed_ = acked_ = from;
+      return;
+    }
     case Type::error: {
       r.u32();
       std::string text(r.str());
@@ -328,6 +419,14 @@ void StreamChannel::break_link(std::string why) {
   ev_io_stop(loop_, &link_write_);
   ev_prepare_stop(loop_, &flush_before_poll_);
   outbox_.clear();
+  if (!transport_.pidfd.valid() || (lingers() && !quiescent_)) {
+    // An attach's link has no process behind it, and a lingering helper outlives its link
+    // (another host took the session over, or the helper failed): the link's end is the
+    // whole news. After QUIESCENT the helper's exit follows and is waited for as usual.
+    ::shutdown(transport_.link.get(), SHUT_RDWR);
+    transport_gone(nullptr);
+    return;
+  }
   // EOF to the transport: a live far helper takes it as the order to kill its tree. A
   // transport that does not exit on it (a wedged link) is killed: the far helper then sees
   // the link go, or its own silence bound fires.
@@ -349,6 +448,9 @@ void StreamChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
 
 std::string StreamChannel::transport_words(const siginfo_t* info) const {
   std::string words = launch_.label;
+  if (lingers() && link_error_.empty() && !info) {
+    return "the lingering session's link ended (another host attached it, or its helper ended)";
+  }
   if (!link_error_.empty()) {
     // We broke the link (and killed the transport): our reason, not its exit, is the news.
     words += ": " + link_error_;
@@ -370,6 +472,11 @@ void StreamChannel::reap_transport() {
   int rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(transport_.pidfd.get()), &info,
                     WEXITED | WNOHANG);
   if (rc == 0 && info.si_pid == 0) return;  // not exited yet
+  transport_gone(rc == 0 ? &info : nullptr);
+}
+
+void StreamChannel::transport_gone(const siginfo_t* info) {
+  if (transport_gone_) return;
   transport_gone_ = true;
   ev_io_stop(loop_, &pidfd_io_);
   ev_timer_stop(loop_, &liveness_);
@@ -377,7 +484,7 @@ void StreamChannel::reap_transport() {
   // the words of a failure.
   while (read_available()) {
   }
-  stderr_tail_.read_from(transport_.error_text.get());
+  if (transport_.error_text.valid()) stderr_tail_.read_from(transport_.error_text.get());
   ev_io_stop(loop_, &stderr_io_);
   link_broken_ = true;
   if (quiescent_) {
@@ -386,11 +493,12 @@ void StreamChannel::reap_transport() {
     events_.on_quiescent();
     return;
   }
-  const std::string words = transport_words(rc == 0 ? &info : nullptr);
-  if (!welcomed_) {
+  const std::string words = transport_words(info);
+  if (!welcomed_ || (launch_.attach && !attach_report_)) {
     // The far helper never spoke (the transport could not connect, authenticate or find
-    // it; or something else answered): nothing of this session ran on the far side. Like
-    // a local wrapper's failure: quiescent() holds now, which the teardown reads.
+    // it; or something else answered), or a lingering helper refused the attach: nothing
+    // of this session ran for us. Like a local wrapper's failure: quiescent() holds now,
+    // which the teardown reads.
     quiescent_ = true;
     end_output();
     events_.on_start_failed(make_error(Code::BACKEND_FAILED, words));

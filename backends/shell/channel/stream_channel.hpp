@@ -17,6 +17,7 @@
 #pragma once
 
 #include <ev.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -42,8 +43,29 @@ struct StreamLaunch {
   std::vector<std::string> env;  // overrides: "NAME=value" sets, "NAME" unsets
   unsigned rows = 40;
   unsigned cols = 160;
+  // 0 for both: no pings and no silence bound (a local link: zero idle wakeups).
   std::chrono::milliseconds ping_interval{10'000};
   std::chrono::milliseconds link_timeout{30'000};
+
+  // The session outlives this host (LINGER after OPEN, docs/outlive.md).
+  struct Linger {
+    std::uint32_t seconds = 0;
+    std::uint64_t ring_bytes = 0;
+    std::string state_dir;
+    std::string owner;
+    std::string name;  // "" none
+    std::string type;
+  };
+  std::optional<Linger> linger;
+  // Take over a lingering session instead of starting one: no transport, no OPEN; connect
+  // to its rendezvous socket and present its token (ATTACH).
+  struct Attach {
+    std::string socket_path;
+    std::string key;
+    std::string token;
+    std::string owner;
+  };
+  std::optional<Attach> attach;
 };
 
 class StreamChannel final : public ProcessChannel {
@@ -76,6 +98,9 @@ class StreamChannel final : public ProcessChannel {
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_gone_; }
   void release() override;
+  bool lingers() const override { return launch_.linger || launch_.attach; }
+  void note_send(bool live) override;
+  std::optional<AttachReport> attach_report() const override { return attach_report_; }
 
   pid_t transport_pid() const noexcept { return transport_.pid; }
 
@@ -110,6 +135,10 @@ class StreamChannel final : public ProcessChannel {
   // the transport's exit (or the kill below) say the rest.
   void break_link(std::string why);
   void reap_transport();
+  // The transport exited (info: how), or, with no transport, the link ended.
+  void transport_gone(const siginfo_t* info);
+  Status connect_rendezvous();
+  void start_liveness();
   // "ssh exited 255: Connection refused".
   std::string transport_words(const siginfo_t* info) const;
   void end_output();
@@ -145,6 +174,7 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t consumed_ = 0;  // output offset delivered to the session
   std::uint64_t acked_ = 0;
+  std::optional<AttachReport> attach_report_;
 
   // The far terminal's facts (see the top).
   frames::TerminalFacts facts_;

@@ -8,6 +8,9 @@
 // The link is stdin/stdout. Its end (EOF, an error, a bad frame, no frame for the host's
 // link timeout) is the order to kill the tree with no grace; the program exits once the
 // tree is proven gone (or after a bound: the local face's own EOF rule then finishes it).
+// Unless the host sent LINGER (docs/outlive.md): then the end of a link detaches, output
+// goes on into the keeper's ring, and a later host arrives through the keeper's
+// rendezvous socket (supervisor/linger_keeper.hpp) as the new link.
 // It is a program, not the library: it may print one line to stderr before exiting, and
 // it ignores SIGPIPE (a broken link is an error from write, not a death).
 #include "supervisor/stdio_bridge.hpp"
@@ -34,6 +37,7 @@
 #include "environment.hpp"
 #include "proc/procfs.hpp"
 #include "proc/stdin_probe.hpp"
+#include "supervisor/linger_keeper.hpp"
 
 extern char** environ;
 
@@ -84,8 +88,8 @@ std::string self_executable() {
 class Bridge final : private ChannelEvents {
  public:
   explicit Bridge(struct ev_loop* loop) : loop_(loop) {
-    ev_io_init(&in_io_, &Bridge::on_stdin, kStdin, EV_READ);
-    ev_io_init(&out_io_, &Bridge::on_stdout, kStdout, EV_WRITE);
+    ev_io_init(&in_io_, &Bridge::on_stdin, link_in_, EV_READ);
+    ev_io_init(&out_io_, &Bridge::on_stdout, link_out_, EV_WRITE);
     ev_prepare_init(&flush_before_poll_, &Bridge::on_before_poll);
     flush_before_poll_.data = this;
     ev_timer_init(&link_timer_, &Bridge::on_link_timeout, 0., 0.);
@@ -136,7 +140,7 @@ class Bridge final : private ChannelEvents {
   void read_link() {
     char buf[64 * 1024];
     for (int i = 0; i < 8 && !link_down_; ++i) {
-      ssize_t n = ::read(kStdin, buf, sizeof buf);
+      ssize_t n = ::read(link_in_, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       if (n <= 0) return link_ended("");
@@ -153,7 +157,7 @@ class Bridge final : private ChannelEvents {
 
   void flush() {
     while (!outbox_.empty()) {
-      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
+      ssize_t n = ::write(link_out_, outbox_.data(), outbox_.size());
       if (n > 0) {
         outbox_.erase(0, static_cast<std::size_t>(n));
         continue;
@@ -172,6 +176,7 @@ class Bridge final : private ChannelEvents {
     }
     ev_io_stop(loop_, &out_io_);
     update_flow();
+    if (keeper_) pump_ring();
   }
 
   // Frames made while handling one event go out together, in one write once the loop is
@@ -192,7 +197,7 @@ class Bridge final : private ChannelEvents {
   // One non-blocking pass over the outbox, whatever the link's state.
   void flush_once() {
     while (!outbox_.empty()) {
-      ssize_t n = ::write(kStdout, outbox_.data(), outbox_.size());
+      ssize_t n = ::write(link_out_, outbox_.data(), outbox_.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
       outbox_.erase(0, static_cast<std::size_t>(n));
@@ -207,7 +212,7 @@ class Bridge final : private ChannelEvents {
       flush_once();
       if (outbox_.empty()) break;
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd out{kStdout, POLLOUT, 0};
+      pollfd out{link_out_, POLLOUT, 0};
       if (left.count() <= 0 || ::poll(&out, 1, static_cast<int>(left.count())) <= 0 ||
           (out.revents & (POLLERR | POLLHUP))) {
         break;
@@ -219,7 +224,10 @@ class Bridge final : private ChannelEvents {
   // window of it and the outbox is drained enough: the program writing blocks otherwise.
   void update_flow() {
     if (!channel_) return;
-    const bool pause = sent_ - acked_ > frames::kWindow || outbox_.size() > kOutboxBound;
+    // A lingering session with no host reads on (its ring drops the oldest); with one, the
+    // window counts from the ring's end, replay included.
+    const std::uint64_t unacked = keeper_ ? keeper_->ring().end() - std::min(acked_, keeper_->ring().end()) : sent_ - acked_;
+    const bool pause = (!keeper_ || !link_down_) && (unacked > frames::kWindow || outbox_.size() > kOutboxBound);
     if (pause != paused_) {
       paused_ = pause;
       channel_->pause_output(pause);
@@ -237,6 +245,7 @@ class Bridge final : private ChannelEvents {
   void link_ended(const std::string& why) {
     if (link_down_) return;
     link_down_ = true;
+    if (keeper_ && !killing_) return detach(why);
     if (!why.empty()) {
       // A broken protocol or a silent host: the program's status says it failed, even
       // once its tree is proven gone.
@@ -258,7 +267,185 @@ class Bridge final : private ChannelEvents {
 
   static void on_kill_bound(struct ev_loop*, ev_timer* w, int) {
     // Destroying the channel closes the local face's socket: it finishes the kill alone.
-    static_cast<Bridge*>(w->data)->finish(1);
+    auto* b = static_cast<Bridge*>(w->data);
+    if (b->keeper_ && b->link_down_) {
+      b->keeper_->bury(std::nullopt, SIGKILL, b->expired_ ? "killed after linger" : "exited while no host held it",
+                       "unconfirmed: the kill was left to the session's subreaper after " +
+                           std::to_string(static_cast<int>(kKillBoundSeconds)) + " s");
+    }
+    b->finish(1);
+  }
+
+  // ---- lingering (docs/outlive.md) -----------------------------------------------------
+
+  void start_linger(PayloadReader& r) {
+    LingerSpec spec;
+    spec.seconds = r.u32();
+    spec.ring_bytes = r.u64();
+    spec.state_dir = std::string(r.str());
+    spec.owner = std::string(r.str());
+    const std::string name(r.str());
+    spec.type = std::string(r.str());
+    if (!r.done() || keeper_ || spec.seconds == 0) return protocol_error("bad LINGER");
+    if (!name.empty()) spec.name = name;
+    spec.mark_nonce = mark_nonce_;
+    spec.shell = shell_name_;
+    auto keeper = LingerKeeper::start(
+        loop_, std::move(spec),
+        {[this](proc::UniqueFd link, frames::FrameReader reader, std::uint32_t timeout_ms) {
+           adopt(std::move(link), std::move(reader), timeout_ms);
+         },
+         [this] {
+           expired_ = true;
+           end_lingering();
+         }});
+    if (!keeper) {
+      // The session cannot linger as asked: it does not run at all.
+      FrameWriter(outbox_).begin(Type::error).u32(5).str(clip(keeper.error()->message)).end();
+      flush();
+      return link_ended("");
+    }
+    keeper_ = std::move(*keeper);
+    keeper_->set_size(rows_, cols_);
+    if (shell_pid_ > 0) keeper_->set_shell_pid(shell_pid_);
+    FrameWriter(outbox_).begin(Type::lingering).str(keeper_->key()).end();
+    queue_flush();
+  }
+
+  // The host went away (EOF, an error, silence): the session waits for the next one.
+  void detach(const std::string& why) {
+    if (!why.empty()) std::fprintf(stderr, "dshpty-supervisor --stdio: %s; lingering\n", why.c_str());
+    ev_io_stop(loop_, &in_io_);
+    ev_io_stop(loop_, &out_io_);
+    ev_timer_stop(loop_, &link_timer_);
+    outbox_.clear();
+    reader_ = frames::FrameReader();
+    close_link();
+    replaying_ = false;
+    keeper_->set_attached(false);
+    if (exited_) return end_lingering();
+    update_flow();
+  }
+
+  void close_link() {
+    if (link_owned_.valid()) {
+      link_owned_.reset();
+    } else {
+      // The first link is stdin/stdout: /dev/null takes their place, so no later fd gets
+      // those numbers and nothing reads or writes a stale pipe.
+      int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (null >= 0) {
+        ::dup3(null, kStdin, O_CLOEXEC);
+        ::dup3(null, kStdout, O_CLOEXEC);
+        if (null > kStdout) ::close(null);
+      }
+    }
+    link_in_ = link_out_ = -1;
+  }
+
+  // A connection that passed every check takes the session over: the host holding it (if
+  // any) loses its link, the new one gets the ring from its oldest byte, then live output.
+  void adopt(proc::UniqueFd link, frames::FrameReader reader, std::uint32_t timeout_ms) {
+    if (!link_down_) {
+      ev_io_stop(loop_, &in_io_);
+      ev_io_stop(loop_, &out_io_);
+      ev_timer_stop(loop_, &link_timer_);
+      outbox_.clear();
+      close_link();
+    }
+    link_owned_ = std::move(link);
+    link_in_ = link_out_ = link_owned_.get();
+    ev_io_set(&in_io_, link_in_, EV_READ);
+    ev_io_set(&out_io_, link_out_, EV_WRITE);
+    reader_ = std::move(reader);
+    link_down_ = false;
+    link_timeout_ms_ = timeout_ms;
+    if (timeout_ms > 0) {
+      ev_timer_set(&link_timer_, 0., timeout_ms / 1000.0);
+      ev_timer_again(loop_, &link_timer_);
+    }
+    keeper_->set_attached(true);
+    const auto& ring = keeper_->ring();
+    const std::uint64_t from = ring.start();
+    const std::uint64_t to = ring.end();
+    // Output no host acknowledged that the ring no longer holds (an upper bound: hosts
+    // acknowledge in steps).
+    const std::uint64_t gap = from > acked_ ? from - acked_ : 0;
+    acked_ = std::max(acked_, from);
+    FrameWriter(outbox_)
+        .begin(Type::welcome)
+        .u32(frames::kVersion)
+        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .str("dshpty-supervisor " __DATE__)
+        .end();
+    FrameWriter(outbox_)
+        .begin(Type::attached)
+        .u64(from)
+        .u64(to)
+        .u64(gap)
+        .u8(keeper_->send_live() ? 1 : 0)
+        .i32(shell_pid_)
+        .end();
+    keeper_->note_send(false);
+    sent_ = from;
+    output_ended_sent_ = false;
+    replaying_ = true;
+    replay_to_ = to;
+    ev_io_start(loop_, &in_io_);
+    pump_ring();
+    // The ring no longer reaches back to the start: a full-screen program redraws its
+    // screen on SIGWINCH, so the rebuilt screen is whole again.
+    if (from > 0 && channel_ && !exited_) {
+      const pid_t fg = channel_->foreground_group();
+      auto modes = channel_->terminal_modes();
+      if (fg > 0 && modes && !modes->canonical) (void)channel_->signal_group(fg, SIGWINCH);
+    }
+    while (!link_down_) {
+      auto f = reader_.next();
+      if (!f) break;
+      handle(*f);
+    }
+  }
+
+  // Sends ring output the link may take now (within the window); after a replay's last
+  // byte, what a fresh start says: STARTED, the facts, and how the shell ended if it did.
+  void pump_ring() {
+    if (!keeper_ || link_down_) return;
+    auto& ring = keeper_->ring();
+    if (sent_ < ring.start()) sent_ = ring.start();
+    while (sent_ < ring.end() && sent_ < acked_ + frames::kWindow && outbox_.size() < kOutboxBound) {
+      const std::string_view chunk = ring.view(sent_, frames::kMaxOutChunk);
+      FrameWriter(outbox_).begin(Type::out).u64(sent_).raw(chunk).end();
+      sent_ += chunk.size();
+    }
+    if (replaying_ && sent_ >= replay_to_) {
+      replaying_ = false;
+      FrameWriter(outbox_).begin(Type::started).i32(shell_pid_).end();
+      if (channel_) send_state(0, cheap_facts());
+      if (exited_) {
+        FrameWriter(outbox_)
+            .begin(Type::exited)
+            .u8(exited_->signal ? 1 : 0)
+            .i32(exited_->signal ? *exited_->signal : exited_->exit_code.value_or(0))
+            .end();
+      }
+    }
+    if (!replaying_ && output_ended_ && !output_ended_sent_ && sent_ == ring.end()) {
+      output_ended_sent_ = true;
+      FrameWriter(outbox_).begin(Type::output_ended).end();
+    }
+    queue_flush();
+  }
+
+  // The session is over with no host attached (linger ran out, or the shell exited): the
+  // whole tree is killed; on_quiescent writes the tombstone.
+  void end_lingering() {
+    if (killing_) return;
+    killing_ = true;
+    if (!channel_) return finish(0);
+    channel_->pause_output(false);
+    channel_->kill_tree(std::chrono::milliseconds(0));
+    ev_timer_start(loop_, &kill_bound_);
   }
 
   void finish(int code) {
@@ -319,7 +506,11 @@ class Bridge final : private ChannelEvents {
       case Type::resize: {
         const unsigned rows = r.u16(), cols = r.u16();
         if (!r.done() || rows == 0 || cols == 0) return protocol_error("bad RESIZE");
-        if (channel_) (void)channel_->resize(rows, cols);
+        if (channel_ && channel_->resize(rows, cols)) {
+          rows_ = rows;
+          cols_ = cols;
+          if (keeper_) keeper_->set_size(rows, cols);
+        }
         return;
       }
       case Type::signal: {
@@ -349,13 +540,23 @@ class Bridge final : private ChannelEvents {
         if (!r.done() || offset > sent_) return protocol_error("bad ACK");
         if (offset > acked_) acked_ = offset;
         update_flow();
+        if (keeper_) pump_ring();  // the window moved: more of the ring may go
         return;
       }
       case Type::kill: {
         const std::uint32_t grace = r.u32();
         if (!r.done()) return protocol_error("bad KILL");
         if (!channel_) return finish_quiescent();  // nothing was started
+        killing_ = true;
         channel_->kill_tree(std::chrono::milliseconds(grace));
+        return;
+      }
+      case Type::linger:
+        return start_linger(r);
+      case Type::sending: {
+        const std::uint8_t live = r.u8();
+        if (!r.done()) return protocol_error("bad SENDING");
+        if (keeper_) keeper_->note_send(live != 0);
         return;
       }
       case Type::ping: {
@@ -394,6 +595,10 @@ class Bridge final : private ChannelEvents {
     }
     if (!r.done() || argv.empty() || rows == 0 || cols == 0) return protocol_error("bad OPEN");
     opened_ = true;
+    rows_ = rows;
+    cols_ = cols;
+    if (auto nonce = overrides.find("DSHPTY_NONCE"); nonce != overrides.end() && nonce->second) mark_nonce_ = *nonce->second;
+    shell_name_ = argv.front().substr(argv.front().rfind('/') + 1);
     const std::string self = self_executable();
     std::optional<std::string> dir;
     if (has_cwd) dir = cwd;
@@ -471,6 +676,7 @@ class Bridge final : private ChannelEvents {
 
   void on_started(pid_t shell_pid) override {
     shell_pid_ = shell_pid;
+    if (keeper_) keeper_->set_shell_pid(shell_pid);
     FrameWriter(outbox_).begin(Type::started).i32(shell_pid).end();
     queue_flush();
   }
@@ -481,6 +687,13 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_output(std::string_view bytes) override {
+    if (keeper_) {
+      // Kept for the next host; sent now only when this link is attached and caught up
+      // (a replay in progress sends it in its turn, from the ring).
+      const bool caught_up = !link_down_ && !replaying_ && sent_ == keeper_->ring().end();
+      keeper_->ring().append(bytes);
+      if (!caught_up) return pump_ring();
+    }
     // The facts of the moment this output was read, before it, when they changed.
     Facts f = cheap_facts();
     if (!(f == last_)) send_state(0, f);
@@ -494,16 +707,27 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_output_ended() override {
+    output_ended_ = true;
+    // After the last OUT the ring holds, never ahead of it.
+    if (keeper_) return pump_ring();
     FrameWriter(outbox_).begin(Type::output_ended).end();
     if (!link_down_) queue_flush();
   }
 
   void on_write_progress() override {
+    if (keeper_ && link_down_) return;
     FrameWriter(outbox_).begin(Type::written).u64(channel_ ? channel_->bytes_written() : 0).end();
     if (!link_down_) queue_flush();
   }
 
   void on_exited(SessionStatus status) override {
+    exited_ = status;
+    if (keeper_ && link_down_) {
+      // The shell ended with no host to tell: the session is over; the rest of its tree
+      // goes too, and the tombstone keeps the shell's own status.
+      return end_lingering();
+    }
+    if (keeper_ && replaying_) return;  // said once the replay is through
     FrameWriter(outbox_)
         .begin(Type::exited)
         .u8(status.signal ? 1 : 0)
@@ -517,6 +741,18 @@ class Bridge final : private ChannelEvents {
     // is the last output, then its end.
     channel_->pause_output(false);
     drain(1024);
+    if (keeper_ && link_down_) {
+      // Linger ran out (or the shell ended) with no host attached: the tombstone answers
+      // a late attach.
+      const std::string proof = "the session's helper reaped every process of its tree";
+      if (expired_ || !exited_) {
+        keeper_->bury(std::nullopt, SIGKILL, "killed after linger", proof);
+      } else {
+        keeper_->bury(exited_->signal ? std::nullopt : exited_->exit_code, exited_->signal,
+                      "exited while no host held it", proof);
+      }
+      return finish(0);
+    }
     if (link_down_) {
       // The host may have closed only its sending side (EOF on our stdin, its reading side
       // open): say it, without blocking on a link that may be stalled or gone.
@@ -528,6 +764,7 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_lost(Error cause) override {
+    if (keeper_ && link_down_) keeper_->bury(std::nullopt, std::nullopt, "lost", cause->message);
     FrameWriter(outbox_).begin(Type::error).u32(2).str(clip(cause->message)).end();
     if (!link_down_) flush_blocking();
     finish(1);
@@ -542,6 +779,25 @@ class Bridge final : private ChannelEvents {
   frames::FrameReader reader_;
   std::string outbox_;
   std::unique_ptr<LocalChannel> channel_;
+  // The link: stdin/stdout at first; a lingering session's later hosts come through its
+  // rendezvous socket (link_owned_).
+  int link_in_ = kStdin;
+  int link_out_ = kStdout;
+  // From OPEN: the shell's mark nonce and dialect, which a lingering session records for
+  // its next host.
+  std::string mark_nonce_;
+  std::string shell_name_;
+  proc::UniqueFd link_owned_;
+  // Lingering (docs/outlive.md): set by LINGER.
+  std::unique_ptr<LingerKeeper> keeper_;
+  bool killing_ = false;    // a KILL, an expiry or the shell's end: the link's end detaches nothing
+  bool expired_ = false;
+  bool replaying_ = false;  // an attach's replay has not reached replay_to_ yet
+  std::uint64_t replay_to_ = 0;
+  std::optional<SessionStatus> exited_;
+  bool output_ended_ = false;
+  bool output_ended_sent_ = false;  // on this link
+  unsigned rows_ = 0, cols_ = 0;  // the terminal's size (a later host's screen takes it)
   pid_t shell_pid_ = -1;
   bool hello_ = false;
   bool opened_ = false;
