@@ -16,7 +16,7 @@ bool contains_upper(std::string_view haystack, std::string_view needle) {
 }  // namespace
 
 bool is_scrubbed_name(std::string_view name) {
-  if (name.substr(0, 4) == "DSH_") return true;
+  if (name.substr(0, 4) == "DSH_" || name.substr(0, 7) == "DSHPTY_") return true;
   for (std::string_view word : {"KEY", "PASSWORD", "SECRET", "TOKEN"}) {
     if (contains_upper(name, word)) return true;
   }

@@ -14,7 +14,8 @@ namespace dshpty::shell {
 inline constexpr std::string_view kPrompt = "dsh> ";
 
 // True for a name the shell must not inherit: one containing KEY, PASSWORD, SECRET or
-// TOKEN (any case), or any DSH_* variable.
+// TOKEN (any case), or any DSH_* or DSHPTY_* variable (the host's own controls: the shell
+// integration's are set afresh for each session).
 bool is_scrubbed_name(std::string_view name);
 
 // "NAME=value" entries: `host` (an environ-style array) minus scrubbed names and COLORTERM

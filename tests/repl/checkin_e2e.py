@@ -6,6 +6,7 @@ idle, a line typed into a running job), with the status of what finished meanwhi
 `keys: []` presses nothing. No sleeps: each check-in waits as long as the case needs."""
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -53,6 +54,27 @@ def typed_during_job(repl, marker_file):
         check("during-out" in seen, (look, status))
 
 
+def vim_escape(repl, home):
+    # Keys ending in Escape: the result's screen is vim's after it left insert mode, every
+    # time (vim waits out its escape timeout reading the terminal first: the send waits too).
+    opened = repl.ok({"id": "vim-open", "op": "open", "type": "shell", "name": "vim", "terminal": "xterm"})
+    sid = opened["sessionId"]
+    target = os.path.join(home, "edit.txt")
+    started = repl.ok({"id": "vim", "op": "send", "sessionId": sid, "text": f"vim -u NONE -N {target}"})
+    check(started["waitReason"] == "stdin_read" and started.get("screen"), started)
+    for n in range(20):
+        r = repl.ok({"id": f"esc-{n}", "op": "send", "sessionId": sid, "keys": ["i", "x", "Escape"]})
+        screen = "\n".join(r["screen"]["lines"]) if r.get("screen") else ""
+        check(r["waitReason"] == "stdin_read", r)
+        check("-- INSERT --" not in screen, f"round {n}: the screen still in insert mode: {r}")
+        check("x" * (n + 1) in screen, f"round {n}: the edit is not drawn: {r}")
+    done = repl.ok({"id": "vim-quit", "op": "send", "sessionId": sid, "text": ":wq"})
+    check(done["waitReason"] == "stdin_read" and done["exitCode"] == 0, done)
+    with open(target) as f:
+        check(f.read().strip() == "x" * 20, "the file vim wrote")
+    repl.ok({"id": "vim-close", "op": "close", "sessionId": sid})
+
+
 def main():
     repl_path = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="dshpty-checkin-") as home:
@@ -62,6 +84,10 @@ def main():
             repl.ok({"id": 1, "op": "open", "type": "shell", "name": "main"})
             late_output(repl)
             typed_during_job(repl, os.path.join(home, "typed"))
+            if shutil.which("vim"):
+                vim_escape(repl, home)
+            else:
+                print("vim is not installed: the screen-settle case is skipped")
             repl.request({"id": "bye", "op": "shutdown"})
             check(repl.wait_exit() == 0, "shutdown")
             wait_gone(repl.pids, "after shutdown")

@@ -87,7 +87,9 @@ Json send_tool() {
   Json properties{
       {"session", string_property(kSessionDescription)},
       {"text", string_property("What to type, verbatim (a command line, or the answer a program waits for). Leave it "
-                               "out (or empty) to type nothing and wait for more output of a running command.")},
+                               "out (or empty), with no keys, to check in: nothing is typed; it returns at once "
+                               "when the shell is back at its prompt (with the exit status of what finished), "
+                               "else waits for more output of the running command.")},
       {"keys", Json{{"type", "array"},
                     {"items", {{"type", "string"}}},
                     {"description", "Named keys to press after the text, in the program's current modes (tmux's "
@@ -113,12 +115,14 @@ Json send_tool() {
       "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
       "\"[session: running]\", \"[session: exited ...]\" or \"[session: lost: REASON]\" (a remote session's link "
       "ended). An inferred_idle or timeout result does not prove the "
-      "foreground command exited: send again with no text to wait for more, or interrupt it with terminal_signal. "
+      "foreground command exited: send again with no text to check in (you get everything printed since your last "
+      "result, and how the command ended), or interrupt it with terminal_signal. Every result starts where the last "
+      "one ended: output that came between your calls is in the next result, never lost. "
       "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. One send at a time "
       "per session; state persists across sends (cd, export and background jobs stay). When the send ends inside a "
       "full-screen program (vim, less, a menu; open the session with terminal \"xterm\" for those), the result is "
-      "the program's screen instead of the output: \"[screen ROWSxCOLS cursor R,C alternate]\" then its rows; "
-      "drive it with keys.",
+      "the program's screen instead of the output: \"[screen ROWSxCOLS cursor R,C alternate]\" then its rows, taken "
+      "once the program has drawn what your keys did (after Escape, vim's escape wait included); drive it with keys.",
       object_schema(std::move(properties), Json::array({"session"})), false);
 }
 

@@ -121,7 +121,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
     if (auto id = f.string("sessionId", true)) send.session_id = *id;
     auto text = f.string("text", false);
     auto keys = f.strings("keys");
-    if (!f.failed() && !text && !keys) return invalid("a send needs \"text\" or \"keys\"");
+    // Neither (or both empty): a check-in (SendRequest::checks_in).
     if (text) send.request.text = std::move(*text);
     if (keys) send.request.keys = std::move(*keys);
     send.request.submit = f.boolean("submit");

@@ -2,7 +2,6 @@
 
 #include <sys/random.h>
 
-#include <cstdlib>
 #include <random>
 
 namespace dshpty::shell {
@@ -104,13 +103,8 @@ std::vector<std::string> dialect_env(const ShellChoice& choice, std::string_view
       std::string("DSHPTY_RC=") + (choice.rc == ShellConfig::StartupFiles::user ? "user" : "none"),
       "DSHPTY_HISTORY=" + choice.history,
   };
-  if (choice.dialect == Dialect::zsh) {
-    // The user's own ZDOTDIR (or none), restored by the integration before it reads the
-    // user's files; the helper then points ZDOTDIR at the integration.
-    const char* user = std::getenv("ZDOTDIR");
-    env.push_back("DSHPTY_USER_ZDOTDIR=" + std::string(user ? user : ""));
-    env.push_back("ZDOTDIR=" + std::string(kInitPlaceholder));
-  }
+  // zsh: the helper saves the user's ZDOTDIR (its own side's, for a far shell) and points
+  // ZDOTDIR at the integration (supervisor/integration.cpp).
   return env;
 }
 

@@ -6,7 +6,8 @@
 // writes them where only it and the shell read them (supervisor/integration.hpp) and puts
 // their path where kInitPlaceholder stands in the shell's argv or environment. The shell
 // gets the rest through variables that its integration reads and unsets at once:
-// DSHPTY_NONCE, DSHPTY_RC, DSHPTY_HISTORY (and for zsh DSHPTY_USER_ZDOTDIR).
+// DSHPTY_NONCE, DSHPTY_RC, DSHPTY_HISTORY (and for zsh the helper's DSHPTY_USER_ZDOTDIR and
+// DSHPTY_ZSH_DIR).
 #pragma once
 
 #include <map>

@@ -19,23 +19,42 @@ function __dshpty_status
   return $argv[1]
 end
 
+# Each wrap copies the prompt it found to a name of its own, so a prompt that calls an
+# older copy (a virtualenv's activate.fish wraps fish_prompt as _old_fish_prompt) reaches a
+# wrapper whose own copy is still there; only the outermost wrapper prints marks.
+set -g __dshpty_wraps 0
 function __dshpty_wrap
-  functions -e __dshpty_user_prompt
-  functions -q fish_prompt; and functions -c fish_prompt __dshpty_user_prompt
-  function fish_prompt
-    set -l st $status
-    printf '\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' $st $__dshpty_nonce $__dshpty_nonce
+  set -g __dshpty_wraps (math $__dshpty_wraps + 1)
+  set -l user __dshpty_user_prompt_$__dshpty_wraps
+  functions -q fish_prompt; and functions -c fish_prompt $user
+  eval "function fish_prompt; __dshpty_prompt $user \$status; end"
+end
+
+# The user's prompt, seeing the status it would have seen.
+function __dshpty_call --argument-names user st
+  if functions -q $user
     __dshpty_status $st
-    functions -q __dshpty_user_prompt; and __dshpty_user_prompt
-    printf '\e]133;B;dshpty=%s\a' $__dshpty_nonce
+    $user
   end
+end
+
+function __dshpty_prompt --argument-names user st
+  if set -q __dshpty_drawing
+    __dshpty_call $user $st
+    return
+  end
+  set -g __dshpty_drawing 1
+  printf '\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' $st $__dshpty_nonce $__dshpty_nonce
+  __dshpty_call $user $st
+  printf '\e]133;B;dshpty=%s\a' $__dshpty_nonce
+  set -e __dshpty_drawing
 end
 __dshpty_wrap
 
 # Once per new prompt (a repaint runs fish_prompt again, this event not): the cwd mark,
 # which tells a new prompt from a repainted one.
 function __dshpty_new_prompt --on-event fish_prompt
-  functions fish_prompt | string match -q '*__dshpty_user_prompt*'; or __dshpty_wrap
+  functions fish_prompt | string match -q '*__dshpty_prompt __dshpty_user_prompt_*'; or __dshpty_wrap
   printf '\e]133;P;cwd=%s;dshpty=%s\a' (string escape --style=url -- $PWD) $__dshpty_nonce
 end
 

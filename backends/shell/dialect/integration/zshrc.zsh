@@ -47,6 +47,8 @@ __dshpty_encode_cwd() {
 
 __dshpty_precmd() {
   local st=$?
+  # A virtualenv's activate exports PS1: the marks stay the shell's own.
+  typeset -g +x PS1 PROMPT 2>/dev/null
   if [[ $PROMPT != "$__dshpty_prompt" ]]; then
     local user=${PROMPT//"$__dshpty_open"/}
     user=${user//"$__dshpty_close"/}
