@@ -193,17 +193,19 @@ void ShellSession::on_write_landed() {
 }
 
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
+  if (send_->gated || !send_->write_started) return;  // output of an earlier command
+  send_->tail.append(chunk.text);
+  send_->last_output = ev_now(loop_);
+  ev_timer_again(loop_, &send_idle_timer_);
+}
+
+void ShellSession::on_send_chunk_end() {
   if (send_->gated) {
     // Not this send's output, but it may show the shell back at its prompt.
     if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
     return;
   }
-  if (!send_->write_started) return;  // output of an earlier command, not this send's
-  send_->tail.append(chunk.text);
-  send_->last_output = ev_now(loop_);
-  ev_timer_again(loop_, &send_idle_timer_);
-  if (!send_->landed) return;
-  check_prompt_readiness();
+  if (send_->landed) check_prompt_readiness();
 }
 
 void ShellSession::on_send_rewrite(std::string_view line) {
@@ -213,7 +215,7 @@ void ShellSession::on_send_rewrite(std::string_view line) {
 }
 
 void ShellSession::check_prompt_readiness() {
-  // The drain below feeds output back through on_send_output, which calls here again: the
+  // The drain below feeds output back through on_send_chunk_end, which calls here again: the
   // outer call decides, after the drain.
   if (checking_prompt_) return;
   checking_prompt_ = true;

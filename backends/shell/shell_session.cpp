@@ -218,6 +218,18 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
 
 void ShellSession::on_text(const text::SanitizedText& chunk) {
   ++text_chunks_;
+  if (!prompt_seen_) return;
+  if (send_ && send_->write_started) {
+    on_send_output(chunk);
+    return;
+  }
+  unseen_.append(chunk.text);
+  if (send_) on_send_output(chunk);
+}
+
+void ShellSession::on_chunk_end() {
+  // The prompt evidence saw the whole read (on_sanitized) before the line editor handed
+  // its pieces over: decide only now that every piece reached the send's output.
   if (!prompt_seen_) {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
@@ -225,12 +237,7 @@ void ShellSession::on_text(const text::SanitizedText& chunk) {
     }
     return;
   }
-  if (send_ && send_->write_started) {
-    on_send_output(chunk);
-    return;
-  }
-  unseen_.append(chunk.text);
-  if (send_) on_send_output(chunk);
+  if (send_) on_send_chunk_end();
 }
 
 void ShellSession::on_line_rewrite(std::string_view line) {

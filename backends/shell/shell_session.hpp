@@ -159,6 +159,7 @@ class ShellSession final : public BackendSession,
   void on_sanitized(const text::SanitizedText& chunk) override;
   void on_text(const text::SanitizedText& chunk) override;
   void on_line_rewrite(std::string_view line) override;
+  void on_chunk_end() override;
 
   void publish_exit();
   static void on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int);
@@ -175,6 +176,7 @@ class ShellSession final : public BackendSession,
   void take_unseen(SendState& send);
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
+  void on_send_chunk_end();
   void on_send_rewrite(std::string_view line);
   void check_prompt_readiness();
   static void on_prompt_recheck(struct ev_loop*, ev_timer* w, int);

@@ -27,6 +27,9 @@ class OutputSink {
   // The newest line, which no '\n' has ended yet, now reads `line` (a carriage return
   // redrew it): replace what was appended of it since the last '\n'.
   virtual void on_line_rewrite(std::string_view /*line*/) {}
+  // Every sink has had all of one read's bytes (on_sanitized is a whole chunk ahead of the
+  // line editor's pieces): the moment to decide on what they mean together.
+  virtual void on_chunk_end() {}
 
  protected:
   ~OutputSink() = default;
@@ -56,6 +59,7 @@ class OutputPipeline final : private LineEditor::Output {
     sanitizer_.feed(bytes, chunk_);
     for (OutputSink* sink : sinks_) sink->on_sanitized(chunk_);
     editor_.process(chunk_, *this);
+    for (OutputSink* sink : sinks_) sink->on_chunk_end();
   }
 
   // The output ended: what the sanitizer still held (a partial character, a CR), if any.
@@ -64,6 +68,7 @@ class OutputPipeline final : private LineEditor::Output {
     sanitizer_.finish(chunk_);
     for (OutputSink* sink : sinks_) sink->on_sanitized(chunk_);
     if (!chunk_.text.empty()) editor_.process(chunk_, *this);
+    for (OutputSink* sink : sinks_) sink->on_chunk_end();
   }
 
  private:
