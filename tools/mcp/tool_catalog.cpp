@@ -20,6 +20,13 @@ Json integer_property(const char* description, std::int64_t minimum) {
   return Json{{"type", "integer"}, {"minimum", minimum}, {"description", description}};
 }
 
+// A send's wait bound: integer milliseconds, 1..86400000 (a day) on every face.
+Json wait_property(const char* description) {
+  Json property = integer_property(description, 1);
+  property["maximum"] = 86'400'000;
+  return property;
+}
+
 Json object_schema(Json properties, Json required) {
   Json schema{{"type", "object"}, {"properties", std::move(properties)}};
   if (!required.empty()) schema["required"] = std::move(required);
@@ -83,12 +90,10 @@ Json send_tool() {
       {"submit", Json{{"type", "boolean"},
                       {"description", "Press Enter after the text and keys (default true when there is text, false "
                                       "for keys alone)."}}},
-      {"timeout_ms", integer_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
-                                      "minute; a longer job comes back as timeout and you send again.",
-                                      1)},
-      {"idle_ms", integer_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
-                                   "(default 3000).",
-                                   1)}};
+      {"timeout_ms", wait_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
+                                   "minute; a longer job comes back as timeout and you send again.")},
+      {"idle_ms", wait_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
+                                "(default 3000).")}};
   return tool(
       "terminal_send", "Type into a terminal session and wait",
       "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
@@ -262,8 +267,10 @@ Result<ToolCall> parse_send(Arguments& a) {
   // No text is a wait for more output (or keys alone): Enter would be a command line of
   // its own.
   call.request.submit = a.boolean("submit").value_or(!call.request.text.empty());
-  if (auto ms = a.integer("timeout_ms", 1)) call.request.timeout = std::chrono::milliseconds(*ms);
-  if (auto ms = a.integer("idle_ms", 1)) call.request.idle = std::chrono::milliseconds(*ms);
+  // The engine checks the range (1..86400000, one rule on every face).
+  constexpr auto kAny = std::numeric_limits<std::int64_t>::min();
+  if (auto ms = a.integer("timeout_ms", kAny)) call.request.timeout = std::chrono::milliseconds(*ms);
+  if (auto ms = a.integer("idle_ms", kAny)) call.request.idle = std::chrono::milliseconds(*ms);
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }
