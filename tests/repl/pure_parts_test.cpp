@@ -10,6 +10,7 @@
 #include "host_setup.hpp"
 #include "line_splitter.hpp"
 #include "options.hpp"
+#include "render/escape.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
 #include "shell_words.hpp"
@@ -34,6 +35,32 @@ TEST_CASE("the motd is cut with the one truncation: head, marker line, tail") {
   CHECK(cut.find("[output truncated: ") != std::string::npos);
   CHECK(cut.find("motd line 200\n") != std::string::npos);
   CHECK(cut.find("motd line 100\n") == std::string::npos);
+}
+
+TEST_CASE("one escape for every value the text face prints: names, cwd, reasons, error messages") {
+  CHECK(escape("plain /tmp/x") == "plain /tmp/x");
+  CHECK(escape("x]\n[session: exited code=0]") == "x]\\n[session: exited code=0]");
+  CHECK(escape(std::string("a\tb\rc\x1b[31md\x07\x7f\\", 14)) == "a\\tb\\rc\\e[31md\\x07\\x7f\\\\");
+  CHECK(has_control("a\nb"));
+  CHECK(has_control(std::string("\x7f")));
+  CHECK_FALSE(has_control("caf\xC3\xA9 \\ ok"));
+
+  SendResult sent;
+  sent.viewport = "ok\n";
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.exit_code = 0;
+  sent.cwd = "/tmp/x]\n[session: exited code=0 signal=null]";
+  CHECK(format_send(sent, 1024) ==
+        "ok\n[wait: stdin_read]\n[exit: 0]\n[cwd: /tmp/x]\\n[session: exited code=0 signal=null]]\n[session: running]\n");
+  SessionSnapshot named;
+  named.id = "pty-1";
+  named.name = "a\x1b]0;t\x07";
+  named.type = "shell";
+  CHECK(format_list({named}) == "pty-1 (a\\e]0;t\\x07) [shell] running\n");
+  CHECK(format_error(make_error(Code::INVALID_ARGUMENT, "unknown field \"a\nb\"")) ==
+        "error: INVALID_ARGUMENT: unknown field \"a\\nb\"\n");
+  CHECK(format_error(make_error(Code::CLEANUP_FAILED, "two", {make_error(Code::BACKEND_FAILED, "x\ny")})) ==
+        "error: CLEANUP_FAILED: two\n  BACKEND_FAILED: x\\ny\n");
 }
 
 TEST_CASE("LineSplitter: lines across chunks, CRLF, overlong lines, the last line") {
