@@ -35,10 +35,7 @@ void TailBuffer::rewrite_line(std::string_view line) {
   append(line);
 }
 
-void TailBuffer::count_dropped(std::uint64_t to) {
-  for (std::uint64_t at = ring_.begin(); at < to; ++at)
-    if (ring_.at(at) == '\n') ++dropped_lines_;
-}
+void TailBuffer::count_dropped(std::uint64_t to) { dropped_lines_ += ring_.count(ring_.begin(), to, '\n'); }
 
 void TailBuffer::clear() noexcept {
   ring_.reset_at(ring_.end());
