@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "scripted_core.hpp"
+#include "text/truncation.hpp"
 
 namespace dshpty::detail {
 
@@ -22,6 +23,7 @@ struct SendState {
   ScriptedSend script;
   std::deque<OutputDelta> output;
   Callback<SendResult> done;
+  std::optional<std::size_t> cap;  // the request's max_bytes
   std::uint64_t op = 0;
   bool settled = false;
   bool cancel_settling = false;
@@ -39,6 +41,16 @@ struct SessionLive : std::enable_shared_from_this<SessionLive> {
 
   void settle_send(const std::shared_ptr<SendState>& st, Result<SendResult> result) {
     if (st->settled) return;
+    // The scripted viewport is cut to the request's cap as the shell backend cuts its own.
+    if (result && st->cap) {
+      text::Cut cut = text::cut_to_fit(result->viewport, *st->cap);
+      if (cut.truncated) {
+        result->viewport = std::move(cut.text);
+        result->truncated = true;
+        result->omitted_lines += cut.omitted.lines;
+        result->omitted_bytes += cut.omitted.bytes;
+      }
+    }
     st->settled = true;
     ops.cancel(st->op);
     if (send == st) send.reset();
@@ -151,6 +163,7 @@ class ScriptedSession final : public BackendSession {
     st->script = std::move(*script);
     st->output.assign(st->script.output.begin(), st->script.output.end());
     st->done = std::move(done);
+    st->cap = request.max_bytes;
     live.send = st;
     SessionLive* session = &live;
     const ScriptedStep& step = st->script.step;

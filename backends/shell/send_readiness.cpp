@@ -61,7 +61,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto keys = screen::parse_keys(request.keys);
   if (!keys) return keys.error();
-  auto send = std::make_shared<SendState>(config_.viewport_bytes);
+  auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
   send->check_in = request.checks_in();
   send->bytes = std::move(request.text);
@@ -339,8 +339,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
     }
   }
   auto send = release_send();
-  result.viewport = send->tail.text();
-  result.truncated = send->tail.truncated();
+  send->fill_viewport(result);
   result.wait_reason = reason;
   result.session_status = status();
   if (emulator_.alternate()) result.screen = emulator_.snapshot();

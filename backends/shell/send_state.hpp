@@ -1,26 +1,40 @@
-// One send on a shell session: its output (a bounded tail: the viewport and the consuming
-// delta), and how far its write got. Shared by the session (which drives it) and the
+// One send on a shell session: its output (a bounded head and tail: the viewport and the
+// consuming delta), and how far its write got. Shared by the session (which drives it) and the
 // BackendSendOperation handed to the service (which reads it), so either may go first.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <vector>
 
 #include "dshpty/backend.hpp"
 #include "screen/keys.hpp"
-#include "text/tail_buffer.hpp"
+#include "text/head_tail_buffer.hpp"
 
 namespace dshpty::shell {
 
 class ShellSession;
 
 struct SendState {
-  explicit SendState(std::size_t viewport_bytes) : tail(viewport_bytes) {}
+  // The output keeps its first third of viewport_bytes and its newest two thirds: a cut to
+  // viewport_bytes (the default cap) then loses nothing a cut of the whole would keep.
+  SendState(std::size_t viewport_bytes, std::optional<std::size_t> max_bytes)
+      : tail(viewport_bytes / 3, viewport_bytes - viewport_bytes / 3), cap(max_bytes.value_or(viewport_bytes)) {}
 
-  text::TailBuffer tail;  // this send's sanitized output
+  // The result's viewport, truncated and omitted_* from this send's output, cut to the cap.
+  void fill_viewport(SendResult& result) const {
+    text::Cut cut = tail.cut(cap);
+    result.viewport = std::move(cut.text);
+    result.truncated = cut.truncated;
+    result.omitted_lines = cut.omitted.lines;
+    result.omitted_bytes = cut.omitted.bytes;
+  }
+
+  text::HeadTailBuffer tail;  // this send's sanitized output, its head and its tail
+  std::size_t cap;            // the viewport's bound (the request's max_bytes)
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys

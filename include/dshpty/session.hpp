@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -82,16 +83,24 @@ struct SendRequest {
   std::optional<bool> submit{};
   std::optional<std::chrono::milliseconds> timeout{};  // backend default when unset
   std::optional<std::chrono::milliseconds> idle{};     // silence that completes as inferred_idle
+  // The result's viewport in at most this many bytes: when the output is longer, its head
+  // and tail are kept (the tail favoured) with the line "[output truncated: N lines, M
+  // bytes left out]" between them. Unset: the backend's own bound.
+  std::optional<std::size_t> max_bytes{};
 
   bool submits() const noexcept { return submit.value_or(!text.empty()); }
   bool checks_in() const noexcept { return text.empty() && keys.empty() && !submits(); }
 };
 
 struct SendResult {
-  std::string viewport;  // this send's output, sanitized, tail-bounded
+  // This send's output, sanitized; when longer than the request's max_bytes (or the
+  // backend's bound), its head and tail with the truncation marker line between them.
+  std::string viewport;
   WaitReason wait_reason = WaitReason::inferred_idle;
   SessionStatus session_status;
-  bool truncated = false;  // the viewport lost its head to the bound
+  bool truncated = false;  // the viewport left part of the output out (the marker says so)
+  std::uint64_t omitted_lines = 0;  // when truncated: the newlines left out
+  std::uint64_t omitted_bytes = 0;  // when truncated: the bytes left out
   // When the send ended at the shell's own prompt (stdin_read, the shell's group holding
   // the terminal): the exit status of the command before that prompt, and the shell's
   // working directory (where the backend can tell). nullopt otherwise: a job still

@@ -86,7 +86,9 @@ struct ShellConfig {
   std::size_t scrollback_lines = 10'000;
   std::size_t scrollback_bytes = 4u << 20;
   std::size_t page_bytes = 256u << 10;      // a read page's bound
-  std::size_t viewport_bytes = 256u << 10;  // a send result's tail bound
+  // A send's output bound (its first third and newest two thirds kept) and its viewport's
+  // cap when the request names none.
+  std::size_t viewport_bytes = 256u << 10;
   std::chrono::milliseconds idle_silence{3'000};
   std::chrono::milliseconds send_timeout{30'000};
 

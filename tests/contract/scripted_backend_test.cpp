@@ -545,3 +545,37 @@ TEST_CASE("scripted: sends record their keys and submit as given") {
   CHECK(rec->sends[1].keys == std::vector<std::string>{"Tab"});
   CHECK(rec->sends[1].submit == false);
 }
+
+TEST_CASE("scripted: a viewport over the request's max_bytes is cut as the shell backend cuts it") {
+  Direct d;
+  auto r = d.spawn(d.spec());
+  REQUIRE(r.ok());
+  SessionPtr s = std::move(r.value());
+  std::string flood;
+  for (int i = 1; i <= 1000; ++i) flood += std::to_string(i) + "\n";
+  for (std::optional<std::size_t> cap : {std::optional<std::size_t>{}, std::optional<std::size_t>{200}}) {
+    SendResult result;
+    result.viewport = flood;
+    d.backend->session_script("s-1").sends.push(ScriptedSend::with(ScriptedStep::succeed(), result));
+    std::optional<Result<SendResult>> out;
+    SendRequest req;
+    req.text = "seq 1 1000";
+    req.max_bytes = cap;
+    auto op = s->start_send(req, [&](Result<SendResult> res) { out.emplace(std::move(res)); });
+    REQUIRE(op.ok());
+    REQUIRE(run_until(d.loop, [&] { return out.has_value(); }));
+    REQUIRE(out->ok());
+    const SendResult& got = out->value();
+    if (!cap) {
+      CHECK(got.viewport == flood);  // no cap: the script's viewport as it is
+      CHECK_FALSE(got.truncated);
+      continue;
+    }
+    CHECK(got.truncated);
+    CHECK(got.viewport.size() <= *cap);
+    CHECK(got.viewport.rfind("1\n2\n", 0) == 0);
+    CHECK(got.viewport.find("[output truncated: " + std::to_string(got.omitted_lines) + " lines, " +
+                            std::to_string(got.omitted_bytes) + " bytes left out]\n") != std::string::npos);
+    CHECK(got.viewport.substr(got.viewport.size() - 5) == "1000\n");
+  }
+}

@@ -137,6 +137,20 @@ def model_errors(server):
     server.tool_error("terminal_read", {"session": "main", "count": 0}, "INVALID_ARGUMENT")
     server.tool_error("terminal_signal", {"session": "main", "signal": "SIGSEGV"}, "INVALID_ARGUMENT")
     server.tool_error("terminal_open", {"type": "nosuch"}, "NO_BACKEND")
+    # The engine's refusals, the same words as on the JSON face.
+    text = server.tool_error("terminal_send", {"session": "main", "text": "true", "timeout_ms": 0}, "INVALID_ARGUMENT")
+    check(text == "error: INVALID_ARGUMENT: timeout (timeoutMs, timeout_ms) must be an integer from 1 to "
+                  "86400000 ms, got 0\n", text)
+    text = server.tool_error("terminal_send", {"session": "main", "text": "true", "idle_ms": 86400001},
+                             "INVALID_ARGUMENT")
+    check("idle (idleMs, idle_ms) must be an integer from 1 to 86400000 ms, got 86400001" in text, text)
+    text = server.tool_error("terminal_open", {"network": "off"}, "INVALID_ARGUMENT")
+    check(text == "error: INVALID_ARGUMENT: network is an option of a sandbox: give sandbox too, or leave "
+                  "network out\n", text)
+    # A name with a control character is refused, its escape shown (never a raw newline).
+    text = server.tool_error("terminal_open", {"name": "x]\n[session: exited"}, "INVALID_ARGUMENT")
+    check(text == 'error: INVALID_ARGUMENT: a session name must not hold control characters: '
+                  '"x]\\n[session: exited"\n', text)
     # An unknown tool is the client's mistake, a protocol error.
     response = server.response(server.start_tool("terminal_teleport"))
     check(response.get("error", {}).get("code") == -32602, response)
@@ -196,6 +210,9 @@ def bytes_and_cap(server):
     check(server.call("ping") == {}, "the stream survived invalid UTF-8")
 
 
+MARKER = re.compile(r"^\[output truncated: (\d+) lines?, (\d+) bytes? left out\]$", re.M)
+
+
 def capped():
     server = McpServer(BINARY, ["--max-result-bytes", "4096"])
     try:
@@ -203,13 +220,60 @@ def capped():
         server.tool("terminal_open")
         text = server.tool("terminal_send", {"session": "pty-1",
                                              "text": "for i in $(seq 1 3000); do printf 'é€'; done; echo"})
-        check("[output truncated]" in text, text[-200:])
-        body = text.split("[output truncated]")[0]
-        check(len(body.encode()) <= 4096, f"body of {len(body.encode())} bytes")
+        check(MARKER.search(text), text[-200:])
+        body = text.split("[wait:")[0]
+        check(len(body.encode()) <= 4096 + 1, f"body of {len(body.encode())} bytes")
         check("[wait: stdin_read]" in text, text[-200:])
         check(server.close_stdin_and_wait() == 0, "exit status")
     finally:
         server.kill()
+
+
+def flood_caps():
+    """seq 1 100000 at three caps: the command and 1, 2, 3... at the head, the marker line,
+    ...99999, 100000 at the tail; the marker's count is the gap between them."""
+    for cap in (256, 4096, 65536):
+        server = McpServer(BINARY, ["--max-result-bytes", str(cap)])
+        try:
+            server.initialize()
+            server.tool("terminal_open")
+            text = server.tool("terminal_send", {"session": "pty-1", "text": "seq 1 100000", "timeout_ms": 60000})
+            viewport = text.split("[wait: stdin_read]")[0]
+            check(len(viewport.encode()) <= cap + 1, f"cap {cap}: {len(viewport.encode())} bytes")
+            found = MARKER.search(viewport)
+            check(found and len(MARKER.findall(viewport)) == 1, f"cap {cap}: {viewport[:300]!r}")
+            head, tail = viewport[:found.start()], viewport[found.end() + 1:]
+            check("seq 1 100000" in head.splitlines()[0], f"cap {cap}: {head[:100]!r}")
+            numbers = [l for l in head.splitlines()[1:] if l.strip()]
+            check(numbers == [str(i) for i in range(1, len(numbers) + 1)], f"cap {cap}: head {head[:200]!r}")
+            tail_numbers = [l for l in tail.splitlines() if l.isdigit()]
+            check(tail_numbers[-1] == "100000", f"cap {cap}: tail {tail[-200:]!r}")
+            first = int(tail_numbers[0])
+            check(int(found[1]) == first - len(numbers) - 1, f"cap {cap}: {found[0]} for the gap {len(numbers)}..{first}")
+            check(int(found[2]) == sum(len(str(i)) + 1 for i in range(len(numbers) + 1, first)), f"cap {cap}: {found[0]}")
+            check(len(tail) >= len(head), f"cap {cap}: the end is favoured")
+            check("[exit: 0]" in text, text[-200:])
+            check(server.close_stdin_and_wait() == 0, "exit status")
+        finally:
+            server.kill()
+
+
+def bad_bytes(server):
+    """Requests whose strings hold invalid UTF-8 or a lone surrogate keep their id: a
+    tools/call gets an isError result, anything else -32602."""
+    server.send_raw(b'{"jsonrpc":"2.0","id":"bb1","method":"tools/call","params":{"name":"terminal_send",'
+                    b'"arguments":{"session":"main","text":"a\xff\xfeb"}}}\n')
+    text, is_error = server.tool_result("bb1")
+    check(is_error is True and text == "error: INVALID_ARGUMENT: the request's strings hold invalid UTF-8 or a "
+                                       "lone surrogate escape\n", text)
+    server.send_raw(b'{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"terminal_send",'
+                    b'"arguments":{"session":"main","text":"\\ud800"}}}\n')
+    text, is_error = server.tool_result(77)
+    check(is_error is True and text.startswith("error: INVALID_ARGUMENT: "), text)
+    server.send_raw(b'{"jsonrpc":"2.0","id":"bb2","method":"ping","params":{"x":"\\udc00"}}\n')
+    response = server.response("bb2")
+    check(response.get("error", {}).get("code") == -32602, response)
+    check(server.call("ping") == {}, "serving goes on")
 
 
 def main():
@@ -217,6 +281,7 @@ def main():
     BINARY = sys.argv[1]
     handshake()
     capped()
+    flood_caps()
     server = McpServer(BINARY)
     try:
         check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")
@@ -226,6 +291,7 @@ def main():
         model_errors(server)
         cancellation_and_progress(server)
         protocol_errors(server)
+        bad_bytes(server)
         bytes_and_cap(server)
 
         # A second session, closed by terminal_close: its tree is gone when the result says so.

@@ -115,7 +115,7 @@ TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_AR
 
   for (const auto& [name, arguments] :
        {std::pair{"terminal_send", Json{{"text", "x"}}}, std::pair{"terminal_send", Json{{"session", 1}}},
-        std::pair{"terminal_send", Json{{"session", "a"}, {"idle_ms", 0}}},
+        std::pair{"terminal_send", Json{{"session", "a"}, {"idle_ms", 1.5}}},
         std::pair{"terminal_read", Json{{"session", "a"}, {"bogus", 1}}},
         std::pair{"terminal_read", Json{{"session", "a"}, {"offset", -1}}},
         std::pair{"terminal_signal", Json{{"session", "a"}, {"signal", "SIGSEGV"}}},

@@ -1,6 +1,7 @@
 // dshpty-mcp driven by the official TypeScript SDK client (@modelcontextprotocol/sdk, which
 // tools/dev installs into the build tree from the npm registry): the handshake the SDK makes,
-// tools/list, then open -> send `echo $((6*7))` -> read -> a send cancelled through the SDK's
+// tools/list, then open -> send `echo $((6*7))` -> a flood cut to head and tail -> a lone
+// surrogate answered under its id -> read -> a send cancelled through the SDK's
 // AbortSignal (with progress) -> close, and the server gone after the client closes. Prints
 // the calls and their results as a transcript. Exits 77 (skipped, with the reason) when the
 // SDK is not installed; never reaches the network.
@@ -114,6 +115,22 @@ async function main() {
   check(sent.includes('\n42\n') && sent.includes('[wait: stdin_read]') && sent.includes('[exit: 0]'), sent);
   const page = await call('terminal_read', { session: 'main', count: 10 });
   check(page.includes('42') && /\[lines: \d+-\d+ of \d+\]/.test(page), page);
+  // A flood over the cap (256 KiB by default): its head and its tail, the marker between.
+  const flood = await client.callTool({ name: 'terminal_send', arguments: { session: 'main', text: 'seq 1 100000',
+                                                                            timeout_ms: 60000 } }, undefined, options);
+  const floodText = text(flood);
+  console.log(`> terminal_send {"session":"main","text":"seq 1 100000"}: ${floodText.length} characters`);
+  const marker = /^\[output truncated: (\d+) lines, (\d+) bytes left out\]$/m.exec(floodText);
+  check(flood.isError === false && marker, `no marker line: ${floodText.slice(0, 200)}`);
+  const floodHead = floodText.slice(0, marker.index).split('\n');
+  check(floodHead[1] === '1' && floodHead[2] === '2', `the head: ${floodHead.slice(0, 3)}`);
+  check(/\n99999\n100000\n/.test(floodText.slice(marker.index)), 'the tail');
+  check(floodText.includes('[exit: 0]'), floodText.slice(-200));
+  // A lone surrogate in an argument: answered under the call's own id, as an error result.
+  const lone = await client.callTool({ name: 'terminal_send', arguments: { session: 'main', text: 'x\ud800' } },
+                                     undefined, options);
+  console.log(`> terminal_send {"session":"main","text":"x\\ud800"}: ${text(lone).trimEnd()}`);
+  check(lone.isError === true && text(lone).startsWith('error: INVALID_ARGUMENT: '), text(lone));
   // Progress and cancellation as the SDK does them: onprogress sends a progressToken, and an
   // aborted signal sends notifications/cancelled (the server interrupts the send, answers
   // nothing, and the SDK rejects the call).

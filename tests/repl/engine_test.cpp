@@ -136,15 +136,23 @@ TEST_CASE("sends are found by key while live and for a while after they settle")
   REQUIRE_FALSE(active);
   CHECK(active.error()->code == Code::SEND_ACTIVE);
 
-  const auto delta = f.engine->send_output("k1");
+  const auto delta = f.engine->send_output("a", "k1");
   REQUIRE(delta);
   CHECK(delta->text == "partial");
-  const auto unknown = f.engine->cancel_send("nope");
+  const auto unknown = f.engine->cancel_send("a", "nope");
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error()->message == "no send with id nope");
-  CHECK_FALSE(f.engine->send_output("nope"));
+  CHECK_FALSE(f.engine->send_output("a", "nope"));
+  // Another owner who knows the id reaches nothing: fenced to the exact owner.
+  const auto foreign = f.engine->cancel_send("b", "k1");
+  REQUIRE_FALSE(foreign);
+  CHECK(foreign.error()->code == Code::FOREIGN_SESSION);
+  CHECK(foreign.error()->message == "send k1 belongs to another owner");
+  const auto foreign_output = f.engine->send_output("b", "k1");
+  REQUIRE_FALSE(foreign_output);
+  CHECK(foreign_output.error()->code == Code::FOREIGN_SESSION);
 
-  const auto cancelled = f.engine->cancel_send("k1");
+  const auto cancelled = f.engine->cancel_send("a", "k1");
   REQUIRE(cancelled);
   CHECK(*cancelled);
   REQUIRE(run_until(f.loop, [&] { return sent.done(); }));
@@ -152,7 +160,7 @@ TEST_CASE("sends are found by key while live and for a while after they settle")
   CHECK(f.engine->pending() == 0);
 
   // Settled: still found, no longer cancellable, and its key is free again.
-  const auto late = f.engine->cancel_send("k1");
+  const auto late = f.engine->cancel_send("a", "k1");
   REQUIRE(late);
   CHECK_FALSE(*late);
   Outcome<SendResult> again;
@@ -176,9 +184,9 @@ TEST_CASE("only the most recent settled sends stay reachable") {
                            sent.callback()));
     REQUIRE(run_until(f.loop, [&] { return sent.done(); }));
   }
-  CHECK_FALSE(f.engine->cancel_send("s0"));
-  CHECK(f.engine->cancel_send("s1"));
-  CHECK(f.engine->cancel_send("s" + std::to_string(sends - 1)));
+  CHECK_FALSE(f.engine->cancel_send("a", "s0"));
+  CHECK(f.engine->cancel_send("a", "s1"));
+  CHECK(f.engine->cancel_send("a", "s" + std::to_string(sends - 1)));
 }
 
 TEST_CASE("a send that names no timeout or idle takes the engine's defaults") {
@@ -285,7 +293,7 @@ TEST_CASE("shutdown completes after every owed callback, once per call") {
   REQUIRE(run_until(f.loop, [&] { return order.size() == 3; }));
   CHECK(order == std::vector<std::string>{"send", "shutdown 1", "shutdown 2"});
   CHECK(f.backend->all_processes_gone());
-  CHECK_FALSE(f.engine->cancel_send("1"));  // the service is gone: nothing points into it
+  CHECK_FALSE(f.engine->cancel_send("a", "1"));  // the service is gone: nothing points into it
 
   // Afterwards: the same outcome, on a later loop turn.
   bool late = false;

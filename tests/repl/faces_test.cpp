@@ -235,7 +235,7 @@ TEST_CASE("json: bad lines each get INVALID_ARGUMENT and serving goes on") {
   JsonFixture f;
   f.server.handle_line("this is not json");
   f.server.handle_line(R"({"id":1,"op":"frobnicate"})");
-  f.server.handle_line(R"({"id":2,"op":"send","sessionId":"pty-1","submit":"yes"})");
+  f.server.handle_line(R"({"id":2,"op":"send","sessionId":"pty-1","txt":"x"})");
   f.server.handle_line(R"({"id":3,"op":"read","sessionId":7})");
   f.server.handle_overlong_line();
   f.server.handle_line("   ");  // blank: no response

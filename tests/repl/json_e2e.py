@@ -93,7 +93,7 @@ def bad_lines(repl):
 
     bad(b"this is not json\n", None)
     bad(b'{"id":30,"op":"frobnicate"}\n', 30)
-    bad(b'{"id":31,"op":"send","sessionId":"pty-1","idleMs":"soon"}\n', 31)
+    bad(b'{"id":31,"op":"send","sessionId":"pty-1","txt":"x"}\n', 31)
     bad(b'{"id":32,"op":"send","sessionId":"pty-1","text":7}\n', 32)
     bad(b'{"id":33,"op":"read","sessionId":"pty-1","count":"ten"}\n', 33)
     bad(b'{"op":"list"}\n', None)

@@ -44,10 +44,19 @@ TEST_CASE("every op parses with its fields") {
   CHECK(s.request.submit == false);
   CHECK(s.request.timeout->count() == 5);
   CHECK(s.request.idle->count() == 7);
-  // No text and no keys: a check-in, no Enter (an empty text and an empty keys list count as absent).
-  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":""})").op).request.checks_in());
-  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","keys":[]})").op).request.checks_in());
-  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":"","submit":true})").op).request.submits());
+  // "" and [] count as absent: such a send types nothing and presses no Enter (a check-in).
+  for (const char* empty : {R"({"id":1,"op":"send","sessionId":"p","text":""})", R"({"id":1,"op":"send","sessionId":"p","keys":[]})",
+                            R"({"id":1,"op":"send","sessionId":"p","text":"","keys":[]})", R"({"id":1,"op":"send","sessionId":"p"})"}) {
+    const auto& checkin = std::get<SendOp>(parse_ok(empty).op).request;
+    CHECK(checkin.text.empty());
+    CHECK(checkin.keys.empty());
+    CHECK_FALSE(checkin.submits());
+  }
+  CHECK_FALSE(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","keys":["Up"]})").op).request.submits());
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":"x"})").op).request.submits());
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","submit":true})").op).request.submits());
+  // The range of timeoutMs and idleMs is the engine's to check, the same on every face.
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","timeoutMs":0})").op).request.timeout->count() == 0);
 
   CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a":[1]}})").op).send_id == Json::parse(R"({"a":[1]})"));
   CHECK(std::get<OutputOp>(parse_ok(R"({"id":2,"op":"output","sendId":"s"})").op).send_id == "s");
@@ -70,11 +79,31 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
   CHECK(parse_bad(R"({"id":1})").id == 1);
   CHECK(parse_bad(R"({"id":1,"op":"nope"})").error->message == "unknown op \"nope\"");
   CHECK(parse_bad(R"({"id":1,"op":7})").id == 1);
-  CHECK(std::get<SendOp>(parse_ok(R"({"id":2,"op":"send","sessionId":"p"})").op).request.checks_in());
+  // Strict fields: one unknown field refuses the request, naming it and the valid ones.
+  CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","timeout":5})").error->message ==
+        "unknown field \"timeout\" for op \"send\" (valid: id, op, owner, sessionId, text, keys, submit, timeoutMs, idleMs)");
+  CHECK(parse_bad(R"({"id":2,"op":"list","sessionId":"p"})").error->message ==
+        "unknown field \"sessionId\" for op \"list\" (valid: id, op, owner)");
+  CHECK(parse_bad(R"({"id":2,"op":"open","type":"shell","sandox":"read-only"})").error->message ==
+        "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)");
+  CHECK(parse_bad(R"({"id":"c","op":"cancel","sendId":1,"session":"p"})").id == "c");
+  parse_ok(R"({"id":2,"op":"shutdown","owner":"a"})");
+  // Bad bytes in a string: refused under the request's own id, not null.
+  const std::string bad_utf8 = "{\"id\":41,\"op\":\"send\",\"sessionId\":\"p\",\"text\":\"a\xff\xfe b\"}";
+  CHECK(parse_bad(bad_utf8).id == 41);
+  CHECK(parse_bad(bad_utf8).error->message == "the request's strings hold invalid UTF-8 or a lone surrogate escape");
+  CHECK(parse_bad(R"({"id":"s42","op":"send","sessionId":"p","text":"\ud800"})").id == "s42");
+  CHECK(parse_bad(R"({"id":43,"op":"send","sessionId":"p","text":"x\udc00y"})").id == 43);
+  CHECK(parse_bad("{\"id\":44,\"op\":\"open\",\"type\":\"shell\",\"name\":\"\xc3\"}").id == 44);
+  // A pair is one character, and an escaped backslash before "ud800" is no escape: both fine.
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":45,"op":"send","sessionId":"p","text":"\ud83d\ude00"})").op).request.text ==
+        "\xF0\x9F\x98\x80");
+  CHECK(std::get<SendOp>(parse_ok(R"({"id":46,"op":"send","sessionId":"p","text":"\\ud800"})").op).request.text ==
+        "\\ud800");
+  CHECK(parse_bad("{\"id\":47,\"op\":\"send\",\"text\":\"\xff\"").id.is_null());  // not JSON, bytes or not
   CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":1,"text":"x"})").error->message ==
         "field \"sessionId\" must be a string");
   parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","submit":"yes"})");
-  parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","timeoutMs":-1})");
   parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","idleMs":1.5})");
   parse_bad(R"({"id":2,"op":"read","sessionId":"p","offset":"1"})");
   parse_bad(R"({"id":2,"op":"signal","sessionId":"p","signal":"SIGUSR1"})");
@@ -115,12 +144,20 @@ TEST_CASE("responses: shape, status, errors, caps") {
   SendResult sent;
   sent.viewport = std::string(100, 'x') + "\xC3\xA9";
   sent.wait_reason = WaitReason::timeout;
-  auto full = encode_send(sent, 1000);
+  auto full = encode_send(sent);
   CHECK(full["waitReason"] == "timeout");
   CHECK(full["truncated"] == false);
-  auto cut = encode_send(sent, 101);
-  CHECK(cut["viewport"].get<std::string>().size() == 100);
+  CHECK_FALSE(full.contains("omittedLines"));
+  // The backend cut it: the viewport as it came, and what was left out beside it.
+  sent.truncated = true;
+  sent.omitted_lines = 3;
+  sent.omitted_bytes = 42;
+  auto cut = encode_send(sent);
+  CHECK(cut["viewport"] == sent.viewport);
   CHECK(cut["truncated"] == true);
+  CHECK(cut["omittedLines"] == 3);
+  CHECK(cut["omittedBytes"] == 42);
+  sent.truncated = false;
   // Not at the shell's prompt: exitCode and cwd are there, and null.
   CHECK(full["exitCode"].is_null());
   CHECK(full["cwd"].is_null());
@@ -131,7 +168,7 @@ TEST_CASE("responses: shape, status, errors, caps") {
   sent.evidence = Evidence::prompt_marks;
   sent.exit_code = 7;
   sent.cwd = "/usr/share";
-  CHECK(encode_send(sent, 100).dump() ==
+  CHECK(encode_send(sent).dump() ==
         R"({"viewport":"ok\n","waitReason":"stdin_read","sessionStatus":{"kind":"running"},)"
         R"("truncated":false,"exitCode":7,"cwd":"/usr/share","inputHidden":false,"evidence":"prompt_marks"})");
 

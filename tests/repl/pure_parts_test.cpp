@@ -10,7 +10,7 @@
 #include "host_setup.hpp"
 #include "line_splitter.hpp"
 #include "options.hpp"
-#include "render/output_cap.hpp"
+#include "render/escape.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
 #include "shell_words.hpp"
@@ -23,24 +23,44 @@ using namespace dshpty::tool;
 using namespace dshpty::render;
 using dshpty::engine::resolve_session;
 
-TEST_CASE("cap_display cuts to the cap and ends with the marker") {
-  CHECK(cap_display("short\n", 64).text == "short\n");
-  CHECK_FALSE(cap_display("short\n", 64).truncated);
+TEST_CASE("the motd is cut with the one truncation: head, marker line, tail") {
+  SpawnResult opened;
+  opened.session.id = "pty-1";
+  opened.session.type = "shell";
+  std::string motd;
+  for (int i = 1; i <= 200; ++i) motd += "motd line " + std::to_string(i) + "\n";
+  opened.motd = motd;
+  const std::string cut = format_open(opened, 256);
+  CHECK(cut.find("motd line 1\n") != std::string::npos);
+  CHECK(cut.find("[output truncated: ") != std::string::npos);
+  CHECK(cut.find("motd line 200\n") != std::string::npos);
+  CHECK(cut.find("motd line 100\n") == std::string::npos);
+}
 
-  std::string big;
-  for (int i = 0; i < 1000; ++i) big += "\xC3\xA9";  // é, 2 bytes each
-  const CappedText capped = cap_display(big, 64);
-  CHECK(capped.truncated);
-  CHECK(capped.text.size() + 1 <= 64);  // the caller's final newline still fits
-  CHECK(capped.text.size() >= std::string(kTruncatedMarker).size());
-  CHECK(capped.text.substr(capped.text.size() - kTruncatedMarker.size()) == kTruncatedMarker);
-  const std::string head = capped.text.substr(0, capped.text.find('\n'));
-  CHECK(head.size() % 2 == 0);  // whole characters only
-  CHECK(head == utf8::prefix(big, head.size()));
+TEST_CASE("one escape for every value the text face prints: names, cwd, reasons, error messages") {
+  CHECK(escape("plain /tmp/x") == "plain /tmp/x");
+  CHECK(escape("x]\n[session: exited code=0]") == "x]\\n[session: exited code=0]");
+  CHECK(escape(std::string("a\tb\rc\x1b[31md\x07\x7f\\", 14)) == "a\\tb\\rc\\e[31md\\x07\\x7f\\\\");
+  CHECK(has_control("a\nb"));
+  CHECK(has_control(std::string("\x7f")));
+  CHECK_FALSE(has_control("caf\xC3\xA9 \\ ok"));
 
-  const CappedText field = cap_field(big, 65);
-  CHECK(field.truncated);
-  CHECK(field.text.size() == 64);
+  SendResult sent;
+  sent.viewport = "ok\n";
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.exit_code = 0;
+  sent.cwd = "/tmp/x]\n[session: exited code=0 signal=null]";
+  CHECK(format_send(sent, 1024) ==
+        "ok\n[wait: stdin_read]\n[exit: 0]\n[cwd: /tmp/x]\\n[session: exited code=0 signal=null]]\n[session: running]\n");
+  SessionSnapshot named;
+  named.id = "pty-1";
+  named.name = "a\x1b]0;t\x07";
+  named.type = "shell";
+  CHECK(format_list({named}) == "pty-1 (a\\e]0;t\\x07) [shell] running\n");
+  CHECK(format_error(make_error(Code::INVALID_ARGUMENT, "unknown field \"a\nb\"")) ==
+        "error: INVALID_ARGUMENT: unknown field \"a\\nb\"\n");
+  CHECK(format_error(make_error(Code::CLEANUP_FAILED, "two", {make_error(Code::BACKEND_FAILED, "x\ny")})) ==
+        "error: CLEANUP_FAILED: two\n  BACKEND_FAILED: x\\ny\n");
 }
 
 TEST_CASE("LineSplitter: lines across chunks, CRLF, overlong lines, the last line") {
@@ -400,15 +420,16 @@ TEST_CASE("every result prints its exact text") {
   sent.session_status = SessionStatus::lost("ssh exited 255: Connection refused");
   CHECK(format_send(sent, 1024) ==
         "(no new output)\n[wait: session_exit]\n[session: lost: ssh exited 255: Connection refused]\n");
-  CHECK(format_status(SessionStatus::lost("link silent\nfor 30 s\r\n")) == "lost: link silent for 30 s");
+  CHECK(format_status(SessionStatus::lost("link silent\nfor 30 s\r\n")) == "lost: link silent\\nfor 30 s");
   CHECK(format_status(SessionStatus::lost("")) == "lost");
 
-  std::string big(1000, 'x');
-  sent.viewport = big;
+  // The backend cut the viewport (its marker in place): the face shows it as it came.
+  sent.viewport = "first\n[output truncated: 5 lines, 60 bytes left out]\nlast";
+  sent.truncated = true;
   sent.session_status = {};
-  const std::string cut = format_send(sent, 64);
-  CHECK(cut.find("[output truncated]\n[wait: session_exit]\n") != std::string::npos);
-  CHECK(cut.find("[wait:") <= 64);
+  CHECK(format_send(sent, 64) ==
+        "first\n[output truncated: 5 lines, 60 bytes left out]\nlast\n[wait: session_exit]\n[session: running]\n");
+  sent.truncated = false;
 
   // On the alternate screen the screen replaces the line-mode text.
   ScreenSnapshot screen;

@@ -68,6 +68,31 @@ TEST_CASE("a lone CR returns to the line's start and later text overwrites it") 
   CHECK(shown("caf\xC3\xA9!\rab\xE2\x82\xAC" "d\n") == "ab\xE2\x82\xAC" "d!\n");  // characters, not bytes
 }
 
+TEST_CASE("a backspace goes back one character and what follows overwrites it") {
+  CHECK(shown("a\bb\n") == "b\n");
+  CHECK(shown("abc\bX\n") == "abX\n");
+  CHECK(shown("abc\b\b\n") == "abc\n");      // moving back erases nothing
+  CHECK(shown("\b\bab\n") == "ab\n");        // never past the line's start
+  CHECK(shown("x\n\bY\n") == "x\nY\n");      // nor into the line before
+  CHECK(shown("caf\xC3\xA9\bE!\n") == "cafE!\n");  // a character, not a byte
+  CHECK(shown("abc\b") == "abc");               // a partial line keeps what was drawn
+}
+
+TEST_CASE("overstrike reads as the character struck: bold and underline as man writes them") {
+  CHECK(shown("N\bN\n") == "N\n");
+  CHECK(shown("_\bX\n") == "X\n");
+  CHECK(shown("N\bNA\bAM\bME\bE\n") == "NAME\n");
+  CHECK(shown("-\b-a\ba, -\b--\b-a\bal\bll\bl\n") == "-a, --all\n");
+  CHECK(shown("_\bf_\bi_\bl_\be\n") == "file\n");
+}
+
+TEST_CASE("a spinner drawn with backspaces collapses to its last frame") {
+  std::string spin = "working ";
+  for (int i = 0; i < 40; ++i) spin += std::string(1, "|/-\\"[i % 4]) + "\b";
+  spin += "done\n";
+  CHECK(shown(spin) == "working done\n");
+}
+
 TEST_CASE("a progress bar redrawn 300 times is one line") {
   std::string bar;
   for (int i = 1; i <= 300; ++i) bar += "\r[" + std::string(static_cast<std::size_t>(i / 10), '#') + "] " + std::to_string(i) + "/300";

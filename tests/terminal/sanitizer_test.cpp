@@ -122,8 +122,11 @@ TEST_CASE("erase in line becomes the line editor's codes, in any split; other CS
   CHECK(text_of("a" + ESC + "[?2K" + ESC + "[;K" + ESC + "[22Kb") == "ab");
 }
 
-TEST_CASE("BEL and other C0 controls are dropped; newline and tab are kept") {
-  CHECK(text_of("a\x07" "b\x08" "c\td\x00" "e\x7F" "f\x01\x1F\x0B\x0C" "g"s) == "abc\tdefg");
+TEST_CASE("BEL and other C0 controls are dropped; newline and tab are kept; BS is the editor's") {
+  CHECK(text_of("a\x07" "b" "c\td\x00" "e\x7F" "f\x01\x1F\x0B\x0C" "g"s) == "abc\tdefg");
+  // A backspace stays in-band (kBackspace) for the line editor, which applies it.
+  CHECK(text_of("b\x08" "c") == "b\bc");
+  CHECK(text_of("b" + ESC + "[1\x08" "c") == "b\bc");  // it ends a broken escape and still counts
 }
 
 TEST_CASE("invalid UTF-8 becomes U+FFFD, one per maximal ill-formed subpart") {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dshpty/result.hpp"
-#include "render/output_cap.hpp"
+#include "render/result_cap.hpp"
 
 namespace dshpty::tool {
 

@@ -3,8 +3,35 @@
 #include <utility>
 
 #include "session_lookup.hpp"
+#include "render/escape.hpp"
 
 namespace dshpty::engine {
+
+namespace {
+
+// A wait bound outside 1..kMaxWaitMs names the field as every face spells it in its docs.
+Status check_wait_bound(const std::optional<std::chrono::milliseconds>& value, const char* what) {
+  if (!value || (value->count() >= 1 && value->count() <= kMaxWaitMs)) return {};
+  return make_error(Code::INVALID_ARGUMENT, std::string(what) + " must be an integer from 1 to " +
+                                                std::to_string(kMaxWaitMs) + " ms, got " +
+                                                std::to_string(value->count()));
+}
+
+}  // namespace
+
+Status check_wait_bounds(const SendRequest& request) {
+  if (auto timeout = check_wait_bound(request.timeout, "timeout (timeoutMs, timeout_ms)"); !timeout) return timeout;
+  return check_wait_bound(request.idle, "idle (idleMs, idle_ms)");
+}
+
+Status check_open(const OpenRequest& request) {
+  if (request.name && render::has_control(*request.name))
+    return make_error(Code::INVALID_ARGUMENT,
+                      "a session name must not hold control characters: \"" + *request.name + "\"");
+  if (request.options.count("network") && !request.options.count("sandbox"))
+    return make_error(Code::INVALID_ARGUMENT, "network is an option of a sandbox: give sandbox too, or leave network out");
+  return {};
+}
 
 Engine::Engine(Service& service, Settings settings)
     : service_(service), settings_(std::move(settings)), late_(service.loop()), owners_(service) {}
@@ -40,6 +67,11 @@ std::optional<std::string> Engine::resolve(std::string_view owner, std::string_v
 }
 
 void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key) {
+  if (auto valid = check_open(request); !valid) {
+    // Every outcome comes through `done`, from the loop.
+    late_.post([done = owed(std::move(done)), error = valid.error()] { done(error); });
+    return;
+  }
   SpawnOptions options;
   options.type = std::move(request.type);
   options.name = std::move(request.name);
@@ -68,8 +100,11 @@ bool Engine::abort_open(std::string_view abort_key, Error reason) {
 Status Engine::send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
   if (sends_.is_live(send_key))
     return make_error(Code::INVALID_ARGUMENT, "a live send already uses request id " + send_key);
+  if (auto bounded = check_wait_bounds(request.request); !bounded) return bounded;
   if (!request.request.idle) request.request.idle = settings_.send_idle;
   if (!request.request.timeout) request.request.timeout = settings_.send_timeout;
+  // The backend cuts the viewport to the face's cap: one cut, head and tail kept.
+  if (!request.request.max_bytes) request.request.max_bytes = settings_.max_result_bytes;
   auto send = service_.start_send(owners_.get(owner), request.session_id, std::move(request.request),
                                   counted<SendResult>([this, send_key, done = std::move(done)](Result<SendResult> result) {
                                     sends_.settle(send_key);
@@ -77,20 +112,28 @@ Status Engine::send(std::string_view owner, SessionSend request, std::string sen
                                   }));
   if (!send) return send.error();
   ++pending_;
-  sends_.add_live(std::move(send_key), std::move(send.value()));
+  sends_.add_live(std::move(send_key), std::string(owner), std::move(send.value()));
   return {};
 }
 
-Result<bool> Engine::cancel_send(std::string_view send_key) {
-  const auto send = sends_.find(send_key);
-  if (!send) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
-  return send->cancel();
+Result<const SendTable::Entry*> Engine::owned_send(std::string_view owner, std::string_view send_key) const {
+  const auto* entry = sends_.find(send_key);
+  if (!entry) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
+  // Every operation is fenced to its exact owner: a guessed id reaches no other owner's send.
+  if (entry->owner != owner) return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+  return entry;
 }
 
-Result<OutputDelta> Engine::send_output(std::string_view send_key) {
-  const auto send = sends_.find(send_key);
-  if (!send) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
-  return send->read_output();
+Result<bool> Engine::cancel_send(std::string_view owner, std::string_view send_key) {
+  auto entry = owned_send(owner, send_key);
+  if (!entry) return entry.error();
+  return (*entry)->send->cancel();
+}
+
+Result<OutputDelta> Engine::send_output(std::string_view owner, std::string_view send_key) {
+  auto entry = owned_send(owner, send_key);
+  if (!entry) return entry.error();
+  return (*entry)->send->read_output();
 }
 
 Result<ReadPage> Engine::read(std::string_view owner, const SessionRead& request) {

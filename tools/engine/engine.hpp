@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -20,7 +21,7 @@
 #include "dshpty/loop.hpp"
 #include "dshpty/service.hpp"
 #include "owner_table.hpp"
-#include "render/output_cap.hpp"
+#include "render/result_cap.hpp"
 #include "requests.hpp"
 #include "send_table.hpp"
 
@@ -28,7 +29,8 @@ namespace dshpty::engine {
 
 // Every member has a default initializer, so designated initializers are -Wextra clean.
 struct Settings {
-  // Results are cut to this many bytes by the face that renders them.
+  // Results are cut to this many bytes: a send's viewport by the backend (the cap travels
+  // in the request), the motd, read pages and screens by the face.
   std::size_t max_result_bytes = render::kDefaultMaxResultBytes;
   // For a send that names none; unset: the backend's own default.
   std::optional<std::chrono::milliseconds> send_idle{};
@@ -50,6 +52,14 @@ struct AttachOutcome {
 
 // A lingering session as `terminal_list` shows it.
 using LingeringSession = dshpty::LingeringSession;
+
+// A send's timeout and idle, when set, are integers of milliseconds in 1..kMaxWaitMs (a
+// day): one rule for every face, checked here. INVALID_ARGUMENT naming the field otherwise.
+inline constexpr std::int64_t kMaxWaitMs = 86'400'000;
+Status check_wait_bounds(const SendRequest& request);
+// An open's own checks before the backend's: a session name holds no control characters
+// (the text face prints names on status lines), and `network` comes with `sandbox`.
+Status check_open(const OpenRequest& request);
 
 class Engine {
  public:
@@ -73,7 +83,7 @@ class Engine {
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
 
-  // Opens a session; every failure comes through `done`. With an `abort_key`, abort_open()
+  // Opens a session (check_open(), then the backend); every failure comes through `done`. With an `abort_key`, abort_open()
   // can stop it while it is pending.
   void open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key = {});
   // Aborts the pending open under `abort_key` with `reason`; false when none is pending.
@@ -82,11 +92,11 @@ class Engine {
   // Starts the session's send, tracked as `send_key` until it settles. INVALID_ARGUMENT when a
   // live send already has that key; otherwise the service's synchronous failures.
   Status send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
-  // Interrupts the send under `send_key` (live, or settled lately: then false). INVALID_ARGUMENT
-  // when the key names no send.
-  Result<bool> cancel_send(std::string_view send_key);
-  // The send's output since the previous call (consuming). INVALID_ARGUMENT as cancel_send().
-  Result<OutputDelta> send_output(std::string_view send_key);
+  // Interrupts the send under `send_key` (live, or settled lately: then false).
+  // INVALID_ARGUMENT when the key names no send; FOREIGN_SESSION when another owner started it.
+  Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
+  // The send's output since the previous call (consuming). Errors as cancel_send().
+  Result<OutputDelta> send_output(std::string_view owner, std::string_view send_key);
 
   Result<ReadPage> read(std::string_view owner, const SessionRead& request);
   Result<ScreenSnapshot> screen(std::string_view owner, const SessionScreen& request);
@@ -126,6 +136,7 @@ class Engine {
   template <class T>
   Callback<T> owed(Callback<T> done);
   void settle_if_quiet();
+  Result<const SendTable::Entry*> owned_send(std::string_view owner, std::string_view send_key) const;
 
   Service& service_;
   Settings settings_;

@@ -2,8 +2,8 @@
 
 namespace dshpty::engine {
 
-void SendTable::add_live(std::string key, std::shared_ptr<Send> send) {
-  live_.emplace(std::move(key), std::move(send));
+void SendTable::add_live(std::string key, std::string owner, std::shared_ptr<Send> send) {
+  live_.emplace(std::move(key), Entry{std::move(owner), std::move(send)});
 }
 
 void SendTable::settle(std::string_view key) {
@@ -14,10 +14,10 @@ void SendTable::settle(std::string_view key) {
   if (settled_.size() > kSettledKept) settled_.pop_front();
 }
 
-std::shared_ptr<Send> SendTable::find(std::string_view key) const {
-  if (const auto it = live_.find(key); it != live_.end()) return it->second;
-  for (const auto& [settled_key, send] : settled_)
-    if (settled_key == key) return send;
+const SendTable::Entry* SendTable::find(std::string_view key) const {
+  if (const auto it = live_.find(key); it != live_.end()) return &it->second;
+  for (const auto& [settled_key, entry] : settled_)
+    if (settled_key == key) return &entry;
   return nullptr;
 }
 

@@ -1,5 +1,6 @@
-// Sends by the key their face gave them (a request id). A settled send stays reachable for
-// a while, so a cancel or an output request that crosses its completion still finds it.
+// Sends by the key their face gave them (a request id), each with the label of the owner
+// that started it. A settled send stays reachable for a while, so a cancel or an output
+// request that crosses its completion still finds it.
 #pragma once
 
 #include <cstddef>
@@ -19,17 +20,22 @@ class SendTable {
  public:
   static constexpr std::size_t kSettledKept = 64;
 
+  struct Entry {
+    std::string owner;  // the label of the owner that started it
+    std::shared_ptr<Send> send;
+  };
+
   bool is_live(std::string_view key) const { return live_.find(key) != live_.end(); }
-  void add_live(std::string key, std::shared_ptr<Send> send);
+  void add_live(std::string key, std::string owner, std::shared_ptr<Send> send);
   // The live send under `key` becomes a settled one (the oldest settled is forgotten).
   void settle(std::string_view key);
   // The live send under `key`, else the oldest settled one kept under it; null when none.
-  std::shared_ptr<Send> find(std::string_view key) const;
+  const Entry* find(std::string_view key) const;
   void clear();
 
  private:
-  std::map<std::string, std::shared_ptr<Send>, std::less<>> live_;
-  std::deque<std::pair<std::string, std::shared_ptr<Send>>> settled_;
+  std::map<std::string, Entry, std::less<>> live_;
+  std::deque<std::pair<std::string, Entry>> settled_;
 };
 
 }  // namespace dshpty::engine

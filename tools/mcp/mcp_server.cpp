@@ -37,7 +37,7 @@ McpServer::McpServer(struct ev_loop* loop, engine::Engine& engine, Hooks hooks)
     : engine_(engine),
       hooks_(std::move(hooks)),
       deferred_(loop),
-      progress_(loop, engine, [this](const Json& token, std::uint64_t progress, std::string text) {
+      progress_(loop, engine, std::string(kOwner), [this](const Json& token, std::uint64_t progress, std::string text) {
         write(rpc::notification("notifications/progress",
                                 Json{{"progressToken", token}, {"progress", progress}, {"message", std::move(text)}}));
       }) {
@@ -54,7 +54,14 @@ void McpServer::handle_line(std::string_view line) {
   std::visit(Overloaded{[&](rpc::Request& request) { handle_request(std::move(request)); },
                         [&](rpc::Notification& notification) { handle_notification(notification); },
                         [&](rpc::Reply&) {},
-                        [&](rpc::Invalid& invalid) { write(rpc::error(invalid.id, invalid.code, invalid.message)); }},
+                        [&](rpc::Invalid& invalid) {
+                          if (invalid.tool_call)
+                            write(rpc::result(invalid.id, tool_result(render::format_error(make_error(
+                                                                          Code::INVALID_ARGUMENT, invalid.message)),
+                                                                      true)));
+                          else
+                            write(rpc::error(invalid.id, invalid.code, invalid.message));
+                        }},
              message);
 }
 
@@ -257,7 +264,7 @@ void McpServer::cancel(const Json& request_id) {
     progress_.forget(key);
     // A real SIGINT to the session's foreground group; the send then settles through its
     // normal readiness, and its result is dropped.
-    const auto interrupted = engine_.cancel_send(key);
+    const auto interrupted = engine_.cancel_send(kOwner, key);
     if (interrupted && *interrupted) winding_down_.insert(call.session_id);
   } else if (call.is_open) {
     engine_.abort_open(key, make_error(Code::ABORTED, "open cancelled by the client"));

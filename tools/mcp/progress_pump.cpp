@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
-#include "render/output_cap.hpp"
+#include "render/result_cap.hpp"
+#include "text/truncation.hpp"
 
 namespace dshpty::mcp {
 
-ProgressPump::ProgressPump(struct ev_loop* loop, engine::Engine& engine, Emit emit)
-    : loop_(loop), engine_(engine), emit_(std::move(emit)) {
+ProgressPump::ProgressPump(struct ev_loop* loop, engine::Engine& engine, std::string owner, Emit emit)
+    : loop_(loop), engine_(engine), owner_(std::move(owner)), emit_(std::move(emit)) {
   ev_timer_init(&timer_, &ProgressPump::on_timer, kInterval, 0.);
   timer_.data = this;
 }
@@ -38,11 +39,15 @@ void ProgressPump::flush() {
   for (auto& [key, watched] : watched_) {
     if (!watched.dirty) continue;
     watched.dirty = false;
-    auto delta = engine_.send_output(key);
+    auto delta = engine_.send_output(owner_, key);
     if (!delta || delta->text.empty()) continue;
     const std::size_t cap = std::max(render::kMinMaxResultBytes,
                                      std::min(kMaxMessageBytes, engine_.settings().max_result_bytes));
-    emit_(watched.token, ++watched.progress, render::cap_display(delta->text, cap).text);
+    // The newest output: the oldest is what a slow reader loses, as the backend drops it.
+    bool dropped = delta->truncated;
+    std::string text(text::newest(delta->text, cap, dropped));
+    if (dropped) text = "[earlier output dropped]\n" + text;
+    emit_(watched.token, ++watched.progress, std::move(text));
   }
 }
 

@@ -29,7 +29,8 @@ class ProgressPump {
   // `emit(token, progress, text)`: one notifications/progress to write.
   using Emit = std::function<void(const Json& token, std::uint64_t progress, std::string text)>;
 
-  ProgressPump(struct ev_loop* loop, engine::Engine& engine, Emit emit);
+  // `owner`: the label whose sends it watches (the MCP server's one owner).
+  ProgressPump(struct ev_loop* loop, engine::Engine& engine, std::string owner, Emit emit);
   ~ProgressPump();
   ProgressPump(const ProgressPump&) = delete;
   ProgressPump& operator=(const ProgressPump&) = delete;
@@ -53,6 +54,7 @@ class ProgressPump {
 
   struct ev_loop* loop_;
   engine::Engine& engine_;
+  std::string owner_;
   Emit emit_;
   ev_timer timer_;
   std::map<std::string, Watched, std::less<>> watched_;

@@ -1,12 +1,27 @@
 #include "rpc.hpp"
 
+#include "json_text_repair.hpp"
+
 namespace dshpty::mcp {
 
 namespace rpc {
 
 Message parse(std::string_view line) {
   Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) return Invalid{nullptr, kParseError, "parse error: not valid JSON"};
+  if (message.is_discarded()) {
+    // Well-formed but for bad bytes in its strings: answered under its own id (a
+    // notification, which has none, gets no answer).
+    const tool::RepairedJsonText repaired = tool::repair_json_text(line);
+    const Json readable = repaired.changed ? Json::parse(repaired.text, nullptr, false) : Json();
+    if (repaired.changed && readable.is_object()) {
+      const auto id = readable.find("id");
+      if (id == readable.end() || !(id->is_string() || id->is_number_integer())) return Reply{};
+      const auto method = readable.find("method");
+      const bool call = method != readable.end() && *method == "tools/call";
+      return Invalid{*id, kInvalidParams, std::string(tool::kBadBytesMessage), call};
+    }
+    return Invalid{nullptr, kParseError, "parse error: not valid JSON"};
+  }
   // Batches left the protocol in 2025-06-18; no client checked here sends them.
   if (!message.is_object()) return Invalid{nullptr, kInvalidRequest, "a message must be a JSON object"};
 

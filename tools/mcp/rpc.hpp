@@ -34,6 +34,8 @@ struct Invalid {
   Json id;  // null when it could not be read
   int code = kInvalidRequest;
   std::string message;
+  // A tools/call whose strings held bad bytes: answered as a tool result with isError.
+  bool tool_call = false;
 };
 using Message = std::variant<Request, Notification, Reply, Invalid>;
 

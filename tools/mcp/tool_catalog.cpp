@@ -20,6 +20,13 @@ Json integer_property(const char* description, std::int64_t minimum) {
   return Json{{"type", "integer"}, {"minimum", minimum}, {"description", description}};
 }
 
+// A send's wait bound: integer milliseconds, 1..86400000 (a day) on every face.
+Json wait_property(const char* description) {
+  Json property = integer_property(description, 1);
+  property["maximum"] = 86'400'000;
+  return property;
+}
+
 Json object_schema(Json properties, Json required) {
   Json schema{{"type", "object"}, {"properties", std::move(properties)}};
   if (!required.empty()) schema["required"] = std::move(required);
@@ -101,12 +108,10 @@ Json send_tool() {
       {"submit", Json{{"type", "boolean"},
                       {"description", "Press Enter after the text and keys (default true when there is text, false "
                                       "for keys alone)."}}},
-      {"timeout_ms", integer_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
-                                      "minute; a longer job comes back as timeout and you send again.",
-                                      1)},
-      {"idle_ms", integer_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
-                                   "(default 3000).",
-                                   1)}};
+      {"timeout_ms", wait_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
+                                   "minute; a longer job comes back as timeout and you send again.")},
+      {"idle_ms", wait_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
+                                "(default 3000).")}};
   return tool(
       "terminal_send", "Type into a terminal session and wait",
       "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
@@ -118,7 +123,9 @@ Json send_tool() {
       "foreground command exited: send again with no text to check in (you get everything printed since your last "
       "result, and how the command ended), or interrupt it with terminal_signal. Every result starts where the last "
       "one ended: output that came between your calls is in the next result, never lost. "
-      "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. One send at a time "
+      "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. Long output keeps "
+      "its start and its end with a line \"[output truncated: N lines, M bytes left out]\" between them; page "
+      "through the rest with terminal_read. One send at a time "
       "per session; state persists across sends (cd, export and background jobs stay). When the send ends inside a "
       "full-screen program (vim, less, a menu; open the session with terminal \"xterm\" for those), the result is "
       "the program's screen instead of the output: \"[screen ROWSxCOLS cursor R,C alternate]\" then its rows, taken "
@@ -296,8 +303,10 @@ Result<ToolCall> parse_send(Arguments& a) {
   // No text is a wait for more output (or keys alone): Enter would be a command line of
   // its own.
   call.request.submit = a.boolean("submit").value_or(!call.request.text.empty());
-  if (auto ms = a.integer("timeout_ms", 1)) call.request.timeout = std::chrono::milliseconds(*ms);
-  if (auto ms = a.integer("idle_ms", 1)) call.request.idle = std::chrono::milliseconds(*ms);
+  // The engine checks the range (1..86400000, one rule on every face).
+  constexpr auto kAny = std::numeric_limits<std::int64_t>::min();
+  if (auto ms = a.integer("timeout_ms", kAny)) call.request.timeout = std::chrono::milliseconds(*ms);
+  if (auto ms = a.integer("idle_ms", kAny)) call.request.idle = std::chrono::milliseconds(*ms);
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }

@@ -2,7 +2,9 @@
 
 #include <limits>
 
-#include "render/output_cap.hpp"
+#include "json_text_repair.hpp"
+#include "request_fields.hpp"
+#include "text/truncation.hpp"
 
 namespace dshpty::repl::json_protocol {
 
@@ -40,10 +42,10 @@ class Fields {
     }
     return fail(std::string("field \"") + name + "\" must be an integer");
   }
+  // The engine checks the range (one rule on every face).
   std::optional<std::chrono::milliseconds> milliseconds(const char* name) {
     const auto value = integer(name);
     if (!value) return std::nullopt;
-    if (*value < 0) return fail(std::string("field \"") + name + "\" must not be negative");
     return std::chrono::milliseconds(*value);
   }
   // An array of strings; nullopt when absent.
@@ -119,12 +121,12 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
   if (op == "send") {
     SendOp send;
     if (auto id = f.string("sessionId", true)) send.session_id = *id;
-    auto text = f.string("text", false);
-    auto keys = f.strings("keys");
-    // Neither (or both empty): a check-in (SendRequest::checks_in).
-    if (text) send.request.text = std::move(*text);
-    if (keys) send.request.keys = std::move(*keys);
+    // "" and [] count as absent; a send with neither is a check-in (it types nothing).
+    if (auto text = f.string("text", false)) send.request.text = std::move(*text);
+    if (auto keys = f.strings("keys")) send.request.keys = std::move(*keys);
     send.request.submit = f.boolean("submit");
+    // Enter only with text (faces.md's rule, as on MCP): keys alone, or nothing, press none.
+    if (!send.request.submit && send.request.text.empty()) send.request.submit = false;
     send.request.timeout = f.milliseconds("timeoutMs");
     send.request.idle = f.milliseconds("idleMs");
     return done(std::move(send));
@@ -181,17 +183,31 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
   return invalid("unknown op \"" + op + "\"");
 }
 
-Json capped(std::string_view text, std::size_t cap, bool& truncated) {
-  render::CappedText cut = render::cap_field(text, cap);
-  truncated = truncated || cut.truncated;
-  return std::move(cut.text);
+// `out`'s text field `name` cut to `cap` (head, marker line, tail), with `truncated` and,
+// when something was left out, `omittedLines` and `omittedBytes`.
+void put_cut(Json& out, const char* name, text::Cut cut) {
+  out[name] = std::move(cut.text);
+  out["truncated"] = cut.truncated;
+  if (cut.truncated) {
+    out["omittedLines"] = cut.omitted.lines;
+    out["omittedBytes"] = cut.omitted.bytes;
+  }
 }
 
 }  // namespace
 
 std::variant<Request, BadRequest> parse_request(std::string_view line) {
   Json object = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return BadRequest{nullptr, invalid("request is not valid JSON")};
+  if (object.is_discarded()) {
+    // Well-formed but for bad bytes in its strings: refused under its own id.
+    const tool::RepairedJsonText repaired = tool::repair_json_text(line);
+    Json readable = repaired.changed ? Json::parse(repaired.text, nullptr, false) : Json();
+    if (repaired.changed && readable.is_object()) {
+      const auto id = readable.find("id");
+      return BadRequest{id == readable.end() ? Json() : *id, invalid(std::string(tool::kBadBytesMessage))};
+    }
+    return BadRequest{nullptr, invalid("request is not valid JSON")};
+  }
   if (!object.is_object()) return BadRequest{nullptr, invalid("request must be a JSON object")};
 
   Request request;
@@ -202,6 +218,9 @@ std::variant<Request, BadRequest> parse_request(std::string_view line) {
   Fields fields(object);
   const auto op = fields.string("op", true);
   if (!op) return BadRequest{request.id, fields.error()};
+  std::vector<std::string_view> names;
+  for (auto it = object.begin(); it != object.end(); ++it) names.emplace_back(it.key());
+  if (auto known = tool::check_fields(*op, names); !known) return BadRequest{request.id, known.error()};
   // disposeOwner acts on a label, so it must name one.
   const auto owner = fields.string("owner", *op == "disposeOwner");
   if (fields.failed()) return BadRequest{request.id, fields.error()};
@@ -260,23 +279,24 @@ Json encode_snapshot(const SessionSnapshot& session) {
 
 Json encode_open(const SpawnResult& result, std::size_t cap) {
   Json out = encode_snapshot(result.session);
-  bool truncated = false;
-  out["motd"] = capped(result.motd, cap, truncated);
-  out["truncated"] = truncated;
+  put_cut(out, "motd", text::cut_to_fit(result.motd, cap));
   return out;
 }
 
-Json encode_send(const SendResult& result, std::size_t cap) {
-  bool truncated = result.truncated;
-  Json viewport = capped(result.viewport, cap, truncated);
-  Json out{{"viewport", std::move(viewport)},
-              {"waitReason", std::string(wait_reason_name(result.wait_reason))},
-              {"sessionStatus", encode_status(result.session_status)},
-              {"truncated", truncated},
-              {"exitCode", result.exit_code ? Json(*result.exit_code) : Json(nullptr)},
-              {"cwd", result.cwd ? Json(*result.cwd) : Json(nullptr)},
-              {"inputHidden", result.input_hidden},
-              {"evidence", std::string(evidence_name(result.evidence))}};
+Json encode_send(const SendResult& result) {
+  // The backend cut the viewport to the cap the engine passed down: shown as it came.
+  Json out{{"viewport", result.viewport},
+           {"waitReason", std::string(wait_reason_name(result.wait_reason))},
+           {"sessionStatus", encode_status(result.session_status)},
+           {"truncated", result.truncated}};
+  if (result.truncated) {
+    out["omittedLines"] = result.omitted_lines;
+    out["omittedBytes"] = result.omitted_bytes;
+  }
+  out["exitCode"] = result.exit_code ? Json(*result.exit_code) : Json(nullptr);
+  out["cwd"] = result.cwd ? Json(*result.cwd) : Json(nullptr);
+  out["inputHidden"] = result.input_hidden;
+  out["evidence"] = std::string(evidence_name(result.evidence));
   if (result.screen) out["screen"] = encode_screen(*result.screen);
   return out;
 }
@@ -291,19 +311,24 @@ Json encode_screen(const ScreenSnapshot& screen) {
 }
 
 Json encode_output(const OutputDelta& delta, std::size_t cap) {
+  // A delta keeps its newest bytes: the oldest go first, as the backend's own bound drops them.
   bool truncated = delta.truncated;
-  Json text = capped(delta.text, cap, truncated);
-  return Json{{"delta", std::move(text)}, {"truncated", truncated}};
+  const std::string_view kept = text::newest(delta.text, cap, truncated);
+  return Json{{"delta", std::string(kept)}, {"truncated", truncated}};
 }
 
 Json encode_read(const ReadPage& page, std::size_t cap) {
-  bool truncated = page.truncated;
-  Json text = capped(page.text, cap, truncated);
-  return Json{{"text", std::move(text)},
-              {"totalLines", page.total_lines},
-              {"lineBegin", page.line_begin},
-              {"lineEnd", page.line_end},
-              {"truncated", truncated}};
+  text::Cut cut = text::cut_to_fit(page.text, cap);
+  Json out{{"text", std::move(cut.text)},
+           {"totalLines", page.total_lines},
+           {"lineBegin", page.line_begin},
+           {"lineEnd", page.line_end},
+           {"truncated", page.truncated || cut.truncated}};
+  if (cut.truncated) {
+    out["omittedLines"] = cut.omitted.lines;
+    out["omittedBytes"] = cut.omitted.bytes;
+  }
+  return out;
 }
 
 Json encode_attach(const std::vector<engine::AttachOutcome>& outcomes) {

@@ -78,9 +78,11 @@ std::string serialize(const Json& response);
 // {"kind":"lost","reason":"ssh exited 255: ..."}.
 Json encode_status(const SessionStatus& status);
 Json encode_snapshot(const SessionSnapshot& session);
-// Text fields are cut to `cap` bytes at a UTF-8 boundary and flagged `truncated`.
+// Text fields are cut to `cap` bytes (text/truncation.hpp: head, the marker line, tail) and
+// flagged `truncated`, with `omittedLines` and `omittedBytes` when something was left out.
+// A send's viewport comes cut by the backend; a delta keeps its newest `cap` bytes.
 Json encode_open(const SpawnResult& result, std::size_t cap);
-Json encode_send(const SendResult& result, std::size_t cap);
+Json encode_send(const SendResult& result);
 Json encode_output(const OutputDelta& delta, std::size_t cap);
 Json encode_read(const ReadPage& page, std::size_t cap);
 // {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.

@@ -59,17 +59,17 @@ void JsonServer::dispatch(jp::Request request) {
             });
           },
           [&](jp::SendOp& op) {
-            auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id, cap](Result<SendResult> result) {
-              answer(id, result, [cap](const SendResult& r) { return jp::encode_send(r, cap); });
+            auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id](Result<SendResult> result) {
+              answer(id, result, jp::encode_send);
             });
             if (!status) respond_error(id, status.error());
           },
           [&](jp::CancelOp& op) {
-            answer(id, engine_.cancel_send(jp::id_key(op.send_id)),
+            answer(id, engine_.cancel_send(owner, jp::id_key(op.send_id)),
                    [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
           },
           [&](jp::OutputOp& op) {
-            answer(id, engine_.send_output(jp::id_key(op.send_id)),
+            answer(id, engine_.send_output(owner, jp::id_key(op.send_id)),
                    [cap](const OutputDelta& delta) { return jp::encode_output(delta, cap); });
           },
           [&](jp::ReadOp& op) {

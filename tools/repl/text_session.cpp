@@ -176,7 +176,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
 
 bool TextSession::interrupt() {
   if (send_live_) {
-    const auto cancelled = engine_.cancel_send(kOperationKey);
+    const auto cancelled = engine_.cancel_send(kOwner, kOperationKey);
     return cancelled && *cancelled;
   }
   if (open_pending_) return engine_.abort_open(kOperationKey, make_error(Code::ABORTED, "open interrupted (Ctrl-C)"));

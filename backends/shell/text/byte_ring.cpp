@@ -74,4 +74,15 @@ std::uint64_t ByteRing::boundary_at_or_after(std::uint64_t offset) const noexcep
   return offset;
 }
 
+std::size_t ByteRing::count(std::uint64_t from, std::uint64_t to, char byte) const noexcept {
+  assert(begin_ <= from && from <= to && to <= end());
+  const std::size_t n = static_cast<std::size_t>(to - from);
+  if (n == 0) return 0;
+  const std::size_t i = index_of(from);
+  const std::size_t first = std::min(n, capacity_ - i);
+  const char* data = buf_.get();
+  return static_cast<std::size_t>(std::count(data + i, data + i + first, byte) +
+                                  std::count(data, data + (n - first), byte));
+}
+
 }  // namespace dshpty::text

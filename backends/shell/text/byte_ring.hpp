@@ -38,6 +38,8 @@ class ByteRing {
   unsigned char at(std::uint64_t offset) const noexcept;
   // Appends the bytes [from, to) to out. Precondition: begin() <= from <= to <= end().
   void copy_to(std::uint64_t from, std::uint64_t to, std::string& out) const;
+  // How many of the bytes [from, to) equal `byte`. Precondition as copy_to().
+  std::size_t count(std::uint64_t from, std::uint64_t to, char byte) const noexcept;
   // The first offset at or after `offset` (in [begin(), end()]) that starts a character.
   std::uint64_t boundary_at_or_after(std::uint64_t offset) const noexcept;
 

@@ -13,6 +13,7 @@ constexpr std::array<bool, 256> kStops = [] {
   std::array<bool, 256> t{};
   t[static_cast<unsigned char>('\n')] = true;
   t[static_cast<unsigned char>(kReturn)] = true;
+  t[static_cast<unsigned char>(kBackspace)] = true;
   t[static_cast<unsigned char>(kEraseToEnd)] = true;
   t[static_cast<unsigned char>(kEraseLine)] = true;
   return t;
@@ -91,11 +92,19 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       ++i;
       continue;
     }
-    if (c == kReturn || c == kEraseToEnd || c == kEraseLine) {
+    if (c == kReturn || c == kBackspace || c == kEraseToEnd || c == kEraseLine) {
       ++i;
       if (overlong_) continue;  // too long to edit: the line is appended as it comes
       if (c == kReturn) {
         cursor_ = 0;
+      } else if (c == kBackspace) {
+        // One character back; past the line's end (the column an erase kept) one column.
+        if (cursor_ > line_.size()) {
+          --cursor_;
+        } else {
+          while (cursor_ > 0 && utf8::is_continuation(static_cast<unsigned char>(line_[--cursor_]))) {
+          }
+        }
       } else if (c == kEraseToEnd) {
         if (cursor_ < line_.size()) {
           line_.resize(cursor_);

@@ -1,8 +1,10 @@
-// The line editor: carriage returns as a terminal shows them. A lone CR goes back to the
-// start of the line and what follows overwrites it (`abc\rX\n` reads `Xbc`); an erase in
+// The line editor: carriage returns and backspaces as a terminal shows them. A lone CR
+// goes back to the start of the line and what follows overwrites it (`abc\rX\n` reads
+// `Xbc`); a backspace goes back one character (never past the line's start), so `abc\bX`
+// reads `abX`, overstrike (`N\bN`, `_\bX`) reads `N`, `X`, and a spinner is one character; an erase in
 // line (ESC [ K, ESC [ 2 K) blanks what it covers; so a progress bar redrawn 300 times is
 // one line. It sits between the sanitizer and the text sinks and turns the sanitizer's
-// in-band codes (kReturn, kEraseToEnd, kEraseLine) into two kinds of delivery:
+// in-band codes (kReturn, kBackspace, kEraseToEnd, kEraseLine) into two kinds of delivery:
 //   append   text that only adds to the stream (the common case, passed through as is);
 //   rewrite  "the newest line, which no '\n' has ended yet, now reads <line>": delivered
 //            once per chunk, at its end or when the line ends, so a partial line that was

@@ -205,8 +205,12 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
       }
       state_ = State::escape;
       return p + 1;
+    } else if (c == '\b') {
+      text.push_back(kBackspace);
+      out.line_controls = true;
+      ++p;
     } else {
-      ++p;  // BEL, BS, other C0 controls, DEL: dropped
+      ++p;  // BEL, other C0 controls, DEL: dropped
     }
     run = p;
   }

@@ -16,7 +16,10 @@
 //   - ESC [ K and ESC [ 0 K (erase to the end of the line) become kEraseToEnd, ESC [ 2 K
 //     (erase the line) kEraseLine: in-band codes for the line editor, which no other byte
 //     of the output can produce (the C0 controls they use are dropped as input).
-//   - Other C0 controls (BEL, BS, ...) and DEL are dropped.
+//   - BS stays '\b' (kBackspace): the line editor moves back one character and what
+//     follows overwrites it, as a terminal does, so overstrike (`N\bN` bold, `_\bX`
+//     underline: man's output through PAGER=cat) and spinners read as they are shown.
+//   - Other C0 controls (BEL, ...) and DEL are dropped.
 //   - ESC starts an escape sequence, which is removed whole:
 //       CSI      ESC [ <0x20-0x3F>* <final 0x40-0x7E>
 //       nF       ESC <0x20-0x2F>+ <final 0x30-0x7E>       (e.g. ESC ( B)
@@ -51,6 +54,7 @@ namespace dshpty::text {
 
 // The in-band codes the sanitizer leaves in its text for the line editor.
 inline constexpr char kReturn = '\r';
+inline constexpr char kBackspace = '\b';
 inline constexpr char kEraseToEnd = '\x0B';  // VT: dropped as input, so never ambiguous
 inline constexpr char kEraseLine = '\x0C';   // FF: likewise
 
@@ -72,7 +76,7 @@ struct SanitizedText {
   std::string text;
   std::vector<PromptMarker> markers;  // in order of position
 
-  // The text holds a line editor code (kReturn, kEraseToEnd, kEraseLine): the editor's
+  // The text holds a line editor code (kReturn, kBackspace, kEraseToEnd, kEraseLine): the editor's
   // slow path is needed only then.
   bool line_controls = false;
 

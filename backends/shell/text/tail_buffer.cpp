@@ -13,12 +13,15 @@ void TailBuffer::append(std::string_view text) {
   const std::size_t limit = ring_.limit();
   if (text.size() >= limit) {
     std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
+    count_dropped(ring_.end());
+    dropped_lines_ += static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(skip), '\n'));
     ring_.reset_at(ring_.end() + skip);
     ring_.append(text.substr(skip));
     return;
   }
   if (ring_.size() + text.size() > limit) {
     std::uint64_t cut = ring_.boundary_at_or_after(ring_.begin() + (ring_.size() + text.size() - limit));
+    count_dropped(cut);
     ring_.drop_front(static_cast<std::size_t>(cut - ring_.begin()));
   }
   ring_.append(text);
@@ -32,9 +35,12 @@ void TailBuffer::rewrite_line(std::string_view line) {
   append(line);
 }
 
+void TailBuffer::count_dropped(std::uint64_t to) { dropped_lines_ += ring_.count(ring_.begin(), to, '\n'); }
+
 void TailBuffer::clear() noexcept {
   ring_.reset_at(ring_.end());
   start_ = taken_ = ring_.end();
+  dropped_lines_ = 0;
 }
 
 std::string TailBuffer::text() const {

@@ -4,6 +4,8 @@
 //     clear(), cut forward to a UTF-8 boundary; truncated when anything was dropped;
 //   - the delta (take_delta()): what arrived since the previous take, truncated when some
 //     of it was dropped before it could be taken (the reader was slower than the bound).
+// It counts what it dropped (bytes and newlines), so a buffer that keeps the head as well
+// (head_tail_buffer.hpp) can say what lies between.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +34,10 @@ class TailBuffer {
 
   std::string text() const;
   bool truncated() const noexcept { return ring_.begin() > start_; }
+  // Since clear(): every byte (as rewritten), the oldest ones dropped, and their newlines.
+  std::uint64_t total_bytes() const noexcept { return ring_.end() - start_; }
+  std::uint64_t dropped_bytes() const noexcept { return ring_.begin() - start_; }
+  std::uint64_t dropped_lines() const noexcept { return dropped_lines_; }
   std::size_t size() const noexcept { return ring_.size(); }
   std::size_t memory_bytes() const noexcept { return ring_.capacity(); }
 
@@ -39,9 +45,13 @@ class TailBuffer {
   OutputDelta take_delta();
 
  private:
+  // Counts the newlines in [begin, to) before they are dropped.
+  void count_dropped(std::uint64_t to);
+
   ByteRing ring_;
   std::uint64_t start_ = 0;  // offset of the first byte since clear()
   std::uint64_t taken_ = 0;  // offset of the first byte not yet taken
+  std::uint64_t dropped_lines_ = 0;  // newlines among the bytes dropped since clear()
 };
 
 }  // namespace dshpty::text

@@ -1,27 +1,31 @@
 #include "text_format.hpp"
 
-#include "output_cap.hpp"
+#include "escape.hpp"
+#include "text/truncation.hpp"
 
 namespace dshpty::render {
 
 namespace {
-// `body` capped, ending in a newline; `placeholder` when it is empty.
-std::string body_lines(const std::string& body, bool backend_truncated, std::size_t cap,
-                       const char* placeholder) {
+// `body` cut to `cap` (head, marker line, tail), ending in a newline; `placeholder` when
+// it is empty.
+std::string body_lines(const std::string& body, std::size_t cap, const char* placeholder) {
   if (body.empty()) return std::string(placeholder) + "\n";
-  CappedText capped = cap_display(body, cap);
-  std::string out = std::move(capped.text);
-  if (out.back() != '\n') out += '\n';
-  // The backend already dropped part of it: say so, as for our own cap.
-  if (backend_truncated && !capped.truncated) out += std::string(kTruncatedMarker) + "\n";
+  std::string out = text::cut_to_fit(body, cap).text;
+  if (out.empty() || out.back() != '\n') out += '\n';
   return out;
+}
+
+// A viewport, already cut by the backend (its marker line in place when it was).
+std::string viewport_lines(const std::string& viewport, const char* placeholder) {
+  if (viewport.empty()) return std::string(placeholder) + "\n";
+  return viewport.back() == '\n' ? viewport : viewport + "\n";
 }
 
 std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
 }  // namespace
 
 std::string session_label(const SessionSnapshot& session) {
-  return session.name ? session.id + " (" + *session.name + ")" : session.id;
+  return session.name ? session.id + " (" + escape(*session.name) + ")" : session.id;
 }
 
 std::string format_status(const SessionStatus& status) {
@@ -30,9 +34,7 @@ std::string format_status(const SessionStatus& status) {
     // The transport's words on one line: a status is part of a line ("[session: ...]", list).
     std::string reason = status.reason;
     while (!reason.empty() && static_cast<unsigned char>(reason.back()) <= 0x20) reason.pop_back();
-    for (char& c : reason)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-    return reason.empty() ? "lost" : "lost: " + reason;
+    return reason.empty() ? "lost" : "lost: " + escape(reason);
   }
   return "exited code=" + (status.exit_code ? std::to_string(*status.exit_code) : std::string("null")) +
          " signal=" + (status.signal ? signal_number_name(*status.signal) : std::string("null"));
@@ -40,17 +42,17 @@ std::string format_status(const SessionStatus& status) {
 
 std::string format_open(const SpawnResult& result, std::size_t cap) {
   return "started " + session_head(result.session) + " [type: " + result.session.type + "]\n" +
-         body_lines(result.motd, false, cap, "(no startup output)");
+         body_lines(result.motd, cap, "(no startup output)");
 }
 
 std::string format_send(const SendResult& result, std::size_t cap) {
   // On the alternate screen the line-mode text is a full-screen program's drawing with the
   // cursor movement stripped: noise. The screen (after the status lines) is what it shows.
-  std::string body = result.screen ? std::string() : body_lines(result.viewport, result.truncated, cap, "(no new output)");
+  std::string body = result.screen ? std::string() : viewport_lines(result.viewport, "(no new output)");
   std::string out = body + "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
                     (result.input_hidden ? ", input hidden" : "") + "]\n";
   if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
-  if (result.cwd) out += "[cwd: " + *result.cwd + "]\n";
+  if (result.cwd) out += "[cwd: " + escape(*result.cwd) + "]\n";
   out += "[session: " + format_status(result.session_status) + "]\n";
   if (result.screen) out += format_screen(*result.screen, cap);
   return out;
@@ -63,15 +65,15 @@ std::string format_screen(const ScreenSnapshot& screen, std::size_t cap) {
   if (screen.alternate) head += " alternate";
   if (!screen.title.empty()) {
     head += " title=\"";
-    for (char c : screen.title) {
-      if (c == '"' || c == '\\') head += '\\';
-      head += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    for (char c : escape(screen.title)) {
+      if (c == '"') head += '\\';
+      head += c;
     }
     head += '"';
   }
   std::string rows;
   for (const std::string& line : screen.lines) rows += line + "\n";
-  return head + "]\n" + (rows.empty() ? std::string() : body_lines(rows, false, cap, ""));
+  return head + "]\n" + (rows.empty() ? std::string() : body_lines(rows, cap, ""));
 }
 
 std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols) {
@@ -82,7 +84,9 @@ std::string format_read(const ReadPage& page, std::size_t cap) {
   // Lines are shown numbered from 1 (oldest retained first); the page is [begin, end).
   const bool empty = page.line_end <= page.line_begin;
   const std::string range = empty ? "0-0" : std::to_string(page.line_begin + 1) + "-" + std::to_string(page.line_end);
-  return body_lines(page.text, page.truncated, cap, "(no retained output)") + "[lines: " + range + " of " +
+  // The scrollback cut the page to its byte bound: its oldest part is not shown.
+  const std::string cut_note = page.truncated ? "[page truncated: its oldest part left out]\n" : "";
+  return cut_note + body_lines(page.text, cap, "(no retained output)") + "[lines: " + range + " of " +
          std::to_string(page.total_lines) + "]\n";
 }
 
@@ -109,9 +113,20 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
 
 std::string format_use(const SessionSnapshot& session) { return "using " + session_head(session) + "\n"; }
 
+namespace {
+// describe()'s layout, each message escaped: a message may quote what the caller sent.
+void describe_escaped(std::string& out, const Error& error, int depth) {
+  out.append(static_cast<std::size_t>(depth) * 2, ' ');
+  out += std::string(code_name(error->code)) + ": " + escape(error->message) + "\n";
+  for (const Error& child : error->errors)
+    if (child) describe_escaped(out, child, depth + 1);
+}
+}  // namespace
+
 std::string format_error(const Error& error) {
-  std::string out = "error: " + describe(error);
-  if (out.empty() || out.back() != '\n') out += '\n';
+  if (!error) return "error: OK\n";
+  std::string out = "error: ";
+  describe_escaped(out, error, 0);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The texts a person or a model reads for each result: the text REPL prints them and any
 // other text face shows the same words (docs/tool-protocol.md, "Text commands and their
-// output"). Every function returns whole lines, each ending in '\n'. Bodies (motd, viewport,
-// page) are cut to `cap` bytes with "[output truncated]".
+// output"). Every function returns whole lines, each ending in '\n'. A viewport comes cut by
+// the backend; the motd, a page and a screen's rows are cut to `cap` bytes here, with the
+// same function (text/truncation.hpp: head, "[output truncated: ...]", tail).
 #pragma once
 
 #include <cstddef>

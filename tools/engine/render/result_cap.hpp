@@ -1,0 +1,14 @@
+// The tools' result cap (--max-result-bytes): how long a result any face shows may be. The
+// engine passes it down with every send (SendRequest::max_bytes), so the backend cuts the
+// viewport once; the faces cut what no request carries (the motd, a read page, a screen)
+// with the same function (text/truncation.hpp), never a viewport again.
+#pragma once
+
+#include <cstddef>
+
+namespace dshpty::render {
+
+inline constexpr std::size_t kDefaultMaxResultBytes = 256u << 10;
+inline constexpr std::size_t kMinMaxResultBytes = 64;
+
+}  // namespace dshpty::render
