@@ -138,6 +138,8 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   }
   // Keys are encoded now, after the output above: a program that switched to application
   // cursor keys a moment ago gets ESC O A for Up.
+  send->single_line_at_prompt = !send->typed_ahead && send->keys.empty() &&
+                                 send->bytes.find_first_of("\r\n") == std::string::npos;
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
   send->write_started = true;
@@ -224,9 +226,13 @@ void ShellSession::check_prompt_readiness() {
     if (!prompt_watch_.at_prompt() || !shell_pid_) break;
     // A nested shell or a job in the foreground: not the shell's own prompt.
     if (channel_->foreground_group() != *shell_pid_) break;
-    // More input still queued (type-ahead, a multi-line send): its own marks will come.
-    if (input_waiting()) break;
-    if (channel_->proves_readers() && !channel_->foreground_reading()) {
+    // One line typed at the idle prompt: the new prompt after it is its own, whatever the
+    // queue says. Else the input may still be queued (type-ahead, a multi-line send), and
+    // FIONREAD cannot be trusted alone (it reads 0 right after the shell leaves canonical
+    // mode with a line waiting): the shell must also be seen asleep in its read.
+    const bool sure = send->single_line_at_prompt;
+    if (!sure && input_waiting()) break;
+    if (!sure && channel_->proves_readers() && !channel_->foreground_reading()) {
       // At the prompt by the marks, but not yet asleep in its read: the shell may still be
       // taking input it read ahead (fish reads in blocks) or about to block. Soon again.
       if (!ev_is_active(&prompt_recheck_timer_)) {

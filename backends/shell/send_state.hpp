@@ -42,6 +42,10 @@ struct SendState {
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool gated = false;  // the write waits for a reader after a signal (the write gate)
   bool typed_ahead = true;  // written while the shell may not have been reading
+  // One line written at the shell's own idle prompt (no keys, no line break but the final
+  // Enter): the only new prompt that can follow is the one after that line ran, so its
+  // marks alone settle it (send_readiness.cpp, check_prompt_readiness).
+  bool single_line_at_prompt = false;
   bool write_started = false;
   bool landed = false;
   bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does
