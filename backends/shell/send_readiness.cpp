@@ -113,7 +113,7 @@ void ShellSession::open_gate(bool reader_seen) {
   if (!reader_seen) idle_at_prompt_ = false;  // nobody may be reading: treat it as typed ahead
   ev_timer_stop(loop_, &probe_timer_);
   ev_timer_again(loop_, &send_idle_timer_);  // the silence is counted from the write
-  if (!send_->cancel_requested) begin_write(send_);
+  begin_write(send_);
 }
 
 void ShellSession::note_aftermath() {
@@ -377,8 +377,27 @@ std::shared_ptr<SendState> ShellSession::release_send() {
 
 bool ShellSession::cancel_send(SendState& send) {
   if (send_.get() != &send) return false;
+  if (!send.write_started) {
+    // Nothing typed yet (the write was still to come from the loop, or held behind a
+    // signal's aftermath), and now nothing will be: the send becomes a look at what happened
+    // since, answered as a check-in is (at once at the shell's prompt). Measured before:
+    // such a send waited out its whole idle time, every time.
+    send.cancel_requested = true;
+    if (send.gated) {
+      send.gated = false;
+      ev_timer_stop(loop_, &probe_timer_);
+    }
+    // From the loop: the check-in may settle at once, and cancel() must not call back.
+    deferred_.post([this, weak = std::weak_ptr<SendState>(send_)] {
+      auto s = weak.lock();
+      if (!s || s != send_ || s->settled || s->write_started) return;
+      s->check_in = true;
+      begin_check_in(s);
+    });
+    return true;
+  }
   if (!send.landed) {
-    // Not written yet: it never will be. Written in part: SIGINT once the rest landed.
+    // Written in part: SIGINT once the rest landed.
     send.cancel_requested = true;
     return true;
   }

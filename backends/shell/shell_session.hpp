@@ -210,6 +210,7 @@ class ShellSession final : public BackendSession,
   static constexpr std::chrono::milliseconds kSignalHold{500};
   static constexpr std::chrono::milliseconds kSignalHoldTick{1};
   bool shell_starting_command();
+  bool send_typed_line() const;
   void hold_signal(HeldSignal held);
   static void on_signal_hold_tick(struct ev_loop*, ev_timer* w, int);
   void release_held_signals();

@@ -26,7 +26,21 @@ bool ShellSession::shell_starting_command() {
   const pid_t foreground = channel_->foreground_group();
   if (foreground != *shell_pid_) return foreground > 0 && channel_->leader_is_shell_copy(foreground, *shell_pid_);
   if (input_waiting()) return true;  // the line is not even read yet
+  // A PTY hands the master's bytes to the line discipline from a kernel worker: for a
+  // moment after the write the queue is empty and the shell still asleep at its prompt, not
+  // having seen the line (and a shell that was still printing its prompt at the send's
+  // baseline counts as "ran since"). With marks the shell says when it took a line: a
+  // command start (C), or a new prompt (an empty or broken line). Measured before this
+  // rule: 1 in ~60 SIGINTs right after the write, under ASan, reached readline mid-line.
+  // A line the shell never takes (a continuation prompt) waits out kSignalHold.
+  if (send_typed_line() && !prompt_watch_.line_taken()) return true;
   return !channel_->foreground_reading();
+}
+
+// The live send typed a whole line (its Enter written) on a session whose shell marks its
+// prompts.
+bool ShellSession::send_typed_line() const {
+  return send_ && send_->landed && !send_->check_in && send_->submit && !params_.mark_nonce.empty();
 }
 
 Status ShellSession::deliver_signal(pid_t pgid, int signo) {

@@ -54,6 +54,9 @@ class PromptWatch {
   std::optional<int> last_status() const noexcept { return status_; }
   // A command start (C) since reset(): the shell read a command line.
   bool command_started() const noexcept { return command_started_; }
+  // The shell took a line since reset(): it started a command (C), or printed a new
+  // prompt (P: an empty line, a syntax error, or a line of builtins already run).
+  bool line_taken() const noexcept { return command_started_ || new_prompt_; }
   // The shell's working directory from its latest cwd mark (P), if any ever came.
   const std::optional<std::string>& cwd() const noexcept { return cwd_; }
 
