@@ -152,9 +152,11 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
 }
 
 void ShellSession::take_unseen(SendState& send) {
-  send.tail.clear();
+  // Both start where the terminal's current line stands: its earlier bytes (a prompt, a
+  // program's unended line) were the last result's, or nobody's.
+  send.tail.clear(unseen_.line_before());
   send.tail.append(unseen_.text());
-  unseen_.clear();
+  unseen_.clear(pipeline_.current_line_bytes());
 }
 
 void ShellSession::begin_check_in(const std::shared_ptr<SendState>& send) {
@@ -210,8 +212,8 @@ void ShellSession::on_send_chunk_end() {
   if (send_->landed) check_prompt_readiness();
 }
 
-void ShellSession::on_send_rewrite(std::string_view line) {
-  send_->tail.rewrite_line(line);
+void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
+  send_->tail.rewrite_line(line, changed_from);
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
 }
@@ -368,6 +370,9 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   if (channel_ && !aftermath_) channel_->forget_readers();
   auto send = std::move(send_);
   if (send && channel_) channel_->note_send(false);
+  // What comes next is unseen from where the terminal's line stands now (unless the send
+  // took none of it: then it still waits from where it began).
+  if (send && send->write_started && unseen_.total_bytes() == 0) unseen_.clear(pipeline_.current_line_bytes());
   if (send) {
     send->settled = true;
     send->session = nullptr;

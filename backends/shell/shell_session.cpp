@@ -233,6 +233,7 @@ void ShellSession::on_chunk_end() {
   if (!prompt_seen_) {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
+      unseen_.clear(pipeline_.current_line_bytes());  // the first prompt is the open's
       try_finish_start();
     }
     return;
@@ -240,13 +241,13 @@ void ShellSession::on_chunk_end() {
   if (send_) on_send_chunk_end();
 }
 
-void ShellSession::on_line_rewrite(std::string_view line) {
+void ShellSession::on_line_rewrite(std::string_view line, std::size_t changed_from) {
   if (!prompt_seen_) return;
   if (send_ && send_->write_started) {
-    on_send_rewrite(line);
+    on_send_rewrite(line, changed_from);
     return;
   }
-  unseen_.rewrite_line(line);
+  unseen_.rewrite_line(line, changed_from);
 }
 
 void ShellSession::on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int) {

@@ -158,7 +158,7 @@ class ShellSession final : public BackendSession,
   void on_bytes(std::string_view raw) override;
   void on_sanitized(const text::SanitizedText& chunk) override;
   void on_text(const text::SanitizedText& chunk) override;
-  void on_line_rewrite(std::string_view line) override;
+  void on_line_rewrite(std::string_view line, std::size_t changed_from) override;
   void on_chunk_end() override;
 
   void publish_exit();
@@ -177,7 +177,7 @@ class ShellSession final : public BackendSession,
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
   void on_send_chunk_end();
-  void on_send_rewrite(std::string_view line);
+  void on_send_rewrite(std::string_view line, std::size_t changed_from);
   void check_prompt_readiness();
   static void on_prompt_recheck(struct ev_loop*, ev_timer* w, int);
   // `evidence` prompt_marks: stdin_read at the shell's own prompt (its group in the

@@ -7,6 +7,7 @@ idle, a line typed into a running job), with the status of what finished meanwhi
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -75,6 +76,79 @@ def vim_escape(repl, home):
     repl.ok({"id": "vim-close", "op": "close", "sessionId": sid})
 
 
+def cancel_before_write(repl):
+    # A send cancelled before its text was written (held behind a signal's aftermath) types
+    # nothing and is answered as a check-in: at once at the prompt, never its idle time.
+    for n in range(5):
+        job = repl.ok({"id": f"cbw-job-{n}", "op": "send", "sessionId": "pty-1", "text": "sleep 30", "idleMs": 100})
+        check(job["waitReason"] == "inferred_idle", job)
+        repl.request({"id": f"cbw-int-{n}", "op": "signal", "sessionId": "pty-1", "signal": "SIGINT"})
+        repl.request({"id": f"cbw-send-{n}", "op": "send", "sessionId": "pty-1",
+                      "text": f"echo never-typed-{n}", "idleMs": 60000, "timeoutMs": 120000})
+        repl.request({"id": f"cbw-cancel-{n}", "op": "cancel", "sendId": f"cbw-send-{n}"})
+        check(repl.response(f"cbw-int-{n}").get("result", {}).get("delivered") is True, "the signal")
+        sent = repl.response(f"cbw-send-{n}")["result"]
+        cancelled = repl.response(f"cbw-cancel-{n}")["result"]
+        # The cancel may also land after the write (then it interrupts the echo, or nothing):
+        # either way the send comes back at the prompt, without waiting out its idle time.
+        check(sent["waitReason"] == "stdin_read", (sent, cancelled))
+        if f"echo never-typed-{n}" not in sent["viewport"]:
+            check(sent["exitCode"] == 130, sent)  # the sleep's end, seen by the check-in
+        after = repl.ok({"id": f"cbw-after-{n}", "op": "send", "sessionId": "pty-1", "text": f"echo after-{n}"})
+        check(after["waitReason"] == "stdin_read" and f"\nafter-{n}\n" in after["viewport"], after)
+
+
+def first_line_is_own(repl):
+    # An unended line from an earlier command stays out of a later send's viewport, even when
+    # the line editor redraws that line (a backspace at the prompt).
+    junk = repl.ok({"id": "junk", "op": "send", "sessionId": "pty-1", "text": "printf EARLIER-JUNK"})
+    check(junk["waitReason"] == "stdin_read", junk)
+    typed = repl.ok({"id": "half", "op": "send", "sessionId": "pty-1", "text": "echo abcd", "submit": False,
+                     "idleMs": 300})
+    check("EARLIER-JUNK" not in typed["viewport"], typed)
+    erased = repl.ok({"id": "bs", "op": "send", "sessionId": "pty-1", "keys": ["BSpace"], "idleMs": 300})
+    check("EARLIER-JUNK" not in erased["viewport"] and "dsh>" not in erased["viewport"], erased)
+    ran = repl.ok({"id": "enter", "op": "send", "sessionId": "pty-1", "keys": ["Enter"]})
+    check(ran["waitReason"] == "stdin_read" and "\nabc\n" in ran["viewport"], ran)
+    check("EARLIER-JUNK" not in ran["viewport"], ran)
+
+
+def rebase_escape(repl, home):
+    # git rebase -i in vim, `c w squash Escape` in one call, 20 times: the screen returned
+    # shows the edit every time (vim draws it after its escape delay, here 50 ms as a
+    # vimrc's ttimeoutlen makes it; the send waits).
+    repo = os.path.join(home, "repo")
+    os.makedirs(repo)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "first"],
+                 ["commit", "-q", "--allow-empty", "-m", "second"], ["commit", "-q", "--allow-empty", "-m", "third"]):
+        subprocess.run(["git", "-C", repo, *args], check=True, env=env, stdin=subprocess.DEVNULL)
+    opened = repl.ok({"id": "rb-open", "op": "open", "type": "shell", "name": "rebase", "terminal": "xterm",
+                      "cwd": repo})
+    sid = opened["sessionId"]
+    repl.ok({"id": "rb-env", "op": "send", "sessionId": sid,
+             "text": "export GIT_EDITOR=\"vim -u NONE -N --cmd 'set ttimeout ttimeoutlen=50'\" GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid "
+                     "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid"})
+    for n in range(20):
+        started = repl.ok({"id": f"rb-{n}", "op": "send", "sessionId": sid, "text": "git rebase -i HEAD~2"})
+        check(started["waitReason"] == "stdin_read" and started.get("screen"), started)
+        first = started["screen"]["lines"][0]
+        check(first.startswith("pick "), f"round {n}: the todo list: {started}")
+        r = repl.ok({"id": f"rb-keys-{n}", "op": "send", "sessionId": sid,
+                     "keys": ["j", "c", "w", "s", "q", "u", "a", "s", "h", "Escape"]})
+        lines = r["screen"]["lines"] if r.get("screen") else []
+        check(r["waitReason"] == "stdin_read", r)
+        check(len(lines) > 1 and lines[1].startswith("squash "), f"round {n}: the edit is not drawn: {lines[:3]}")
+        check(not any("-- INSERT --" in line for line in lines), f"round {n}: still in insert mode: {lines}")
+        # :cq leaves vim with an error: git aborts the rebase and the repository is as it was.
+        quit_ = repl.ok({"id": f"rb-quit-{n}", "op": "send", "sessionId": sid, "text": ":cq"})
+        check(quit_["waitReason"] == "stdin_read" and quit_["exitCode"] not in (0, None), quit_)
+    log = subprocess.run(["git", "-C", repo, "log", "--format=%s"], check=True, capture_output=True, text=True)
+    check(log.stdout.split() == ["third", "second", "first"], log.stdout)
+    repl.ok({"id": "rb-close", "op": "close", "sessionId": sid})
+
+
 def main():
     repl_path = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="dshpty-checkin-") as home:
@@ -84,10 +158,13 @@ def main():
             repl.ok({"id": 1, "op": "open", "type": "shell", "name": "main"})
             late_output(repl)
             typed_during_job(repl, os.path.join(home, "typed"))
-            if shutil.which("vim"):
+            cancel_before_write(repl)
+            first_line_is_own(repl)
+            if shutil.which("vim") and shutil.which("git"):
                 vim_escape(repl, home)
+                rebase_escape(repl, home)
             else:
-                print("vim is not installed: the screen-settle case is skipped")
+                print("vim or git is not installed: the screen-settle cases are skipped")
             repl.request({"id": "bye", "op": "shutdown"})
             check(repl.wait_exit() == 0, "shutdown")
             wait_gone(repl.pids, "after shutdown")

@@ -21,7 +21,9 @@ const std::string ESC = "\x1B";
 struct TailSink final : OutputSink {
   TailBuffer tail{1 << 20};
   void on_text(const SanitizedText& chunk) override { tail.append(chunk.text); }
-  void on_line_rewrite(std::string_view line) override { tail.rewrite_line(line); }
+  void on_line_rewrite(std::string_view line, std::size_t changed_from) override {
+    tail.rewrite_line(line, changed_from);
+  }
 };
 
 struct Rendered {
@@ -144,6 +146,31 @@ TEST_CASE("a send's tail: a line begun before it is replaced whole; deltas follo
   fresh.append("xyz");  // the send began in the middle of a line
   fresh.rewrite_line("dsh> redrawn");
   CHECK(fresh.text() == "dsh> redrawn");
+}
+
+// A sink that starts in the middle of a line (a send's output starts at its write) holds
+// only what was written since: the line's earlier bytes stay out while they stand.
+std::string started_mid_line(std::string_view before, const std::vector<std::string_view>& after) {
+  OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
+  TailSink sink;
+  pipeline.add(sink);
+  pipeline.feed(before);
+  sink.tail.clear(pipeline.current_line_bytes());
+  for (auto chunk : after) pipeline.feed(chunk);
+  return sink.tail.text();
+}
+
+TEST_CASE("a send's output starts at its own bytes, not at the unended line before it") {
+  CHECK(started_mid_line("dsh> ", {"echo hi"}) == "echo hi");
+  CHECK(started_mid_line("dsh> ", {"echo hi", "\b\bHI"}) == "echo HI");      // edited in place
+  CHECK(started_mid_line("dsh> ", {"echo hi\b\bHI"}) == "echo HI");          // in one read
+  CHECK(started_mid_line("vim status junk", {"\x1B[K"}) == "");            // nothing written
+  CHECK(started_mid_line("vim status junk", {"\rnew"}) == "new status junk"); // the line as shown
+  CHECK(started_mid_line("dsh> ", {"ech", "\rdsh> echo"}) == "dsh> echo");    // redrawn whole
+  CHECK(started_mid_line("50%", {"\r", "60%"}) == "60%");
+  CHECK(started_mid_line("junk\x01", {"more\nnext\rNE"}) == "more\nNExt");
+  CHECK(started_mid_line("a\nbinary junk", {" x", "\b\bY\n"}) == "Yx\n");
+  CHECK(started_mid_line("a\nbinary junk", {" x", "\b\b\b\bY\n"}) == "Yk x\n");  // into the old part
 }
 
 TEST_CASE("the line editor's memory is bounded: an endless line is appended as it comes") {

@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
       PromptWatch watch;
       void on_sanitized(const SanitizedText& chunk) override { watch.observe(chunk); }
       void on_text(const SanitizedText& chunk) override { tail.append(chunk.text); }
-      void on_line_rewrite(std::string_view line) override {
-        tail.rewrite_line(line);
+      void on_line_rewrite(std::string_view line, std::size_t changed_from) override {
+        tail.rewrite_line(line, changed_from);
       }
     } send;
     OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, kNonce});

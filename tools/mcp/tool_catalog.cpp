@@ -103,8 +103,9 @@ Json send_tool() {
                                     "names): Enter Escape Tab BTab BSpace Space Up Down Left Right Home End PageUp "
                                     "PageDown Insert Delete F1..F12, with C- M- S- prefixes (C-c, M-x, S-Tab); a single "
                                     "character stands for itself (\"q\", \":\"). E.g. [\"Down\", \"Down\", "
-                                    "\"Enter\"] in a menu, [\"Escape\"] in vim. An unknown name fails the call; "
-                                    "nothing is typed."}}},
+                                    "\"Enter\"] in a menu, [\"Escape\"] in vim. The screen returned is the one the "
+                                    "program drew after the keys (the call waits while it sits out a short timeout, "
+                                    "like vim's escape delay). An unknown name fails the call; nothing is typed."}}},
       {"submit", Json{{"type", "boolean"},
                       {"description", "Press Enter after the text and keys (default true when there is text, false "
                                       "for keys alone)."}}},

@@ -20,8 +20,8 @@ void HeadTailBuffer::append(std::string_view text) {
   tail_.append(text);
 }
 
-void HeadTailBuffer::rewrite_line(std::string_view line) {
-  tail_.rewrite_line(line);
+void HeadTailBuffer::rewrite_line(std::string_view line, std::size_t changed_from) {
+  line = line.substr(line.size() - tail_.rewrite_line(line, changed_from));
   // Where the rewritten line now starts, counted from clear(): what the head held from
   // there on is the old text of that line.
   const std::uint64_t line_start = tail_.total_bytes() - line.size();
@@ -31,9 +31,9 @@ void HeadTailBuffer::rewrite_line(std::string_view line) {
   }
 }
 
-void HeadTailBuffer::clear() noexcept {
+void HeadTailBuffer::clear(std::size_t line_before) noexcept {
   head_.clear();
-  tail_.clear();
+  tail_.clear(line_before);
 }
 
 Cut HeadTailBuffer::cut(std::size_t cap) const {

@@ -24,8 +24,8 @@ class HeadTailBuffer {
   void append(std::string_view text);
   // The newest line, if no '\n' has ended it yet, now reads `line` (TailBuffer's rule; the
   // head gives up what it held of the line's part the tail still has).
-  void rewrite_line(std::string_view line);
-  void clear() noexcept;
+  void rewrite_line(std::string_view line, std::size_t changed_from = 0);
+  void clear(std::size_t line_before = 0) noexcept;
 
   // Everything since clear() in at most `cap` bytes (truncation.hpp).
   Cut cut(std::size_t cap) const;

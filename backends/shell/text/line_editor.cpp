@@ -61,6 +61,11 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
   segment_.clear();
   bool delivered = false;
   bool dirty = false;  // line_ differs from what the sinks were given
+  std::size_t changed_from = 0;  // while dirty: the first byte of line_ that differs
+  auto change_at = [&](std::size_t at) {
+    changed_from = dirty ? std::min(changed_from, at) : at;
+    dirty = true;
+  };
   std::size_t marker = 0;
   auto flush_segment = [&] {
     if (segment_.text.empty() && segment_.markers.empty()) return;
@@ -71,7 +76,7 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
   auto flush_line = [&] {
     if (!dirty) return;
     flush_segment();
-    out.rewrite(line_);
+    out.rewrite(line_, std::min(changed_from, line_.size()));
     dirty = false;
     delivered = true;
   };
@@ -107,8 +112,8 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
         }
       } else if (c == kEraseToEnd) {
         if (cursor_ < line_.size()) {
+          change_at(cursor_);
           line_.resize(cursor_);
-          dirty = true;
         }
       } else {
         // The cursor stays in its column: text written there lands after blanks, which
@@ -117,7 +122,7 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
         for (std::size_t j = 0; j < std::min(cursor_, line_.size()); ++j)
           if (!utf8::is_continuation(static_cast<unsigned char>(line_[j]))) ++columns;
         if (cursor_ > line_.size()) columns += cursor_ - line_.size();
-        if (!line_.empty()) dirty = true;
+        if (!line_.empty()) change_at(0);
         line_.clear();
         cursor_ = columns;
       }
@@ -140,12 +145,12 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       line_.append(cursor_ - line_.size(), ' ');
     }
     // Overwrite what the cursor is over, character by character.
+    if (!run.empty() && cursor_ < line_.size()) change_at(cursor_);
     while (!run.empty() && cursor_ < line_.size()) {
       const std::size_t length = char_length(run, 0);
       line_.replace(cursor_, char_length(line_, cursor_), run.substr(0, length));
       cursor_ += length;
       run.remove_prefix(length);
-      dirty = true;
     }
     if (run.empty()) continue;
     // The rest extends the line.

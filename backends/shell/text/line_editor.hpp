@@ -6,10 +6,13 @@
 // one line. It sits between the sanitizer and the text sinks and turns the sanitizer's
 // in-band codes (kReturn, kBackspace, kEraseToEnd, kEraseLine) into two kinds of delivery:
 //   append   text that only adds to the stream (the common case, passed through as is);
-//   rewrite  "the newest line, which no '\n' has ended yet, now reads <line>": delivered
-//            once per chunk, at its end or when the line ends, so a partial line that was
-//            redrawn is visible to reads and viewports at once, and a sink never sees the
-//            intermediate frames of a redraw within one chunk.
+//   rewrite  "the newest line, which no '\n' has ended yet, now reads <line>, changed from
+//            byte <from> on": delivered once per chunk, at its end or when the line ends,
+//            so a partial line that was redrawn is visible to reads and viewports at once,
+//            and a sink never sees the intermediate frames of a redraw within one chunk.
+//            <from> lets a sink that started mid-line (a send's output, which starts at
+//            the send's write) keep only what was written since: the bytes before it are
+//            as they were.
 // Characters are overwritten one for one (code points; a wide character counts as one).
 // Pure and O(1) in memory: it mirrors the current line up to kMaxLine bytes; on a longer
 // line, returns and erases are ignored until the next '\n' (the text is appended as is).
@@ -30,7 +33,7 @@ class LineEditor {
   class Output {
    public:
     virtual void append(const SanitizedText& chunk) = 0;
-    virtual void rewrite(std::string_view line) = 0;
+    virtual void rewrite(std::string_view line, std::size_t changed_from) = 0;
 
    protected:
     ~Output() = default;
@@ -40,6 +43,10 @@ class LineEditor {
   // is made per call, an empty append when nothing else: output that was all escapes
   // still happened.
   void process(const SanitizedText& chunk, Output& out);
+
+  // The bytes of the current line as displayed now (0 once it outgrew kMaxLine): what a
+  // sink that starts now has none of.
+  std::size_t line_bytes() const noexcept { return overlong_ ? 0 : line_.size(); }
 
  private:
   void process_slowly(const SanitizedText& chunk, Output& out);

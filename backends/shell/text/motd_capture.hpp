@@ -24,7 +24,7 @@ class MotdCapture final : public OutputSink {
     done_ = first != nullptr;
   }
 
-  void on_line_rewrite(std::string_view line) override {
+  void on_line_rewrite(std::string_view line, std::size_t) override {
     if (done_) return;
     const std::size_t newline = motd_.rfind('\n');
     motd_.resize(newline == std::string::npos ? 0 : newline + 1);

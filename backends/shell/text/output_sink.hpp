@@ -5,6 +5,7 @@
 // and is fed in order, so each one is testable alone on any split of the stream.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -25,8 +26,9 @@ class OutputSink {
   // Text appended to the stream (markers positioned in this chunk's text).
   virtual void on_text(const SanitizedText& /*chunk*/) {}
   // The newest line, which no '\n' has ended yet, now reads `line` (a carriage return
-  // redrew it): replace what was appended of it since the last '\n'.
-  virtual void on_line_rewrite(std::string_view /*line*/) {}
+  // redrew it), its bytes before `changed_from` as they were: replace what was appended of
+  // it since the last '\n'.
+  virtual void on_line_rewrite(std::string_view /*line*/, std::size_t /*changed_from*/) {}
   // Every sink has had all of one read's bytes (on_sanitized is a whole chunk ahead of the
   // line editor's pieces): the moment to decide on what they mean together.
   virtual void on_chunk_end() {}
@@ -71,12 +73,16 @@ class OutputPipeline final : private LineEditor::Output {
     for (OutputSink* sink : sinks_) sink->on_chunk_end();
   }
 
+  // The bytes of the current line, as the terminal shows it: a sink starting now (a send's
+  // output) has none of them (LineEditor::line_bytes).
+  std::size_t current_line_bytes() const noexcept { return editor_.line_bytes(); }
+
  private:
   void append(const SanitizedText& chunk) override {
     for (OutputSink* sink : sinks_) sink->on_text(chunk);
   }
-  void rewrite(std::string_view line) override {
-    for (OutputSink* sink : sinks_) sink->on_line_rewrite(line);
+  void rewrite(std::string_view line, std::size_t changed_from) override {
+    for (OutputSink* sink : sinks_) sink->on_line_rewrite(line, changed_from);
   }
 
   Sanitizer sanitizer_;

@@ -64,7 +64,7 @@ class Scrollback final : public OutputSink {
   void rewrite_line(std::string_view line);
   // As an output sink: every chunk's text, every rewrite.
   void on_text(const SanitizedText& chunk) override { append(chunk.text); }
-  void on_line_rewrite(std::string_view line) override { rewrite_line(line); }
+  void on_line_rewrite(std::string_view line, std::size_t) override { rewrite_line(line); }
   // A page, as described above. Fails INVALID_ARGUMENT for offset < 0 or count < 1.
   Result<ReadPage> read(const ReadRequest& request) const;
 

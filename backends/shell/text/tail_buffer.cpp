@@ -10,6 +10,7 @@ TailBuffer::TailBuffer(std::size_t max_bytes) : ring_(std::max<std::size_t>(max_
 
 void TailBuffer::append(std::string_view text) {
   if (text.empty()) return;
+  if (line_before_ != 0 && text.find('\n') != std::string_view::npos) line_before_ = 0;
   const std::size_t limit = ring_.limit();
   if (text.size() >= limit) {
     std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
@@ -27,17 +28,22 @@ void TailBuffer::append(std::string_view text) {
   ring_.append(text);
 }
 
-void TailBuffer::rewrite_line(std::string_view line) {
+std::size_t TailBuffer::rewrite_line(std::string_view line, std::size_t changed_from) {
   std::uint64_t cut = ring_.end();
   while (cut > ring_.begin() && ring_.at(cut - 1) != '\n') --cut;
   ring_.truncate(cut);
   taken_ = std::min(taken_, cut);
+  // The line began before clear(): what came before is not this buffer's while it stands.
+  line_before_ = std::min({line_before_, changed_from, line.size()});
+  line.remove_prefix(line_before_);
   append(line);
+  return line.size();
 }
 
 void TailBuffer::count_dropped(std::uint64_t to) { dropped_lines_ += ring_.count(ring_.begin(), to, '\n'); }
 
-void TailBuffer::clear() noexcept {
+void TailBuffer::clear(std::size_t line_before) noexcept {
+  line_before_ = line_before;
   ring_.reset_at(ring_.end());
   start_ = taken_ = ring_.end();
   dropped_lines_ = 0;

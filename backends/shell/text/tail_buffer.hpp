@@ -26,11 +26,18 @@ class TailBuffer {
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them).
   void append(std::string_view text);
   // The newest line, if no '\n' has ended it yet, is replaced by `line`: what the buffer
-  // holds of it goes (all of it when the line began before the buffer's start). A delta
-  // already taken keeps the old text; the next one has the new.
-  void rewrite_line(std::string_view line);
+  // holds of it goes. A line that began before clear() keeps out the bytes that came before
+  // (clear's `line_before`) for as long as they stay as they were (`changed_from`): a
+  // send's output starts at the send's own bytes, not at an earlier program's unended
+  // line. A delta already taken keeps the old text; the next one has the new. Returns the
+  // bytes of `line` the buffer now holds (its end).
+  std::size_t rewrite_line(std::string_view line, std::size_t changed_from = 0);
   // Forgets everything: a new send starts with an empty, untruncated viewport and delta.
-  void clear() noexcept;
+  // `line_before`: the bytes of the terminal's current line so far, none of them this
+  // buffer's.
+  void clear(std::size_t line_before = 0) noexcept;
+  // What clear() was told of the current line and still holds: 0 once a '\n' came.
+  std::size_t line_before() const noexcept { return line_before_; }
 
   std::string text() const;
   bool truncated() const noexcept { return ring_.begin() > start_; }
@@ -52,6 +59,7 @@ class TailBuffer {
   std::uint64_t start_ = 0;  // offset of the first byte since clear()
   std::uint64_t taken_ = 0;  // offset of the first byte not yet taken
   std::uint64_t dropped_lines_ = 0;  // newlines among the bytes dropped since clear()
+  std::size_t line_before_ = 0;      // the current line's bytes from before clear()
 };
 
 }  // namespace dshpty::text
