@@ -1,7 +1,8 @@
 // dshpty-mcp driven by the official TypeScript SDK client (@modelcontextprotocol/sdk, which
 // tools/dev installs into the build tree from the npm registry): the handshake the SDK makes,
 // tools/list, then open -> send `echo $((6*7))` -> a flood cut to head and tail -> a lone
-// surrogate answered under its id -> read -> a send cancelled through the SDK's
+// surrogate answered under its id -> read -> a check-in after a send that ended idle -> keys
+// ending in Escape in vim, the screen settled -> a send cancelled through the SDK's
 // AbortSignal (with progress) -> close, and the server gone after the client closes. Prints
 // the calls and their results as a transcript. Exits 77 (skipped, with the reason) when the
 // SDK is not installed; never reaches the network.
@@ -131,6 +132,23 @@ async function main() {
                                      undefined, options);
   console.log(`> terminal_send {"session":"main","text":"x\\ud800"}: ${text(lone).trimEnd()}`);
   check(lone.isError === true && text(lone).startsWith('error: INVALID_ARGUMENT: '), text(lone));
+  // A check-in (no text, no keys) after a send that ended idle: the late output and the
+  // status of what finished meanwhile are its.
+  const early = await call('terminal_send', { session: 'main', text: 'sleep 1; echo LATE; (exit 5)', idle_ms: 300 });
+  check(early.includes('[wait: inferred_idle]') && !early.includes('\nLATE\n'), early);
+  const look = await call('terminal_send', { session: 'main', idle_ms: 20000 });
+  check(/(^|\n)LATE\n/.test(look) && look.includes('[wait: stdin_read]') && look.includes('[exit: 5]'), look);
+  // Keys ending in Escape: the screen returned is vim's after it left insert mode (it waits
+  // out its escape delay reading the terminal first; the call waits too).
+  await call('terminal_open', { name: 'vim', terminal: 'xterm' });
+  const vim = await call('terminal_send', { session: 'vim', text: "vim -u NONE -N --cmd 'set ttimeout ttimeoutlen=50'" });
+  check(vim.includes('~'), vim);
+  for (let n = 1; n <= 5; n += 1) {
+    const edited = await call('terminal_send', { session: 'vim', keys: ['i', 'x', 'Escape'] });
+    check(edited.includes('x'.repeat(n)) && !edited.includes('-- INSERT --'), `round ${n}: ${edited}`);
+  }
+  await call('terminal_send', { session: 'vim', text: ':q!' });
+  await call('terminal_close', { session: 'vim' });
   // Progress and cancellation as the SDK does them: onprogress sends a progressToken, and an
   // aborted signal sends notifications/cancelled (the server interrupts the send, answers
   // nothing, and the SDK rejects the call).
