@@ -42,6 +42,26 @@ constexpr int kProbeDrainReads = 8;
 // longer than this: a program that prints on a timer while it polls the terminal (a
 // clock, a spinner next to a prompt) must still be seen waiting for input.
 constexpr double kProbeBusyInterval = 0.25;
+
+// A line whose echo may stand for itself: printable UTF-8 (no control, no escape), what
+// the sanitizer passes through unchanged.
+bool printable_line(std::string_view line) {
+  if (line.empty()) return false;
+  text::Sanitizer sanitizer;
+  text::SanitizedText out;
+  sanitizer.feed(line, out);
+  sanitizer.finish(out);
+  return out.text == line && out.markers.empty() && !out.line_controls;
+}
+
+// Where the shell's echo of a typed line ends in `chunk`: its first command start (C: the
+// line was read) or new prompt (P: it was not run), if any.
+const text::PromptMarker* echo_end(const text::SanitizedText& chunk) {
+  for (const text::PromptMarker& mark : chunk.markers) {
+    if (mark.kind == 'C' || mark.kind == 'P') return &mark;
+  }
+  return nullptr;
+}
 }  // namespace
 
 bool ShellSendOperation::cancel() {
@@ -140,6 +160,13 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   // cursor keys a moment ago gets ESC O A for Up.
   send->single_line_at_prompt = !send->typed_ahead && send->keys.empty() &&
                                  send->bytes.find_first_of("\r\n") == std::string::npos;
+  // Its echo is the line as typed, once the shell says it read it (SendState::end_echo).
+  if (send->single_line_at_prompt && send->submit && !params_.mark_nonce.empty() &&
+      printable_line(send->bytes)) {
+    send->echo_pending = true;
+    send->echo_line = send->bytes;
+    send->echo.clear(pipeline_.current_line_bytes());
+  }
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
   send->write_started = true;
@@ -198,7 +225,20 @@ void ShellSession::on_write_landed() {
 
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated || !send_->write_started) return;  // output of an earlier command
-  send_->tail.append(chunk.text);
+  std::string_view text = chunk.text;
+  if (send_->echo_pending) {
+    if (const text::PromptMarker* end = echo_end(chunk)) {
+      if (end->kind == 'P') send_->echo.append(text.substr(0, end->position));
+      send_->end_echo(end->kind == 'C');
+      text.remove_prefix(end->position);
+    } else if (send_->echo.size() + text.size() > SendState::kEchoBytes) {
+      send_->end_echo(false);  // too much for an echo: the output as it came
+    } else {
+      send_->echo.append(text);
+      text = {};
+    }
+  }
+  send_->tail.append(text);
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
 }
@@ -213,7 +253,11 @@ void ShellSession::on_send_chunk_end() {
 }
 
 void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
-  send_->tail.rewrite_line(line, changed_from);
+  if (send_->echo_pending) {
+    send_->echo.rewrite_line(line, changed_from);
+  } else {
+    send_->tail.rewrite_line(line, changed_from);
+  }
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
 }

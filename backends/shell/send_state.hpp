@@ -24,8 +24,28 @@ struct SendState {
   SendState(std::size_t viewport_bytes, std::optional<std::size_t> max_bytes)
       : tail(viewport_bytes / 3, viewport_bytes - viewport_bytes / 3), cap(max_bytes.value_or(viewport_bytes)) {}
 
+  // The echo of a line typed at the idle prompt, while the shell has not said it read the
+  // line (its C mark): held aside, and replaced by the line as typed once it has. A line
+  // editor draws a line it cannot fit as it can: readline and zle scroll it sideways on a
+  // dumb terminal (`<6 word027...`), zle and fish redraw it with cursor moves elsewhere;
+  // the shell read what was typed all the same. Without a C (a syntax error, a
+  // continuation prompt, the send over first) the held text goes to the output as it was.
+  void end_echo(bool line_read) {
+    if (!echo_pending) return;
+    echo_pending = false;
+    if (line_read) {
+      tail.append(echo_line);
+      tail.append("\n");
+    } else {
+      tail.append(echo.text());
+    }
+    echo.clear();
+    echo_line.clear();
+  }
+
   // The result's viewport, truncated and omitted_* from this send's output, cut to the cap.
-  void fill_viewport(SendResult& result) const {
+  void fill_viewport(SendResult& result) {
+    end_echo(false);
     text::Cut cut = tail.cut(cap);
     result.viewport = std::move(cut.text);
     result.truncated = cut.truncated;
@@ -34,6 +54,10 @@ struct SendState {
   }
 
   text::HeadTailBuffer tail;  // this send's sanitized output, its head and its tail
+  bool echo_pending = false;  // end_echo: the output is still the shell's echo of echo_line
+  std::string echo_line;      // the line typed, printable UTF-8
+  text::TailBuffer echo{kEchoBytes};  // the echo as the line editor drew it, while pending
+  static constexpr std::size_t kEchoBytes = 64 * 1024;  // more is not an echo: given back
   std::size_t cap;            // the viewport's bound (the request's max_bytes)
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then

@@ -234,6 +234,9 @@ void ShellSession::on_chunk_end() {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
       unseen_.clear(pipeline_.current_line_bytes());  // the first prompt is the open's
+      // A new shell at its first prompt: the first send is a line typed at the idle prompt
+      // (a taken-over session may be anywhere: its first send is typed ahead).
+      idle_at_prompt_ = !params_.attach;
       try_finish_start();
     }
     return;

@@ -361,6 +361,26 @@ def forged_marks(repl, dialect):
     repl.close(sid)
 
 
+def long_line(repl, dialect):
+    # A line longer than the terminal's width: its echo in the result is the line as typed
+    # (readline and zle scroll it sideways on a dumb terminal, zsh and fish redraw it with
+    # cursor moves on xterm), on both terminals, every time.
+    words = " ".join(f"word{i:03d}" for i in range(60))
+    for terminal in ("dumb", "xterm"):
+        sid, _ = repl.open(terminal=terminal)
+        for n in range(5):
+            line = f"echo {words} end-{n}"
+            sent = repl.send(sid, line).at_prompt(exit_code=0).has_line(f"{words} end-{n}")
+            sent.expect(sent.result["viewport"].startswith(line + "\n"), f"{terminal}: the echo is the line typed")
+        # No C mark for a line the shell does not run: its own words stay (a syntax error).
+        broken = "echo )" if dialect != "fish" else "echo )"
+        failed = repl.send(sid, broken)
+        failed.expect(failed.result["waitReason"] == "stdin_read", "a syntax error comes back at the prompt")
+        failed.expect("echo )" in failed.result["viewport"] and len(lines_of(failed.result["viewport"])) > 2,
+                      f"{terminal}: the shell's error is in the viewport")
+        repl.close(sid)
+
+
 def startup_files(repl_path, dialect):
     repl = Repl(repl_path, dialect)
     try:
@@ -592,6 +612,7 @@ def main():
         ("type-ahead", in_own_repl(type_ahead)),
         ("prompt-changes", in_own_repl(prompt_changes)),
         ("forged-marks", in_own_repl(forged_marks)),
+        ("long-line", in_own_repl(long_line)),
         ("rc", lambda: startup_files(repl_path, dialect)),
         ("nested", in_own_repl(nested_shell)),
         ("status-cwd", in_own_repl(status_and_cwd)),
