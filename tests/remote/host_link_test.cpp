@@ -30,7 +30,14 @@ RemoteConfig config_for(const FakeFar& far, const char* mode) {
   RemoteConfig c;
   c.type = "fake";
   c.transport = {"python3", DSHPTY_TEST_FAKE_FAR, far.pidfile, mode};
+  // Long enough that a loaded machine never takes a slow far side for a silent one; the
+  // test of a silent far side sets its own.
   c.ping_interval = 100ms;
+  c.link_timeout = 10s;
+  return c;
+}
+
+RemoteConfig quick_silence(RemoteConfig c) {
   c.link_timeout = 300ms;
   return c;
 }
@@ -79,7 +86,7 @@ TEST_CASE("another protocol version, garbage, silence: each a clear start failur
     CAPTURE(c.mode);
     ShellFixture fx;
     FakeFar far;
-    Spawned s = spawn_remote(fx, config_for(far, c.mode));
+    Spawned s = spawn_remote(fx, quick_silence(config_for(far, c.mode)));
     REQUIRE_FALSE(s.session);
     CHECK(words(s.error) == c.expect);
     CHECK(gone(far.pid()));
@@ -100,8 +107,8 @@ TEST_CASE("an unknown frame after WELCOME breaks the link: the spawn fails, unco
 TEST_CASE("a far side that stops answering: the session turns lost and a close says unconfirmed") {
   ShellFixture fx;
   FakeFar far;
-  Spawned s = spawn_remote(fx, config_for(far, "prompt-then-mute"));
-  REQUIRE(s.session);
+  Spawned s = spawn_remote(fx, quick_silence(config_for(far, "prompt-then-mute")));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
   CHECK(s.session->status().running());
   REQUIRE(run_until(fx.loop(), [&] { return s.session->status().kind == SessionStatus::Kind::lost; }, 10s));
   CHECK(s.session->status().reason == "python3: no frame from the far helper for 300 ms");
@@ -121,7 +128,7 @@ TEST_CASE("the link ends during a send: the send completes session_exit and the 
   ShellFixture fx;
   FakeFar far;
   Spawned s = spawn_remote(fx, config_for(far, "prompt-then-exit"));
-  REQUIRE(s.session);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
   bool done = false;
   Result<SendResult> result = make_error(Code::BACKEND_FAILED, "not completed");
   auto op = s.session->start_send(request("echo hi"), [&](Result<SendResult> r) {
