@@ -3,7 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,10 +23,38 @@ constexpr std::chrono::seconds kPromptLimit{10};
 // A mode's row is reported only with this many samples: fewer say nothing about a median.
 constexpr std::size_t kMinModeSamples = 20;
 
+std::string fixed(double v, int precision);
+
+// Nanoseconds of CPU: this thread's (the host's loop, or the bare loop's reads), and a
+// process's (its main thread's, from /proc/PID/schedstat: a shell has one).
+double thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+double process_cpu_ns(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/schedstat", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return 0;
+  unsigned long long ns = 0;
+  if (std::fscanf(f, "%llu", &ns) != 1) ns = 0;
+  std::fclose(f);
+  return static_cast<double>(ns);
+}
+
 struct BySubject {
   Samples all;
   Samples one_cpu, two_cpus;
   std::size_t unknown = 0;
+  // Where a round trip's CPU went, summed over the sends: the caller's thread and the shell.
+  double host_ns = 0, shell_ns = 0;
+
+  std::string cpu_per_send() const {
+    const double n = static_cast<double>(all.size() ? all.size() : 1);
+    return "CPU per send: host " + fixed(host_ns / n / 1000, 1) + " us, shell " + fixed(shell_ns / n / 1000, 1) + " us";
+  }
 
   void add(double us, WakeMode mode) {
     all.add(us);
@@ -67,7 +97,7 @@ std::string modes(const BySubject& b) {
 void report_subject(Report& report, const char* subject, const BySubject& b,
                     const std::string& extra, const std::string& share) {
   report.measured(kFig2, subject, kUs, b.all,
-                  spread(b.all) + "; wake modes: " + modes(b) + "; " + share +
+                  spread(b.all) + "; wake modes: " + modes(b) + "; " + b.cpu_per_send() + "; " + share +
                       (extra.empty() ? "" : "; " + extra))
       .raw = b.all.values;
   for (auto [mode, samples] : {std::pair{WakeMode::one_cpu, &b.one_cpu},
@@ -99,19 +129,25 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
       for (int turn = 0; turn < 2; ++turn) {
         if ((turn == 0) == (i % 2 == 0)) {
           tail.clear();
+          const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(child.pid());
           mark("B>");
           auto t0 = Clock::now();
           child.write_all("true\r");
           if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no prompt");
           double us = micros_since(t0);
           mark("<B");
+          bare.host_ns += thread_cpu_ns() - host0;
+          bare.shell_ns += process_cpu_ns(child.pid()) - shell0;
           bare.add(us, wake_mode_of(child.pid()));
         } else {
+          const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(dshpty_shell);
           mark("D>");
           auto t0 = Clock::now();
           auto r = h.send(s.session.id, "true");
           double us = micros_since(t0);
           mark("<D");
+          dshpty.host_ns += thread_cpu_ns() - host0;
+          dshpty.shell_ns += process_cpu_ns(dshpty_shell) - shell0;
           dshpty.add(us, wake_mode_of(dshpty_shell));
           if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
         }
