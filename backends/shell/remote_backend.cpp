@@ -6,6 +6,7 @@
 #include "channel/stream_channel.hpp"
 #include "dshpty/loop.hpp"
 #include "dialect/dialect.hpp"
+#include "linger_spawn.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
 
@@ -13,7 +14,7 @@ namespace dshpty {
 
 namespace {
 
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger"};
 
 std::string program_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -60,6 +61,8 @@ class RemoteBackend final : public Backend {
     // The far helper starts the named shell with the integration it carries.
     auto choice = shell::parse_shell_choice(options, config_.shell);
     if (!choice) return choice.error();
+    auto linger = shell::parse_linger(options);
+    if (!linger) return linger.error();
     const bool integrated = config_.shell.argv.empty();
 
     shell::StartParams p;
@@ -89,6 +92,19 @@ class RemoteBackend final : public Backend {
     launch.cols = p.cols;
     launch.ping_interval = config_.ping_interval;
     launch.link_timeout = config_.link_timeout;
+    if (*linger > 0) {
+      // The far helper keeps the session through a cut link, in the far machine's state
+      // directory (its --state-dir, else its default: this host's paths mean nothing
+      // there), and this host takes it back over a new transport (docs/outlive.md).
+      shell::StreamLaunch::Linger l;
+      l.seconds = *linger;
+      l.ring_bytes = config_.shell.linger_ring_bytes;
+      l.owner = spec.owner.label();
+      l.name = spec.request.name.value_or("");
+      l.type = config_.type;
+      launch.linger = std::move(l);
+      launch.reconnect = true;
+    }
     p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
         -> Result<std::unique_ptr<shell::ProcessChannel>> {
       auto channel = shell::StreamChannel::launch(loop, events, launch);
