@@ -444,6 +444,10 @@ class Bridge final : private ChannelEvents {
     }
     if (replaying_ && sent_ >= replay_to_) {
       replaying_ = false;
+      // Input written while no host was attached was never reported: a reconnecting host
+      // waits for it to call its send's input written. After the replay, so the output
+      // it already has cannot be taken for output read after that write.
+      if (channel_) FrameWriter(outbox_).begin(Type::written).u64(channel_->bytes_written()).end();
       FrameWriter(outbox_).begin(Type::started).i32(shell_pid_).end();
       if (channel_) send_state(0, cheap_facts());
       if (exited_) {
