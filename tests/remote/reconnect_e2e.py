@@ -10,6 +10,10 @@ with `linger`.
             and in order (paged with `read`); the file the send appends to has one line
   mid-send  the far helper stopped, a send typed, the ssh client killed, the helper let go:
             the send completes once after the reconnect and its command ran exactly once
+  restart   the host SIGKILLed: a new host with the same --state-dir finds the session in its
+            record (KEY.remote: the key and the next token) and takes it back over the same
+            transport with `attach`, with the output it missed; the link then reconnects
+            for the new host as for the first
   tokens    the token of the record before a reconnect (replayed) and a made-up one are
             refused by the far side; a session ended with no host is answered with its
             tombstone
@@ -52,9 +56,10 @@ def transport(server, far_dir):
     return server.ssh_argv([e2e.SUPERVISOR, "--stdio", "--state-dir", far_dir])
 
 
-def start_repl(server, far_dir, extra=()):
+def start_repl(server, far_dir, extra=(), host_dir=None):
     argv = transport(server, far_dir)
-    return JsonRepl(e2e.REPL, [*e2e.REPL_ARGS, "--remote", f"ssh={e2e.transport_word(argv)}", *extra])
+    state = ["--state-dir", host_dir] if host_dir else []
+    return JsonRepl(e2e.REPL, [*e2e.REPL_ARGS, "--remote", f"ssh={e2e.transport_word(argv)}", *state, *extra])
 
 
 def open_lingering(repl, ids, linger):
@@ -221,6 +226,60 @@ def mid_send(server, far_dir, work):
         cleanup.run()
 
 
+def restart(server, far_dir, work):
+    cleanup = Cleanup()
+    host_dir = os.path.join(work, "host-state")
+    first = start_repl(server, far_dir, host_dir=host_dir)
+    second = None
+    ids = Ids()
+    try:
+        session = open_lingering(first, ids, 60)
+        helpers = far_helpers(server.proc.pid)
+        check(len(helpers) == 1, f"one far helper: {helpers}")
+        cleanup.pids += helpers
+        r = send(first, ids, session, "echo before-$((6*7))")
+        check("before-42" in r["viewport"], f"before: {r}")
+        records = glob.glob(os.path.join(host_dir, "*.remote"))
+        check(len(records) == 1, f"the host's record of its remote session: {os.listdir(host_dir)}")
+        clients = children_named(first.proc.pid, "ssh")
+        cleanup.pids += clients
+        # The host dies with no word: its ssh client sees its end of the link close, the far
+        # helper its stdin end, and lingers. (That client stays until the far helper sshd
+        # started exits: sshd keeps a channel open while its command runs.)
+        os.kill(first.proc.pid, signal.SIGKILL)
+        first.proc.wait()
+        tree = [helpers[0]] + descendants(helpers[0])
+        cleanup.pids += tree
+
+        second = start_repl(server, far_dir, host_dir=host_dir)
+        attached = second.ok({"id": ids(), "op": "attach"})["sessions"]
+        check(len(attached) == 1 and attached[0]["type"] == "ssh" and attached[0]["name"] == "main",
+              f"attach: {attached}")
+        check(attached[0]["status"] == {"kind": "running"} and attached[0]["replayedBytes"] > 0, f"attach: {attached}")
+        session = attached[0]["sessionId"]
+        page = second.ok({"id": ids(), "op": "read", "sessionId": session, "count": 50})
+        check("before-42" in page["text"], f"the replay holds what the first host saw: {page['text']!r}")
+        r = send(second, ids, session, "echo after-$((6*7))")
+        check(r["waitReason"] == "stdin_read" and "after-42" in r["viewport"], f"after: {r}")
+        check(alive(tree) == tree, "the same far tree")
+        # The new host reconnects a cut link as the first would have.
+        kill_client(second)
+        wait_status(second, ids, session, "running", "the new host's reconnect")
+        r = send(second, ids, session, "echo again-$((6*7))")
+        check("again-42" in r["viewport"], f"after the reconnect: {r}")
+        e2e.finish(second, ids)
+        wait_until(lambda: not alive(tree), "the far tree after shutdown", 10)
+        check(not os.listdir(host_dir), f"the host's records are gone: {os.listdir(host_dir)}")
+        check(not os.listdir(far_dir), f"the far records are gone: {os.listdir(far_dir)}")
+        wait_until(lambda: not alive(clients), "the dead host's ssh client, once the far helper exited", 10)
+        cleanup.passed()
+    finally:
+        first.close()
+        if second:
+            second.close()
+        cleanup.run()
+
+
 # -- the frames, spoken by hand (channel/frames.hpp) -------------------------------------------
 
 def frame(kind, payload=b""):
@@ -341,6 +400,7 @@ def main():
             ("ssh client killed mid-flood", lambda: flood(server, far_dir, work)),
             ("ssh client killed mid-send", lambda: mid_send(server, far_dir, work)),
             ("a replayed and a wrong token", lambda: tokens(server, far_dir)),
+            ("a restarted host takes its remote session back", lambda: restart(server, far_dir, work)),
         ]
         only = os.environ.get("DSHPTY_RECONNECT_CASE")
         for title, case in cases:

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "linger/record.hpp"
 #include "proc/pidfd.hpp"
 
 namespace dshpty::shell {
@@ -94,6 +95,23 @@ Status StreamChannel::start() {
         .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
         .end();
   };
+  if (launch_.attach && !launch_.transport.empty()) {
+    // A remote session a previous host held: the far side relays this ATTACH.
+    auto transport = spawn_transport(launch_.transport);
+    if (!transport) return transport.error();
+    transport_ = std::move(*transport);
+    hello();
+    FrameWriter(out)
+        .begin(Type::attach)
+        .str(launch_.attach->key)
+        .str(launch_.attach->token)
+        .str(launch_.attach->owner)
+        .u8(0)
+        .u64(0)
+        .end();
+    watch_link(std::move(out));
+    return {};
+  }
   if (launch_.attach) {
     if (Status st = connect_rendezvous(); !st) return st;
     hello();
@@ -189,6 +207,7 @@ void StreamChannel::release() {
   ev_timer_stop(loop_, &liveness_);
   ev_timer_stop(loop_, &retry_);
   resuming_ = false;
+  remove_record();
   // Closing the link is the far helper's order to kill its tree with no grace (EOF).
   transport_.link.reset();
   if (transport_.pidfd.valid() && !transport_gone_) {
@@ -319,6 +338,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       // A reconnect's replay ends with STARTED as an attach's does: the session knows.
       if (started_) return;
       started_ = true;
+      write_record();
       events_.on_started(pid);
       return;
     }
@@ -382,6 +402,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       key_ = std::string(r.str());
       token_ = std::string(r.str());
       if (!r.done()) return bad("short LINGERING");
+      write_record();
       return;
     }
     case Type::attached: {
@@ -396,6 +417,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       if (resuming_) {
         if (from < consumed_ || input_received < in_base_) return bad("ATTACHED behind what this host has");
         token_ = std::move(next_token);
+        write_record();
         // Output the ring dropped while no host held it (a cut longer than the ring holds):
         // the session's text goes on after a hole.
         consumed_ = acked_ = from;
@@ -405,6 +427,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       if (!launch_.attach || attach_report_) return bad("bad ATTACHED");
       key_ = launch_.attach->key;
       token_ = std::move(next_token);
+      write_record();
       // This host counts its input from 0; the far side counts every host's.
       in_base_ = input_received;
       AttachReport report;
@@ -576,6 +599,35 @@ void StreamChannel::transport_gone(const siginfo_t* info) {
 }
 
 // ---- reconnecting -------------------------------------------------------------------------
+
+void StreamChannel::write_record() {
+  if (!launch_.reconnect || !launch_.linger || launch_.linger->record_dir.empty() || key_.empty()) return;
+  const auto& l = *launch_.linger;
+  linger::SessionRecord r;
+  r.key = key_;
+  r.token = token_;
+  r.owner = l.owner;
+  if (!l.name.empty()) r.name = l.name;
+  r.type = l.type;
+  r.helper_pid = ::getpid();  // the host that holds it
+  r.shell_pid = shell_pid_;
+  r.rows = rows_;
+  r.cols = cols_;
+  r.linger_seconds = l.seconds;
+  r.attached = true;
+  r.mark_nonce = l.mark_nonce;
+  r.shell = l.shell;
+  // Best effort: without it only a restart loses the session, not this host.
+  record_written_ = linger::write_remote_record(l.record_dir, r).ok() || record_written_;
+}
+
+void StreamChannel::remove_record() {
+  if (!record_written_) return;
+  record_written_ = false;
+  // Only while it is still ours: a host that took the session over wrote its own.
+  const std::string path = linger::remote_path(launch_.linger->record_dir, key_);
+  if (auto r = linger::read_record(path); r && r->helper_pid == ::getpid()) ::unlink(path.c_str());
+}
 
 void StreamChannel::lose_link(const std::string& words) {
   if (!reconnecting_) {

@@ -55,10 +55,17 @@ struct StreamLaunch {
     std::string owner;
     std::string name;  // "" none
     std::string type;
+    // A remote session's record in this host's state directory (KEY.remote): what a
+    // restarted host needs to take it back (the key, the next token, the shell's marks).
+    // "" : none (a local lingering session's record is its helper's).
+    std::string record_dir;
+    std::string mark_nonce;
+    std::string shell;
   };
   std::optional<Linger> linger;
-  // Take over a lingering session instead of starting one: no transport, no OPEN; connect
-  // to its rendezvous socket and present its token (ATTACH).
+  // Take over a lingering session instead of starting one: no OPEN; connect to its
+  // rendezvous socket (socket_path) and present its token (ATTACH), or, with a transport
+  // (a remote session a previous host held), run the transport and present it there.
   struct Attach {
     std::string socket_path;
     std::string key;
@@ -164,6 +171,9 @@ class StreamChannel final : public ProcessChannel {
   void report_lost(const std::string& words);
   // Start the link's watchers on transport_ and queue `first` frames.
   void watch_link(std::string first);
+  // KEY.remote in this host's state directory follows the key and token (Linger::record_dir).
+  void write_record();
+  void remove_record();
 
   struct ev_loop* loop_;
   ChannelEvents& events_;
@@ -222,6 +232,7 @@ class StreamChannel final : public ProcessChannel {
   bool resize_pending_ = false;  // a resize while the link was down
   unsigned rows_ = 0, cols_ = 0;
   std::optional<std::uint32_t> kill_grace_;  // KILL asked
+  bool record_written_ = false;
 
   // The far terminal's facts (see the top).
   frames::TerminalFacts facts_;
