@@ -733,6 +733,7 @@ void StreamChannel::resume(std::uint64_t far_input_received) {
 }
 
 void StreamChannel::report_lost(const std::string& words) {
+  remove_record();  // nothing to take back any more
   reconnecting_.reset();
   resuming_ = false;
   ev_timer_stop(loop_, &retry_);
