@@ -177,6 +177,9 @@ void StreamChannel::watch_link(std::string first) {
     ev_io_set(&pidfd_io_, transport_.pidfd.get(), EV_READ);
     ev_io_start(loop_, &pidfd_io_);
   }
+  // The loop's cached time may be as old as its last poll (a host busy since, a start
+  // right after a slow setup): the silence bound counts from now, not from then.
+  ev_now_update(loop_);
   last_rx_ = last_tx_ = ev_now(loop_);
   start_liveness();
   send(std::move(first));
