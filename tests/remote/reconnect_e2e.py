@@ -159,7 +159,6 @@ def flood(server, far_dir, work):
               f"the live send completes at the prompt: {r['result']['waitReason']}")
         check(sum(1 for x in repl.responses if x.get("id") == live) == 1, "the live send completed once")
         wait_status(repl, ids, session, "running", "after the reconnect")
-        check(far_helpers(server.proc.pid) == [] or helpers[0] in alive(helpers), "the same far helper")
         check(alive(helpers) == helpers, f"the far helper survived the cut: {helpers}")
         after = record(far_dir)
         check(after["key"] == before["key"] and after["token"] != before["token"],
