@@ -584,6 +584,11 @@ void StreamChannel::transport_gone(const siginfo_t* info) {
     return lose_link(words);
   }
   if (started_ && may_reconnect() && !output_ended_) return lose_link(words);
+  if (launch_.attach && final_ && launch_.linger && !launch_.linger->record_dir.empty()) {
+    // A previous host's remote session that the far side says is gone (or refuses): its
+    // record names nothing any more.
+    ::unlink(linger::remote_path(launch_.linger->record_dir, launch_.attach->key).c_str());
+  }
   if (!welcomed_ || (launch_.attach && !attach_report_)) {
     // The far helper never spoke (the transport could not connect, authenticate or find
     // it; or something else answered), or a lingering helper refused the attach: nothing
@@ -655,7 +660,10 @@ void StreamChannel::schedule_attempt() {
   const ev_tstamp now = ev_now(loop_);
   // The far helper notices the cut within the link timeout (at once on EOF), then lingers:
   // past both, nothing can be waiting for this host any more.
-  const double deadline = cut_at_ + launch_.linger->seconds + seconds(launch_.link_timeout);
+  double deadline = cut_at_ + launch_.linger->seconds + seconds(launch_.link_timeout);
+  // A kill asked for meanwhile (a close) waits for the link one link timeout at most:
+  // the far helper's linger finishes the tree otherwise.
+  if (kill_asked_at_ > 0) deadline = std::min(deadline, kill_asked_at_ + seconds(launch_.link_timeout));
   if (now >= deadline) {
     return report_lost(launch_.label + ": the link could not be restored within linger (" +
                        std::to_string(launch_.linger->seconds) + " s) and the link timeout; the last attempt: " +
@@ -840,6 +848,8 @@ void StreamChannel::forget_readers() {
 void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
   if (quiescent_) return;
   kill_grace_ = static_cast<std::uint32_t>(grace.count());  // again after a reconnect
+  // The next failed attempt applies the shorter deadline (never from inside this call).
+  if (reconnecting_ && kill_asked_at_ == 0) kill_asked_at_ = ev_now(loop_);
   std::string out;
   FrameWriter(out).begin(Type::kill).u32(static_cast<std::uint32_t>(grace.count())).end();
   send(std::move(out));

@@ -232,6 +232,7 @@ class StreamChannel final : public ProcessChannel {
   bool resize_pending_ = false;  // a resize while the link was down
   unsigned rows_ = 0, cols_ = 0;
   std::optional<std::uint32_t> kill_grace_;  // KILL asked
+  ev_tstamp kill_asked_at_ = 0;              // while reconnecting
   bool record_written_ = false;
 
   // The far terminal's facts (see the top).
