@@ -38,6 +38,20 @@ Result<LingerListing> list_lingering(const std::string& configured, std::string_
     s.left = std::chrono::seconds(r.attached ? r.linger_seconds : std::max<std::int64_t>(0, r.expires_at - now));
     out.sessions.push_back(std::move(s));
   }
+  for (const auto& r : listing->remotes) {
+    if (r.owner != owner_label) continue;
+    // A remote session's record is its host's: held while that host lives. Whether the far
+    // side still has it only an attach can tell (it answers with the tombstone if not).
+    LingeringSession s;
+    s.key = r.key;
+    s.owner = r.owner;
+    s.name = r.name;
+    s.type = r.type;
+    if (r.shell_pid > 0) s.pid = r.shell_pid;
+    s.attached = r.helper_pid > 0 && ::kill(r.helper_pid, 0) == 0;
+    s.left = std::chrono::seconds(r.linger_seconds);  // at most: the far side counts it
+    out.sessions.push_back(std::move(s));
+  }
   for (const auto& t : listing->tombstones) {
     if (t.owner != owner_label) continue;
     LingerTombstone tomb;

@@ -6,6 +6,9 @@
 #include "channel/stream_channel.hpp"
 #include "dshpty/loop.hpp"
 #include "dialect/dialect.hpp"
+#include "linger/record.hpp"
+#include "linger/state_dir.hpp"
+#include "linger_spawn.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
 
@@ -13,7 +16,7 @@ namespace dshpty {
 
 namespace {
 
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger", "attach"};
 
 std::string program_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -51,6 +54,7 @@ class RemoteBackend final : public Backend {
     }
     const auto& options = spec.request.options;
     if (Status st = shell::check_option_names(options, kOptionNames, "remote"); !st) return st.error();
+    if (options.count("attach")) return prepare_attach(spec);
     auto rows = shell::parse_dimension(options, "rows", config_.shell.rows);
     if (!rows) return rows.error();
     auto cols = shell::parse_dimension(options, "cols", config_.shell.cols);
@@ -60,6 +64,8 @@ class RemoteBackend final : public Backend {
     // The far helper starts the named shell with the integration it carries.
     auto choice = shell::parse_shell_choice(options, config_.shell);
     if (!choice) return choice.error();
+    auto linger = shell::parse_linger(options);
+    if (!linger) return linger.error();
     const bool integrated = config_.shell.argv.empty();
 
     shell::StartParams p;
@@ -89,6 +95,78 @@ class RemoteBackend final : public Backend {
     launch.cols = p.cols;
     launch.ping_interval = config_.ping_interval;
     launch.link_timeout = config_.link_timeout;
+    if (*linger > 0) {
+      auto dir = linger::prepare_state_dir(config_.shell.state_dir);
+      if (!dir) return dir.error();
+      // The far helper keeps the session through a cut link, in the far machine's state
+      // directory (its --state-dir, else its default: this host's paths mean nothing
+      // there), and this host takes it back over a new transport (docs/outlive.md).
+      shell::StreamLaunch::Linger l;
+      l.seconds = *linger;
+      l.ring_bytes = config_.shell.linger_ring_bytes;
+      l.owner = spec.owner.label();
+      l.name = spec.request.name.value_or("");
+      l.type = config_.type;
+      l.record_dir = *dir;
+      l.mark_nonce = p.mark_nonce;
+      l.shell = program_name(p.argv.front());
+      launch.linger = std::move(l);
+      launch.reconnect = true;
+    }
+    p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
+        -> Result<std::unique_ptr<shell::ProcessChannel>> {
+      auto channel = shell::StreamChannel::launch(loop, events, launch);
+      if (!channel) return channel.error();
+      return std::unique_ptr<shell::ProcessChannel>(std::move(*channel));
+    };
+    return p;
+  }
+
+  // A remote session a previous host of this state directory held (its KEY.remote): the
+  // same transport, and ATTACH with the token the record keeps; the far side relays it to
+  // the lingering helper (docs/outlive.md, "Links that reconnect").
+  Result<shell::StartParams> prepare_attach(const SpawnSpec& spec) {
+    const auto& options = spec.request.options;
+    const std::string& key = options.at("attach");
+    if (options.size() != 1) return make_error(Code::INVALID_ARGUMENT, "the option attach takes no other option beside it");
+    bool hex = key.size() == 16;
+    for (char c : key) hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+    if (!hex) return make_error(Code::INVALID_ARGUMENT, "attach: \"" + key + "\" is not a lingering session's key");
+    auto dir = linger::prepare_state_dir(config_.shell.state_dir);
+    if (!dir) return dir.error();
+    auto record = linger::read_record(linger::remote_path(*dir, key));
+    if (!record || record->type != config_.type) return make_error(Code::NO_SESSION, "no lingering session " + key);
+    if (record->owner != spec.owner.label()) {
+      return make_error(Code::FOREIGN_SESSION, "lingering session " + key + " belongs to another owner");
+    }
+    shell::StartParams p;
+    p.session_id = spec.session_id;
+    p.signal = spec.signal;
+    p.attach = true;
+    p.argv = {record->shell.empty() ? "sh" : record->shell};  // for messages only: it runs already
+    p.mark_nonce = record->mark_nonce;
+    p.abandoned_lines = record->shell == "fish";
+    p.rows = record->rows > 0 ? record->rows : config_.shell.rows;
+    p.cols = record->cols > 0 ? record->cols : config_.shell.cols;
+    shell::StreamLaunch launch;
+    launch.transport = config_.transport;
+    launch.label = program_name(config_.transport.front());
+    launch.rows = p.rows;
+    launch.cols = p.cols;
+    launch.ping_interval = config_.ping_interval;
+    launch.link_timeout = config_.link_timeout;
+    launch.attach = shell::StreamLaunch::Attach{"", key, record->token, record->owner};
+    shell::StreamLaunch::Linger l;
+    l.seconds = record->linger_seconds;
+    l.ring_bytes = config_.shell.linger_ring_bytes;
+    l.owner = record->owner;
+    l.name = record->name.value_or("");
+    l.type = config_.type;
+    l.record_dir = *dir;
+    l.mark_nonce = record->mark_nonce;
+    l.shell = record->shell;
+    launch.linger = std::move(l);
+    launch.reconnect = true;
     p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
         -> Result<std::unique_ptr<shell::ProcessChannel>> {
       auto channel = shell::StreamChannel::launch(loop, events, launch);

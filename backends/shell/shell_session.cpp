@@ -417,6 +417,7 @@ std::optional<int> ShellSession::pid() const {
 SessionStatus ShellSession::status() const {
   if (exit_published_ && shell_status_) return *shell_status_;
   if (!lost_reason_.empty()) return SessionStatus::lost(lost_reason_);
+  if (auto why = channel_ ? channel_->reconnecting() : std::nullopt) return SessionStatus::reconnecting(*why);
   return {};
 }
 

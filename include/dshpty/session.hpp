@@ -17,11 +17,14 @@ struct SessionStatus {
   // lost: a remote session's link ended (its transport exited, EOF, no answer to pings)
   // before its shell's exit was known; `reason` has the transport's own words. The far
   // helper kills the tree when it sees the link go, but the host cannot prove it.
-  enum class Kind { running, exited, lost };
+  // reconnecting: a lingering remote session's link ended and the host is restoring it
+  // (docs/outlive.md); its processes run on, `reason` says how the link ended. It turns
+  // running again, or lost once linger ran out or the far side said the session is gone.
+  enum class Kind { running, exited, lost, reconnecting };
   Kind kind = Kind::running;
   std::optional<int> exit_code;  // exited normally: its code
   std::optional<int> signal;     // killed by a signal: its number
-  std::string reason{};          // lost: why
+  std::string reason{};          // lost, reconnecting: why
 
   // True while the top-level process runs.
   bool running() const noexcept { return kind == Kind::running; }
@@ -29,6 +32,9 @@ struct SessionStatus {
   static SessionStatus exited_with_code(int code) { return {Kind::exited, code, std::nullopt}; }
   static SessionStatus exited_by_signal(int signo) { return {Kind::exited, std::nullopt, signo}; }
   static SessionStatus lost(std::string why) { return {Kind::lost, std::nullopt, std::nullopt, std::move(why)}; }
+  static SessionStatus reconnecting(std::string why) {
+    return {Kind::reconnecting, std::nullopt, std::nullopt, std::move(why)};
+  }
   friend bool operator==(const SessionStatus&, const SessionStatus&) = default;
 };
 

@@ -150,3 +150,37 @@ TEST_CASE("payloads short, long, or with a string longer than the frame fail the
   CHECK(empty.u8() == 0);
   CHECK(empty.failed());
 }
+
+TEST_CASE("take_rest hands over what follows the frames read, whatever the split") {
+  std::string stream;
+  FrameWriter(stream).begin(Type::hello).u32(kVersion).u32(0).u32(0).end();
+  FrameWriter(stream).begin(Type::attach).str("0123456789abcdef").str("token").str("owner").u8(1).u64(42).end();
+  std::string after;
+  FrameWriter(after).begin(Type::ping).end();
+  FrameWriter(after).begin(Type::in).raw("typed").end();
+  const std::string whole = stream + after;
+  // A relay reads up to ATTACH and passes everything after it on unread, even a frame cut
+  // in half by the read that brought the ATTACH.
+  for (std::size_t cut = stream.size(); cut <= whole.size(); ++cut) {
+    CAPTURE(cut);
+    FrameReader reader;
+    reader.feed(std::string_view(whole).substr(0, cut));
+    auto hello = reader.next();
+    REQUIRE(hello);
+    CHECK(hello->type == Type::hello);
+    auto attach = reader.next();
+    REQUIRE(attach);
+    CHECK(attach->type == Type::attach);
+    PayloadReader r(attach->payload);
+    CHECK(r.str() == "0123456789abcdef");
+    CHECK(r.str() == "token");
+    CHECK(r.str() == "owner");
+    CHECK(r.u8() == 1);
+    CHECK(r.u64() == 42);
+    CHECK(r.done());
+    std::string rest = reader.take_rest();
+    CHECK(reader.buffered() == 0);
+    rest += whole.substr(cut);
+    CHECK(rest == after);
+  }
+}

@@ -131,6 +131,8 @@ TEST_CASE("responses: shape, status, errors, caps") {
   CHECK(encode_status(SessionStatus::exited_by_signal(9)).dump() == R"({"kind":"exited","exitCode":null,"signal":"SIGKILL"})");
   CHECK(encode_status(SessionStatus::lost("ssh exited 255: Connection refused")).dump() ==
         R"({"kind":"lost","reason":"ssh exited 255: Connection refused"})");
+  CHECK(encode_status(SessionStatus::reconnecting("ssh killed by SIGKILL")).dump() ==
+        R"({"kind":"reconnecting","reason":"ssh killed by SIGKILL"})");
 
   SessionSnapshot session;
   session.id = "pty-1";

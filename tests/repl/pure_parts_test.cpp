@@ -422,6 +422,12 @@ TEST_CASE("every result prints its exact text") {
         "(no new output)\n[wait: session_exit]\n[session: lost: ssh exited 255: Connection refused]\n");
   CHECK(format_status(SessionStatus::lost("link silent\nfor 30 s\r\n")) == "lost: link silent\\nfor 30 s");
   CHECK(format_status(SessionStatus::lost("")) == "lost");
+  // A lingering remote session whose link is being restored: the same escape for its reason.
+  sent.session_status = SessionStatus::reconnecting("ssh killed by SIGKILL");
+  CHECK(format_send(sent, 1024) ==
+        "(no new output)\n[wait: session_exit]\n[session: reconnecting: ssh killed by SIGKILL]\n");
+  CHECK(format_status(SessionStatus::reconnecting("ssh exited 255:\x1b[31m x\n")) ==
+        "reconnecting: ssh exited 255:\\e[31m x");
 
   // The backend cut the viewport (its marker in place): the face shows it as it came.
   sent.viewport = "first\n[output truncated: 5 lines, 60 bytes left out]\nlast";

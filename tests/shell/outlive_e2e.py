@@ -119,7 +119,7 @@ def s(text):
 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect(path)
 try:
-    c.sendall(frame(1, struct.pack("<III", 1, 0, 0)) + frame(12, s(key) + s(token) + s(owner)))
+    c.sendall(frame(1, struct.pack("<III", 1, 0, 0)) + frame(12, s(key) + s(token) + s(owner) + struct.pack("<BQ", 0, 0)))
 except (BrokenPipeError, ConnectionResetError):
     pass  # refused before it read a byte: its answer is still there to read
 data = b""

@@ -3,7 +3,10 @@ pipe (the far helper as its own transport: the protocol's cost without ssh's), i
 run and the same dshpty-repl --json process (so the REPL's own cost is in all): send round
 trip, output throughput, spawn to first prompt with and without ssh connection reuse
 (ControlMaster); and ssh's own round trip measured the same way (a line through a remote
-`cat`, sequentially).
+`cat`, sequentially). A lingering ssh session (`ssh-linger`, docs/outlive.md "Links that
+reconnect") runs beside the plain one: its send round trip and throughput carry the
+reconnect's bookkeeping (input kept until written, the far ring), and its reconnect time is
+measured: the ssh client killed, then a send, timed from the kill to its answer.
 Uses the remote suite's private sshd (tests/remote/sshd_fixture.py); never the network.
 
     remote_bench.py PATH/TO/dshpty-repl PATH/TO/dshpty-supervisor [ROUNDS]
@@ -11,6 +14,7 @@ Uses the remote suite's private sshd (tests/remote/sshd_fixture.py); never the n
 
 import json
 import os
+import signal
 import shlex
 import statistics
 import subprocess
@@ -68,6 +72,23 @@ def ssh_round_trip(argv, rounds):
     return samples
 
 
+def ssh_client_of(root, marker):
+    """The ssh client below `root` whose command line holds `marker`."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == root and os.path.basename(argv[0]) == b"ssh" and marker.encode() in argv:
+            return int(entry)
+    raise SystemExit("no ssh client of the lingering session")
+
+
 def main():
     repl_path, supervisor = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 300
@@ -80,22 +101,38 @@ def main():
     try:
         far = [supervisor, "--stdio"]
         plain = server.ssh_argv(far)
+        far_state = tempfile.mkdtemp(prefix="dshpty-bench-far-")
+        lingering = server.ssh_argv(far + ["--state-dir", far_state])
         reuse = plain[:1] + ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/cm",
                              "-o", "ControlPersist=60"] + plain[1:]
         repl = Repl([repl_path, "--json",
                      "--remote", "pipe=" + shlex.join(far),
                      "--remote", "ssh=" + shlex.join(plain),
-                     "--remote", "ssh-reuse=" + shlex.join(reuse)])
+                     "--remote", "ssh-reuse=" + shlex.join(reuse),
+                     "--remote", "ssh-linger=" + shlex.join(lingering)])
 
         ssh_rt = ssh_round_trip(server.ssh_argv(), rounds)
 
-        sessions = {kind: repl.call("open", type=kind)["sessionId"] for kind in ("shell", "pipe", "ssh")}
+        sessions = {kind: repl.call("open", type=kind, **({"linger": 600} if kind == "ssh-linger" else {}))["sessionId"]
+                    for kind in ("shell", "pipe", "ssh", "ssh-linger")}
         rt = {kind: [] for kind in sessions}
         for i in range(rounds + 10):
             for kind, sid in sessions.items():
                 t = timed(lambda: repl.call("send", sessionId=sid, text="true"))
                 if i >= 10:
                     rt[kind].append(t * 1e6)
+
+        # Reconnects: the lingering session's ssh client killed, then a send; from the kill
+        # to the send's answer (the reconnect, the far helper's relay, the send's round trip).
+        reconnect = []
+        for _ in range(20):
+            client = ssh_client_of(repl.proc.pid, far_state)
+            start = time.perf_counter()
+            os.kill(client, signal.SIGKILL)
+            answer = repl.call("send", sessionId=sessions["ssh-linger"], text="echo back")
+            reconnect.append((time.perf_counter() - start) * 1e3)
+            if "back" not in answer["viewport"] or answer["waitReason"] != "stdin_read":
+                raise SystemExit(f"the send after a reconnect: {answer}")
 
         flood_bytes = 64 * 1024 * 1024
         line = "0123456789" * 7
@@ -143,10 +180,12 @@ def main():
             print(f"throughput, {flood_bytes >> 20} MiB of 70-column lines, {kind:5}: {rate[kind]:.1f} MB/s")
         for kind, ms in spawn.items():
             print(f"spawn to first prompt, median of 10, {kind:9}: {ms:.1f} ms")
+        print(f"reconnect, the ssh client killed to a send's answer, {len(reconnect)} cuts, p50 / max: "
+              f"{statistics.median(reconnect):.1f} / {max(reconnect):.1f} ms")
         return 0
     finally:
         server.__exit__(None, None, None)
-        subprocess.run(["rm", "-rf", control_dir])
+        subprocess.run(["rm", "-rf", control_dir, far_state])
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   if (options.cols) config.shell.cols = *options.cols;
   if (options.idle) config.shell.idle_silence = *options.idle;
   if (options.timeout) config.shell.send_timeout = *options.timeout;
+  // Where this host keeps its lingering remote sessions' records (docs/outlive.md).
+  if (options.state_dir) config.shell.state_dir = *options.state_dir;
   if (options.remote_timeout) {
     config.link_timeout = *options.remote_timeout;
     if (!options.remote_ping)

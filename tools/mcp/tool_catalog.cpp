@@ -50,7 +50,8 @@ Json open_tool(const std::vector<std::string>& backend_types) {
   if (!remotes.empty())
     type_description += " Also " + remotes +
                         ": a shell on another machine, the same session over a link; if the link ends, the "
-                        "session's status is \"lost: REASON\" (close it and open another).";
+                        "session's status is \"lost: REASON\" (close it and open another); one opened with linger is "
+                        "\"reconnecting: REASON\" while the link is restored, then running again.";
   Json properties{{"type", {{"type", "string"}, {"description", std::move(type_description)}}},
                   {"name", string_property("A name to refer to the session by, unique among your sessions, e.g. \"main\".")},
                   {"cwd", string_property("The directory the shell starts in.")}};
@@ -80,8 +81,10 @@ Json open_tool(const std::vector<std::string>& backend_types) {
       {"minimum", 0},
       {"maximum", 604800},
       {"description", "Seconds the session outlives this server (a restart, a crash): its processes keep running "
-                      "and its output is kept; a restarted server takes it over with terminal_attach. 0 (the "
-                      "default): the session ends with the server."}};
+                      "and its output is kept; a restarted server takes it over with terminal_attach. For a remote "
+                      "type it is also how long a cut link may take to come back: the session is reconnecting "
+                      "meanwhile, with its processes and output kept. 0 (the default): the session ends with "
+                      "the server (or its link)."}};
   return tool("terminal_open", "Open a terminal session",
               "Start a persistent terminal session (an interactive bash on a real PTY) and return its id, e.g. "
               "\"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session keeps its "
@@ -119,8 +122,8 @@ Json send_tool() {
       "result is the new output, then \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
       "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed) or session_exit (the shell exited); "
       "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
-      "\"[session: running]\", \"[session: exited ...]\" or \"[session: lost: REASON]\" (a remote session's link "
-      "ended). An inferred_idle or timeout result does not prove the "
+      "\"[session: running]\", \"[session: exited ...]\", \"[session: lost: REASON]\" (a remote session's link "
+      "ended) or \"[session: reconnecting: REASON]\" (a lingering remote session's link is being restored). An inferred_idle or timeout result does not prove the "
       "foreground command exited: send again with no text to check in (you get everything printed since your last "
       "result, and how the command ended), or interrupt it with terminal_signal. Every result starts where the last "
       "one ended: output that came between your calls is in the next result, never lost. "
@@ -190,7 +193,7 @@ Json list_tool() {
   return tool("terminal_list", "List terminal sessions",
               "List your terminal sessions, one per line: \"pty-1 (main) [shell] running pid=9\", or \"exited "
               "code=N signal=S\" for one whose shell ended, or \"lost: REASON\" for a remote one whose link ended "
-              "(close it to free it); then lingering sessions no server holds, with the time they have left "
+              "(close it to free it), or \"reconnecting: REASON\" while a lingering remote one's link is restored; then lingering sessions no server holds, with the time they have left "
               "(terminal_attach takes them over).",
               object_schema(Json::object(), Json::array()), true);
 }

@@ -260,6 +260,7 @@ std::string serialize(const Json& response) {
 Json encode_status(const SessionStatus& status) {
   if (status.running()) return Json{{"kind", "running"}};
   if (status.kind == SessionStatus::Kind::lost) return Json{{"kind", "lost"}, {"reason", status.reason}};
+  if (status.kind == SessionStatus::Kind::reconnecting) return Json{{"kind", "reconnecting"}, {"reason", status.reason}};
   Json out{{"kind", "exited"},
            {"exitCode", status.exit_code ? Json(*status.exit_code) : Json(nullptr)},
            {"signal", status.signal ? Json(signal_number_name(*status.signal)) : Json(nullptr)}};

@@ -61,7 +61,8 @@ Text mode (a terminal: line editing, history, Tab completes commands and session
       input again, goes idle, times out or exits; prints the output or
       "(no new output)", then "[wait: REASON]" (stdin_read, inferred_idle, timeout,
       session_exit) and "[session: running]", "[session: exited code=X signal=Y]"
-      or "[session: lost: REASON]" (a remote session's link ended)
+      or "[session: lost: REASON]" (a remote session's link ended), or
+      "[session: reconnecting: REASON]" (a lingering one's link is being restored)
   read [ID] [OFFSET [COUNT]]
       page retained output, OFFSET lines back from the newest, COUNT lines (500);
       prints the page or "(no retained output)", then "[lines: B-E of T]"
@@ -106,7 +107,9 @@ owner. Requests overlap: responses may come out of order.
   {"id":10,"op":"disposeOwner","owner":"agent-2"}  -> {}
   {"id":11,"op":"shutdown"}  -> {} once every session is gone; then exit 0
   status is {"kind":"running"}, {"kind":"exited","exitCode":N|null,"signal":S|null}
-  or {"kind":"lost","reason":"ssh exited 255: ..."} (a remote link ended).
+  or {"kind":"lost","reason":"ssh exited 255: ..."} (a remote link ended), or
+  {"kind":"reconnecting","reason":"ssh killed by SIGKILL"} (a lingering remote
+  session's link is being restored; it runs again after).
   Success: {"id":..,"ok":true,"result":{..}}. Failure: {"id":..,"ok":false,"error":
   {"code":"NO_SESSION","message":"unknown PTY session ID"}} ("errors":[..] for
   aggregates). A bad line (not JSON, unknown op, missing or mistyped field, longer

@@ -147,4 +147,11 @@ std::optional<Frame> FrameReader::next() {
   return Frame{static_cast<Type>(type), std::string_view(p + 5, length - 1)};
 }
 
+std::string FrameReader::take_rest() {
+  std::string rest = buffer_.substr(pos_);
+  buffer_.clear();
+  pos_ = 0;
+  return rest;
+}
+
 }  // namespace dshpty::frames

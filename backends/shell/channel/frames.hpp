@@ -30,8 +30,12 @@
 //   LINGER   u32 seconds, u64 ring_bytes, str state_dir, str owner, str name (""
 //            none), str type             after OPEN: the session outlives this link for
 //            `seconds` (docs/outlive.md); the helper answers LINGERING or ERROR
-//   ATTACH   str key, str token, str owner   instead of OPEN, on a lingering helper's
-//            rendezvous socket: take the session over (docs/outlive.md)
+//   ATTACH   str key, str token, str owner, u8 resume, u64 output_from   instead of
+//            OPEN, on a lingering helper's rendezvous socket (or, over a transport, to a
+//            far `--stdio` helper, which relays it there): take the session over
+//            (docs/outlive.md). resume 0: a new host, the replay starts at the ring's
+//            oldest byte; resume 1: the host that held the session reconnects, and the
+//            output goes on from output_from (the offset it consumed up to)
 //   SENDING  u8 live                     a send of the host's is live (1) or settled (0):
 //                                        the next host to attach hears whether one was live
 // helper -> host
@@ -52,16 +56,23 @@
 //   QUIESCENT                            after KILL: every process of the tree is gone;
 //                                        the helper exits right after
 //   PONG
-//   LINGERING str key                    the session is reachable in the state directory
-//                                        under this key
-//   ATTACHED u64 replay_from, u64 replay_to, u64 gap_bytes, u8 send_was_live, u32 shell_pid
+//   LINGERING str key, str token         the session is reachable in the state directory
+//                                        under this key, by this token (used once: every
+//                                        attach that passes gets the next one)
+//   ATTACHED u64 replay_from, u64 replay_to, u64 gap_bytes, u8 send_was_live, u32 shell_pid,
+//            u64 input_received, str next_token
 //                                        the answer to ATTACH: OUT frames replay the ring
 //                                        from replay_from, then live output follows;
-//                                        STARTED follows once replay_to was sent
+//                                        STARTED follows once replay_to was sent.
+//                                        input_received: bytes of IN the helper ever took
+//                                        (a reconnecting host sends its input on from
+//                                        there); next_token: the token for the next attach
 //   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
 //                                        is unconfirmed) or the host broke the protocol;
 //                                        the helper kills what it can and exits;
-//                                        code 4: an ATTACH refused (the helper goes on)
+//                                        code 4: an ATTACH refused (the helper goes on);
+//                                        code 6: an ATTACH found no lingering session (it
+//                                        ended: the text carries its tombstone's words)
 //
 // The helper kills its whole tree with no grace, then exits, on EOF of its stdin, on a
 // protocol error, or when nothing came from the host for link_timeout_ms (the host pings
@@ -85,6 +96,11 @@ inline constexpr std::size_t kMaxFrame = 64 * 1024;
 inline constexpr std::size_t kMaxOutChunk = 32 * 1024;
 inline constexpr std::uint64_t kWindow = 1024 * 1024;
 inline constexpr std::size_t kHeader = 5;  // u32 length + u8 type
+
+// ERROR codes.
+inline constexpr std::uint32_t kErrorAttachRefused = 4;
+inline constexpr std::uint32_t kErrorLingerUnsafe = 5;
+inline constexpr std::uint32_t kErrorSessionGone = 6;
 
 // WELCOME capabilities.
 inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
@@ -183,6 +199,8 @@ class FrameReader {
   const std::string& error() const { return error_; }
   // Bytes held that do not make a whole frame yet.
   std::size_t buffered() const { return buffer_.size() - pos_; }
+  // Those bytes, handed over (a relay passes them on unread); the reader is then empty.
+  std::string take_rest();
 
  private:
   std::string buffer_;

@@ -137,6 +137,9 @@ class ProcessChannel {
   virtual void note_send(bool /*live*/) {}
   // For a channel that took over a lingering session: what the take-over replayed.
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
+  // While a lingering remote session's link is being restored: why it broke. The session
+  // runs on meanwhile (its status says reconnecting); input waits for the new link.
+  virtual std::optional<std::string> reconnecting() const { return std::nullopt; }
 };
 
 }  // namespace dshpty::shell

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "linger/record.hpp"
 #include "proc/pidfd.hpp"
 
 namespace dshpty::shell {
@@ -31,6 +32,10 @@ std::string frame(Type type) {
   return out;
 }
 
+// Between reconnect attempts: at once, then doubling up to this bound.
+constexpr double kFirstRetrySeconds = 0.25;
+constexpr double kMaxRetrySeconds = 4.0;
+
 }  // namespace
 
 StreamChannel::StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch)
@@ -41,7 +46,11 @@ StreamChannel::StreamChannel(struct ev_loop* loop, ChannelEvents& events, Stream
   ev_io_init(&stderr_io_, &StreamChannel::on_stderr_readable, -1, EV_READ);
   ev_io_init(&pidfd_io_, &StreamChannel::on_pidfd_readable, -1, EV_READ);
   ev_timer_init(&liveness_, &StreamChannel::on_liveness_tick, 0., 0.);
+  ev_timer_init(&retry_, &StreamChannel::on_retry, 0., 0.);
   link_read_.data = link_write_.data = stderr_io_.data = pidfd_io_.data = liveness_.data = this;
+  retry_.data = this;
+  rows_ = launch_.rows;
+  cols_ = launch_.cols;
   flush_before_poll_.data = this;
 }
 
@@ -86,6 +95,23 @@ Status StreamChannel::start() {
         .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
         .end();
   };
+  if (launch_.attach && !launch_.transport.empty()) {
+    // A remote session a previous host held: the far side relays this ATTACH.
+    auto transport = spawn_transport(launch_.transport);
+    if (!transport) return transport.error();
+    transport_ = std::move(*transport);
+    hello();
+    FrameWriter(out)
+        .begin(Type::attach)
+        .str(launch_.attach->key)
+        .str(launch_.attach->token)
+        .str(launch_.attach->owner)
+        .u8(0)
+        .u64(0)
+        .end();
+    watch_link(std::move(out));
+    return {};
+  }
   if (launch_.attach) {
     if (Status st = connect_rendezvous(); !st) return st;
     hello();
@@ -94,13 +120,10 @@ Status StreamChannel::start() {
         .str(launch_.attach->key)
         .str(launch_.attach->token)
         .str(launch_.attach->owner)
+        .u8(0)
+        .u64(0)
         .end();
-    ev_io_set(&link_read_, transport_.link.get(), EV_READ);
-    ev_io_set(&link_write_, transport_.link.get(), EV_WRITE);
-    ev_io_start(loop_, &link_read_);
-    last_rx_ = last_tx_ = ev_now(loop_);
-    start_liveness();
-    send(std::move(out));
+    watch_link(std::move(out));
     return {};
   }
   auto transport = spawn_transport(launch_.transport);
@@ -138,17 +161,28 @@ Status StreamChannel::start() {
         .end();
   }
 
+  watch_link(std::move(out));
+  return {};
+}
+
+void StreamChannel::watch_link(std::string first) {
   ev_io_set(&link_read_, transport_.link.get(), EV_READ);
   ev_io_set(&link_write_, transport_.link.get(), EV_WRITE);
-  ev_io_set(&stderr_io_, transport_.error_text.get(), EV_READ);
-  ev_io_set(&pidfd_io_, transport_.pidfd.get(), EV_READ);
   ev_io_start(loop_, &link_read_);
-  ev_io_start(loop_, &stderr_io_);
-  ev_io_start(loop_, &pidfd_io_);
+  if (transport_.error_text.valid()) {
+    ev_io_set(&stderr_io_, transport_.error_text.get(), EV_READ);
+    ev_io_start(loop_, &stderr_io_);
+  }
+  if (transport_.pidfd.valid()) {
+    ev_io_set(&pidfd_io_, transport_.pidfd.get(), EV_READ);
+    ev_io_start(loop_, &pidfd_io_);
+  }
+  // The loop's cached time may be as old as its last poll (a host busy since, a start
+  // right after a slow setup): the silence bound counts from now, not from then.
+  ev_now_update(loop_);
   last_rx_ = last_tx_ = ev_now(loop_);
   start_liveness();
-  send(std::move(out));
-  return {};
+  send(std::move(first));
 }
 
 void StreamChannel::start_liveness() {
@@ -160,6 +194,7 @@ void StreamChannel::start_liveness() {
 
 void StreamChannel::note_send(bool live) {
   if (!lingers()) return;
+  send_live_ = live;
   std::string out;
   FrameWriter(out).begin(Type::sending).u8(live ? 1 : 0).end();
   send(std::move(out));
@@ -173,6 +208,9 @@ void StreamChannel::release() {
   ev_io_stop(loop_, &stderr_io_);
   ev_io_stop(loop_, &pidfd_io_);
   ev_timer_stop(loop_, &liveness_);
+  ev_timer_stop(loop_, &retry_);
+  resuming_ = false;
+  remove_record();
   // Closing the link is the far helper's order to kill its tree with no grace (EOF).
   transport_.link.reset();
   if (transport_.pidfd.valid() && !transport_gone_) {
@@ -273,7 +311,10 @@ bool StreamChannel::read_available() {
 
 void StreamChannel::handle(const frames::Frame& f) {
   PayloadReader r(f.payload);
-  auto bad = [&](const char* what) { break_link(std::string("protocol error: ") + what); };
+  auto bad = [&](const char* what) {
+    final_ = true;  // a far side that breaks the protocol is not reconnected to
+    break_link(std::string("protocol error: ") + what);
+  };
   if (!welcomed_ && f.type != Type::welcome) return bad("the far side did not start with WELCOME");
   switch (f.type) {
     case Type::welcome: {
@@ -285,6 +326,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       if (version != frames::kVersion) {
         // Not our far side: it never runs anything for a HELLO it does not speak. The
         // session ends as if the transport had failed, in these words.
+        final_ = true;
         return break_link("the far dshpty-supervisor speaks protocol version " + std::to_string(version) +
                           "; this host speaks " + std::to_string(frames::kVersion));
       }
@@ -296,6 +338,10 @@ void StreamChannel::handle(const frames::Frame& f) {
       const pid_t pid = r.i32();
       if (!r.done()) return bad("short STARTED");
       shell_pid_ = pid;
+      // A reconnect's replay ends with STARTED as an attach's does: the session knows.
+      if (started_) return;
+      started_ = true;
+      write_record();
       events_.on_started(pid);
       return;
     }
@@ -320,8 +366,15 @@ void StreamChannel::handle(const frames::Frame& f) {
       apply_state(r);
       return;
     case Type::written: {
-      const std::uint64_t written = r.u64();
+      const std::uint64_t far_written = r.u64();
       if (!r.done()) return bad("short WRITTEN");
+      const std::uint64_t written = far_written > in_base_ ? far_written - in_base_ : 0;
+      // Written on the far side is taken for good: a reconnect need not send it again.
+      if (written > kept_from_) {
+        const std::uint64_t drop = std::min<std::uint64_t>(written - kept_from_, input_kept_.size());
+        input_kept_.erase(0, static_cast<std::size_t>(drop));
+        kept_from_ += drop;
+      }
       if (written > bytes_written_) bytes_written_ = std::min(written, bytes_queued_);
       if (await_written_ && bytes_written_ >= *await_written_) bound_after_written_ = true;
       events_.on_write_progress();
@@ -349,8 +402,10 @@ void StreamChannel::handle(const frames::Frame& f) {
     case Type::pong:
       return;
     case Type::lingering: {
-      r.str();
+      key_ = std::string(r.str());
+      token_ = std::string(r.str());
       if (!r.done()) return bad("short LINGERING");
+      write_record();
       return;
     }
     case Type::attached: {
@@ -359,7 +414,25 @@ void StreamChannel::handle(const frames::Frame& f) {
       const std::uint64_t gap = r.u64();
       const std::uint8_t send_was_live = r.u8();
       r.i32();  // the shell's pid: STARTED says it once the replay is through
-      if (!r.done() || to < from || !launch_.attach || attach_report_) return bad("bad ATTACHED");
+      const std::uint64_t input_received = r.u64();
+      std::string next_token(r.str());
+      if (!r.done() || to < from) return bad("bad ATTACHED");
+      if (resuming_) {
+        if (from < consumed_ || input_received < in_base_) return bad("ATTACHED behind what this host has");
+        token_ = std::move(next_token);
+        write_record();
+        // Output the ring dropped while no host held it (a cut longer than the ring holds):
+        // the session's text goes on after a hole.
+        consumed_ = acked_ = from;
+        resume(input_received);
+        return;
+      }
+      if (!launch_.attach || attach_report_) return bad("bad ATTACHED");
+      key_ = launch_.attach->key;
+      token_ = std::move(next_token);
+      write_record();
+      // This host counts its input from 0; the far side counts every host's.
+      in_base_ = input_received;
       AttachReport report;
       report.replayed_bytes = to - from;
       report.gap_bytes = gap;
@@ -374,9 +447,19 @@ void StreamChannel::handle(const frames::Frame& f) {
       return;
     }
     case Type::error: {
-      r.u32();
+      const std::uint32_t code = r.u32();
       std::string text(r.str());
-      break_link("the far helper failed: " + text);
+      // Every ERROR is the far side's last word on this session: a refused or stale
+      // token, a session that ended (with its tombstone's proof), a helper that failed.
+      final_ = true;
+      if (code == frames::kErrorSessionGone) {
+        final_words_ = "the far session is gone: " + text;
+      } else if (code == frames::kErrorAttachRefused) {
+        final_words_ = "the far side refused the reconnect: " + text;
+      } else {
+        final_words_ = "the far helper failed: " + text;
+      }
+      break_link(final_words_);
       return;
     }
     default:
@@ -419,7 +502,7 @@ void StreamChannel::break_link(std::string why) {
   ev_io_stop(loop_, &link_write_);
   ev_prepare_stop(loop_, &flush_before_poll_);
   outbox_.clear();
-  if (!transport_.pidfd.valid() || (lingers() && !quiescent_)) {
+  if (!transport_.pidfd.valid() || (lingers() && !launch_.reconnect && !quiescent_)) {
     // An attach's link has no process behind it, and a lingering helper outlives its link
     // (another host took the session over, or the helper failed): the link's end is the
     // whole news. After QUIESCENT the helper's exit follows and is waited for as usual.
@@ -494,6 +577,18 @@ void StreamChannel::transport_gone(const siginfo_t* info) {
     return;
   }
   const std::string words = transport_words(info);
+  if (resuming_ || reconnecting_) {
+    // A reconnect attempt ended before the far side took the session back.
+    resuming_ = false;
+    if (final_) return report_lost(launch_.label + ": " + final_words_);
+    return lose_link(words);
+  }
+  if (started_ && may_reconnect() && !output_ended_) return lose_link(words);
+  if (launch_.attach && final_ && launch_.linger && !launch_.linger->record_dir.empty()) {
+    // A previous host's remote session that the far side says is gone (or refuses): its
+    // record names nothing any more.
+    ::unlink(linger::remote_path(launch_.linger->record_dir, launch_.attach->key).c_str());
+  }
   if (!welcomed_ || (launch_.attach && !attach_report_)) {
     // The far helper never spoke (the transport could not connect, authenticate or find
     // it; or something else answered), or a lingering helper refused the attach: nothing
@@ -504,6 +599,157 @@ void StreamChannel::transport_gone(const siginfo_t* info) {
     events_.on_start_failed(make_error(Code::BACKEND_FAILED, words));
     return;
   }
+  end_output();
+  if (!lost_reported_) {
+    lost_reported_ = true;
+    events_.on_lost(make_error(Code::BACKEND_FAILED, words));
+  }
+}
+
+// ---- reconnecting -------------------------------------------------------------------------
+
+void StreamChannel::write_record() {
+  if (!launch_.reconnect || !launch_.linger || launch_.linger->record_dir.empty() || key_.empty()) return;
+  const auto& l = *launch_.linger;
+  linger::SessionRecord r;
+  r.key = key_;
+  r.token = token_;
+  r.owner = l.owner;
+  if (!l.name.empty()) r.name = l.name;
+  r.type = l.type;
+  r.helper_pid = ::getpid();  // the host that holds it
+  r.shell_pid = shell_pid_;
+  r.rows = rows_;
+  r.cols = cols_;
+  r.linger_seconds = l.seconds;
+  r.attached = true;
+  r.mark_nonce = l.mark_nonce;
+  r.shell = l.shell;
+  // Best effort: without it only a restart loses the session, not this host.
+  record_written_ = linger::write_remote_record(l.record_dir, r).ok() || record_written_;
+}
+
+void StreamChannel::remove_record() {
+  if (!record_written_) return;
+  record_written_ = false;
+  // Only while it is still ours: a host that took the session over wrote its own.
+  const std::string path = linger::remote_path(launch_.linger->record_dir, key_);
+  if (auto r = linger::read_record(path); r && r->helper_pid == ::getpid()) ::unlink(path.c_str());
+}
+
+void StreamChannel::lose_link(const std::string& words) {
+  if (!reconnecting_) {
+    cut_at_ = ev_now(loop_);
+    attempts_ = 0;
+    reconnecting_ = words;
+  }
+  last_attempt_words_ = words;
+  link_broken_ = true;  // until an attempt's link is up; input is kept meanwhile
+  ev_io_stop(loop_, &link_read_);
+  ev_io_stop(loop_, &link_write_);
+  ev_io_stop(loop_, &stderr_io_);
+  ev_io_stop(loop_, &pidfd_io_);
+  ev_timer_stop(loop_, &liveness_);
+  transport_.link.reset();
+  transport_.error_text.reset();
+  transport_.pidfd.reset();
+  schedule_attempt();
+}
+
+void StreamChannel::schedule_attempt() {
+  const ev_tstamp now = ev_now(loop_);
+  // The far helper notices the cut within the link timeout (at once on EOF), then lingers:
+  // past both, nothing can be waiting for this host any more.
+  double deadline = cut_at_ + launch_.linger->seconds + seconds(launch_.link_timeout);
+  // A kill asked for meanwhile (a close) waits for the link one link timeout at most:
+  // the far helper's linger finishes the tree otherwise.
+  if (kill_asked_at_ > 0) deadline = std::min(deadline, kill_asked_at_ + seconds(launch_.link_timeout));
+  if (now >= deadline) {
+    return report_lost(launch_.label + ": the link could not be restored within linger (" +
+                       std::to_string(launch_.linger->seconds) + " s) and the link timeout; the last attempt: " +
+                       last_attempt_words_ + "; the end of the far session is unconfirmed");
+  }
+  double delay = 0;
+  if (attempts_ > 0) delay = std::min(kMaxRetrySeconds, kFirstRetrySeconds * static_cast<double>(1 << std::min(attempts_ - 1, 4)));
+  ev_timer_set(&retry_, std::min(delay, deadline - now), 0.);
+  ev_timer_start(loop_, &retry_);
+}
+
+void StreamChannel::on_retry(struct ev_loop*, ev_timer* w, int) { static_cast<StreamChannel*>(w->data)->attempt(); }
+
+void StreamChannel::attempt() {
+  ++attempts_;
+  reader_ = frames::FrameReader();
+  outbox_.clear();
+  stderr_tail_ = StderrTail();
+  welcomed_ = false;
+  link_error_.clear();
+  transport_gone_ = false;
+  broken_at_ = 0;
+  auto transport = spawn_transport(launch_.transport);
+  if (!transport) {
+    last_attempt_words_ = transport.error()->message;
+    return schedule_attempt();
+  }
+  transport_ = std::move(*transport);
+  link_broken_ = false;
+  resuming_ = true;
+  // The token travels in-band, in the ATTACH right behind HELLO: the transport's command
+  // is the one the session started with.
+  std::string out;
+  FrameWriter(out)
+      .begin(Type::hello)
+      .u32(frames::kVersion)
+      .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
+      .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
+      .end();
+  FrameWriter(out)
+      .begin(Type::attach)
+      .str(key_)
+      .str(token_)
+      .str(launch_.linger->owner)
+      .u8(1)
+      .u64(consumed_)
+      .end();
+  watch_link(std::move(out));
+}
+
+void StreamChannel::resume(std::uint64_t far_input_received) {
+  const std::uint64_t have = far_input_received - in_base_;
+  if (have < kept_from_ || have > bytes_queued_) {
+    final_ = true;
+    return break_link("protocol error: the far side took input this host no longer has");
+  }
+  std::string out;
+  // A mark goes before the write it was made for: if the far side may not have that
+  // write, it may not have the mark either (frames keep their order).
+  if (marked_ && have <= mark_at_) FrameWriter(out).begin(Type::mark).u8(1).end();
+  FrameWriter(out).begin(Type::sending).u8(send_live_ ? 1 : 0).end();
+  if (resize_pending_) {
+    FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows_)).u16(static_cast<std::uint16_t>(cols_)).end();
+  }
+  // The input the cut ate, from the first byte the far side lacks: typed exactly once.
+  const std::string_view lost_input = std::string_view(input_kept_).substr(static_cast<std::size_t>(have - kept_from_));
+  for (std::size_t at = 0; at < lost_input.size(); at += kInChunk) {
+    FrameWriter(out).begin(Type::in).raw(lost_input.substr(at, kInChunk)).end();
+  }
+  if (kill_grace_) FrameWriter(out).begin(Type::kill).u32(*kill_grace_).end();
+  resize_pending_ = false;
+  resuming_ = false;
+  reconnecting_.reset();
+  attempts_ = 0;
+  // Probes asked before the cut are never answered: the next question asks again.
+  invalidate_facts();
+  send(std::move(out));
+}
+
+void StreamChannel::report_lost(const std::string& words) {
+  remove_record();  // nothing to take back any more
+  reconnecting_.reset();
+  resuming_ = false;
+  ev_timer_stop(loop_, &retry_);
+  link_broken_ = true;
+  transport_gone_ = true;
   end_output();
   if (!lost_reported_) {
     lost_reported_ = true;
@@ -537,11 +783,14 @@ void StreamChannel::on_liveness_tick(struct ev_loop*, ev_timer* w, int) {
 
 void StreamChannel::write(std::string_view bytes) {
   bytes_queued_ += bytes.size();
-  if (output_ended_ || link_broken_) {
+  if (launch_.reconnect && !output_ended_) input_kept_.append(bytes);
+  if (output_ended_ || (link_broken_ && !may_reconnect())) {
     bytes_written_ = bytes_queued_;
     events_.on_write_progress();
     return;
   }
+  // The link is down or being taken back: the input waits in input_kept_ for resume().
+  if (link_broken_ || resuming_) return;
   terminal_changed(/*by_input=*/true);
   std::string out;
   for (std::size_t at = 0; at < bytes.size(); at += kInChunk) {
@@ -551,6 +800,12 @@ void StreamChannel::write(std::string_view bytes) {
 }
 
 Status StreamChannel::resize(unsigned rows, unsigned cols) {
+  rows_ = rows;
+  cols_ = cols;
+  if (link_broken_ && may_reconnect()) {
+    resize_pending_ = true;  // the far terminal takes it once the link is back
+    return {};
+  }
   if (link_broken_) return make_error(Code::BACKEND_FAILED, "the link to the far helper is gone");
   std::string out;
   FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows)).u16(static_cast<std::uint16_t>(cols)).end();
@@ -560,6 +815,10 @@ Status StreamChannel::resize(unsigned rows, unsigned cols) {
 }
 
 Status StreamChannel::signal_group(pid_t pgid, int signo) {
+  if (reconnecting_) {
+    return make_error(Code::BACKEND_FAILED, "the link to the far helper is being restored (" + *reconnecting_ +
+                                                "): signal again once the session runs");
+  }
   if (link_broken_) return make_error(Code::BACKEND_FAILED, "the link to the far helper is gone");
   std::string out;
   FrameWriter(out).begin(Type::signal).i32(pgid).i32(signo).end();
@@ -570,6 +829,8 @@ Status StreamChannel::signal_group(pid_t pgid, int signo) {
 
 void StreamChannel::mark_readers() {
   forget_pending_ = false;  // a new baseline replaces the old one on the far side anyway
+  marked_ = true;
+  mark_at_ = bytes_queued_;
   std::string out;
   FrameWriter(out).begin(Type::mark).u8(1).end();
   send(std::move(out));
@@ -579,10 +840,16 @@ void StreamChannel::mark_readers() {
 // The far side's baseline counts only in a probe's answer, so forgetting it waits for the
 // next PROBE (and a MARK 1 before that makes it moot): every send ends with a forget, and
 // over ssh a frame of its own wakes ssh, sshd and the far helper for nothing.
-void StreamChannel::forget_readers() { forget_pending_ = true; }
+void StreamChannel::forget_readers() {
+  forget_pending_ = true;
+  marked_ = false;
+}
 
 void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
   if (quiescent_) return;
+  kill_grace_ = static_cast<std::uint32_t>(grace.count());  // again after a reconnect
+  // The next failed attempt applies the shorter deadline (never from inside this call).
+  if (reconnecting_ && kill_asked_at_ == 0) kill_asked_at_ = ev_now(loop_);
   std::string out;
   FrameWriter(out).begin(Type::kill).u32(static_cast<std::uint32_t>(grace.count())).end();
   send(std::move(out));

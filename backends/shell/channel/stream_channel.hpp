@@ -55,10 +55,17 @@ struct StreamLaunch {
     std::string owner;
     std::string name;  // "" none
     std::string type;
+    // A remote session's record in this host's state directory (KEY.remote): what a
+    // restarted host needs to take it back (the key, the next token, the shell's marks).
+    // "" : none (a local lingering session's record is its helper's).
+    std::string record_dir;
+    std::string mark_nonce;
+    std::string shell;
   };
   std::optional<Linger> linger;
-  // Take over a lingering session instead of starting one: no transport, no OPEN; connect
-  // to its rendezvous socket and present its token (ATTACH).
+  // Take over a lingering session instead of starting one: no OPEN; connect to its
+  // rendezvous socket (socket_path) and present its token (ATTACH), or, with a transport
+  // (a remote session a previous host held), run the transport and present it there.
   struct Attach {
     std::string socket_path;
     std::string key;
@@ -66,6 +73,11 @@ struct StreamLaunch {
     std::string owner;
   };
   std::optional<Attach> attach;
+  // A lingering session reached over `transport` whose link dies is not lost: the channel
+  // runs the transport again and takes the session back (ATTACH with resume) until linger
+  // and the link timeout have passed since the cut (docs/outlive.md, "Links that
+  // reconnect"). Meaningful with `linger`.
+  bool reconnect = false;
 };
 
 class StreamChannel final : public ProcessChannel {
@@ -101,6 +113,7 @@ class StreamChannel final : public ProcessChannel {
   bool lingers() const override { return launch_.linger || launch_.attach; }
   void note_send(bool live) override;
   std::optional<AttachReport> attach_report() const override { return attach_report_; }
+  std::optional<std::string> reconnecting() const override { return reconnecting_; }
 
   pid_t transport_pid() const noexcept { return transport_.pid; }
 
@@ -114,6 +127,7 @@ class StreamChannel final : public ProcessChannel {
   static void on_stderr_readable(struct ev_loop*, ev_io* w, int);
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
   static void on_liveness_tick(struct ev_loop*, ev_timer* w, int);
+  static void on_retry(struct ev_loop*, ev_timer* w, int);
 
   void send(std::string frame_bytes);
   void flush();
@@ -142,6 +156,24 @@ class StreamChannel final : public ProcessChannel {
   // "ssh exited 255: Connection refused".
   std::string transport_words(const siginfo_t* info) const;
   void end_output();
+
+  // ---- reconnecting (docs/outlive.md, "Links that reconnect") --------------------------
+  // The link may be taken back: a lingering remote session whose far side did not say it
+  // is over.
+  bool may_reconnect() const { return launch_.reconnect && launch_.linger && !key_.empty() && !final_; }
+  // The link died (`words`: how): status reconnecting, and the next attempt is scheduled;
+  // after the deadline, lost.
+  void lose_link(const std::string& words);
+  void schedule_attempt();
+  void attempt();
+  // ATTACHED on a reconnect: input, marks and control the cut may have eaten go again.
+  void resume(std::uint64_t far_input_received);
+  void report_lost(const std::string& words);
+  // Start the link's watchers on transport_ and queue `first` frames.
+  void watch_link(std::string first);
+  // KEY.remote in this host's state directory follows the key and token (Linger::record_dir).
+  void write_record();
+  void remove_record();
 
   struct ev_loop* loop_;
   ChannelEvents& events_;
@@ -175,6 +207,33 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t consumed_ = 0;  // output offset delivered to the session
   std::uint64_t acked_ = 0;
   std::optional<AttachReport> attach_report_;
+  bool started_ = false;  // STARTED came (a reconnect's replay repeats it)
+
+  // Reconnecting.
+  std::string key_;    // LINGERING / ATTACHED: the session's key and the next attach's token
+  std::string token_;
+  bool final_ = false;  // the far side ended the session or refused us: no reconnect
+  std::string final_words_;
+  std::optional<std::string> reconnecting_;  // why, while the link is being restored
+  bool resuming_ = false;  // an attempt's ATTACHED has not come yet
+  ev_tstamp cut_at_ = 0;
+  int attempts_ = 0;
+  std::string last_attempt_words_;
+  ev_timer retry_{};
+  // Input offsets: the far side's count is ours plus in_base_ (a host that took the
+  // session over started counting at 0). Input not yet written on the far side is kept
+  // (from kept_from_), so a reconnect can send what the cut ate, exactly once.
+  std::uint64_t in_base_ = 0;
+  std::string input_kept_;
+  std::uint64_t kept_from_ = 0;
+  bool marked_ = false;         // a MARK 1 stands (mark_readers)
+  std::uint64_t mark_at_ = 0;   // the input offset when it was sent
+  bool send_live_ = false;      // the last SENDING
+  bool resize_pending_ = false;  // a resize while the link was down
+  unsigned rows_ = 0, cols_ = 0;
+  std::optional<std::uint32_t> kill_grace_;  // KILL asked
+  ev_tstamp kill_asked_at_ = 0;              // while reconnecting
+  bool record_written_ = false;
 
   // The far terminal's facts (see the top).
   frames::TerminalFacts facts_;

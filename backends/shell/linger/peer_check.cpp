@@ -48,7 +48,10 @@ Status check_peer(int fd, const std::string& supervisor_exe) {
   pid_t pid = cred.pid;
   for (int depth = 0; depth < 4096 && pid > 1; ++depth) {
     const std::string exe = exe_of(pid);
-    if (!supervisor_exe.empty() && exe == supervisor_exe) {
+    // The peer itself may be this program: the relay a reconnecting remote host reaches
+    // over its transport (supervisor/attach_relay.hpp). Its ancestors still count: one
+    // started from inside a session has that session's subreaper above it.
+    if (depth > 0 && !supervisor_exe.empty() && exe == supervisor_exe) {
       return make_error(Code::BACKEND_FAILED,
                         "refused: peer pid " + std::to_string(cred.pid) + " runs inside a dshpty session");
     }

@@ -3,7 +3,8 @@
 // session's tree. A session's commands run as the same user, so the uid alone would let
 // one session take over another: every session's tree lives under a dshpty-supervisor
 // subreaper (orphans reparent to it, never past it), so a peer with a dshpty-supervisor
-// among its ancestors (or being one) is inside a session and refused.
+// among its ancestors is inside a session and refused (the peer itself may be one: a reconnecting remote
+// host's relay).
 #pragma once
 
 #include <string>

@@ -127,6 +127,7 @@ bool valid_key(const std::string& key) {
 std::string socket_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".sock"; }
 std::string info_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".info"; }
 std::string tomb_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".tomb"; }
+std::string remote_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".remote"; }
 
 Result<std::string> random_hex(std::size_t bytes) {
   std::string raw(bytes, '\0');
@@ -146,7 +147,8 @@ Result<std::string> random_hex(std::size_t bytes) {
   return out;
 }
 
-Status write_record(const std::string& dir, const SessionRecord& r) {
+namespace {
+Fields record_fields(const SessionRecord& r) {
   Fields f{{"key", r.key},
            {"owner", r.owner},
            {"type", r.type},
@@ -161,7 +163,16 @@ Status write_record(const std::string& dir, const SessionRecord& r) {
            {"nonce", r.mark_nonce},
            {"shell", r.shell}};
   if (r.name) f["name"] = *r.name;
-  return write_fields(info_path(dir, r.key), f);
+  return f;
+}
+}  // namespace
+
+Status write_record(const std::string& dir, const SessionRecord& r) {
+  return write_fields(info_path(dir, r.key), record_fields(r));
+}
+
+Status write_remote_record(const std::string& dir, const SessionRecord& r) {
+  return write_fields(remote_path(dir, r.key), record_fields(r));
 }
 
 Status write_tombstone(const std::string& dir, const Tombstone& t) {
@@ -219,11 +230,13 @@ Result<Listing> list_records(const std::string& dir) {
   const std::int64_t now = static_cast<std::int64_t>(::time(nullptr));
   while (dirent* e = ::readdir(d)) {
     const std::string file = e->d_name;
-    if (file.size() != 21) continue;
+    if (file.size() != 21 && file.size() != 23) continue;
     const std::string key = file.substr(0, 16);
     const std::string ext = file.substr(16);
     if (!valid_key(key)) continue;
-    if (ext == ".info") {
+    if (ext == ".remote") {
+      if (auto r = read_record(dir + "/" + file)) out.remotes.push_back(std::move(*r));
+    } else if (ext == ".info") {
       if (auto r = read_record(dir + "/" + file)) out.sessions.push_back(std::move(*r));
     } else if (ext == ".tomb") {
       auto t = read_tombstone(dir + "/" + file);

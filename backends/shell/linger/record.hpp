@@ -7,6 +7,10 @@
 //              attach must present. Mode 0600, replaced atomically (rename).
 //   KEY.tomb   how it ended once linger ran out or the shell exited while no host held it:
 //              a late attach of its owner gets this answer, and consumes it.
+//   KEY.remote a lingering remote session, in its host's directory (KEY is the far
+//              session's): the host that holds it (helper_pid is that host's pid), the
+//              token of the next attach, and what a restarted host needs to take it back
+//              over the same backend's transport. Written by the host.
 //
 // Both files are lines of NAME=VALUE; a value escapes '%', '\n' and '\r' as %XX, so no
 // value can add a line. KEY is [0-9a-f]{16}.
@@ -58,6 +62,7 @@ inline constexpr std::int64_t kTombstoneSeconds = 24 * 3600;
 std::string socket_path(const std::string& dir, const std::string& key);
 std::string info_path(const std::string& dir, const std::string& key);
 std::string tomb_path(const std::string& dir, const std::string& key);
+std::string remote_path(const std::string& dir, const std::string& key);
 
 // A fresh key (16 hex digits) or token (64 hex digits) from getrandom.
 Result<std::string> random_hex(std::size_t bytes);
@@ -65,6 +70,8 @@ Result<std::string> random_hex(std::size_t bytes);
 // Writes the file (0600) through a temporary name and rename(2).
 Status write_record(const std::string& dir, const SessionRecord& record);
 Status write_tombstone(const std::string& dir, const Tombstone& tomb);
+// KEY.remote: the same fields as KEY.info.
+Status write_remote_record(const std::string& dir, const SessionRecord& record);
 Result<SessionRecord> read_record(const std::string& path);
 Result<Tombstone> read_tombstone(const std::string& path);
 
@@ -73,6 +80,7 @@ Result<Tombstone> read_tombstone(const std::string& path);
 struct Listing {
   std::vector<SessionRecord> sessions;
   std::vector<Tombstone> tombstones;
+  std::vector<SessionRecord> remotes;  // KEY.remote
 };
 Result<Listing> list_records(const std::string& dir);
 

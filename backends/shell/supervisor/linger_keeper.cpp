@@ -189,7 +189,7 @@ void LingerKeeper::accept_one() {
 void LingerKeeper::refuse(proc::UniqueFd fd, const std::string& why) {
   std::string out;
   FrameWriter(out).begin(Type::welcome).u32(frames::kVersion).u32(0).str("dshpty-supervisor").end();
-  FrameWriter(out).begin(Type::error).u32(4).str(why).end();
+  FrameWriter(out).begin(Type::error).u32(frames::kErrorAttachRefused).str(why).end();
   // Best effort: a refused peer's socket buffer is empty, so this fits; nothing waits.
   (void)::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::shutdown(fd.get(), SHUT_WR);
@@ -240,6 +240,10 @@ void LingerKeeper::read_pending() {
     const std::string key(r.str());
     const std::string token(r.str());
     const std::string owner(r.str());
+    AttachRequest request;
+    request.link_timeout_ms = pending_timeout_ms_;
+    request.resume = r.u8() != 0;
+    request.output_from = r.u64();
     if (f->type != Type::attach || !r.done()) {
       refuse(std::move(pending_), "refused: expected ATTACH");
       return drop_pending();
@@ -252,11 +256,19 @@ void LingerKeeper::read_pending() {
       refuse(std::move(pending_), "refused: the session belongs to another owner");
       return drop_pending();
     }
-    // Authenticated: only now does the current attachment change.
+    // Authenticated: only now does the current attachment change. The token is spent:
+    // whoever saw it (a log, a copy of an old record) cannot present it again.
+    auto next = linger::random_hex(32);
+    if (!next) {
+      refuse(std::move(pending_), "refused: " + next.error()->message);
+      return drop_pending();
+    }
+    record_.token = *next;
+    (void)linger::write_record(dir_, record_);
     proc::UniqueFd link = std::move(pending_);
     frames::FrameReader reader = std::move(pending_reader_);
     drop_pending();
-    if (hooks_.adopt) hooks_.adopt(std::move(link), std::move(reader), pending_timeout_ms_);
+    if (hooks_.adopt) hooks_.adopt(std::move(link), std::move(reader), request);
     return;
   }
   if (!pending_reader_.error().empty()) {

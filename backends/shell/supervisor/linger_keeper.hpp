@@ -37,12 +37,19 @@ struct LingerSpec {
   std::string shell;
 };
 
+// What an ATTACH that passed every check asked for.
+struct AttachRequest {
+  std::uint32_t link_timeout_ms = 0;  // from its HELLO
+  bool resume = false;                // the host that held the session reconnects
+  std::uint64_t output_from = 0;      // resume: the output offset it consumed up to
+};
+
 class LingerKeeper {
  public:
   struct Hooks {
-    // A connection that passed every check, with what its reader already holds and the
-    // link timeout its HELLO asked for.
-    std::function<void(proc::UniqueFd link, frames::FrameReader reader, std::uint32_t link_timeout_ms)> adopt;
+    // A connection that passed every check, with what its reader already holds. The
+    // token it presented is spent by then: token() is the next one.
+    std::function<void(proc::UniqueFd link, frames::FrameReader reader, AttachRequest request)> adopt;
     // Linger ran out with no host attached.
     std::function<void()> expired;
   };
@@ -56,6 +63,8 @@ class LingerKeeper {
   LingerKeeper& operator=(const LingerKeeper&) = delete;
 
   const std::string& key() const noexcept { return record_.key; }
+  // What the next attach must present (each one is used once: a replayed token is wrong).
+  const std::string& token() const noexcept { return record_.token; }
   linger::ReplayRing& ring() noexcept { return ring_; }
   void set_shell_pid(pid_t pid);
   void set_size(unsigned rows, unsigned cols);

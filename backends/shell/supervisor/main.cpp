@@ -283,7 +283,10 @@ bool receive_tty() {
 
 int main(int argc, char** argv) {
   // The far side of a remote session: a face of its own (supervisor/stdio_bridge.cpp).
-  if (argc == 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_bridge_main();
+  if (argc == 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_bridge_main(nullptr);
+  if (argc == 4 && std::strcmp(argv[1], "--stdio") == 0 && std::strcmp(argv[2], "--state-dir") == 0) {
+    return stdio_bridge_main(argv[3]);
+  }
   const char* cwd = nullptr;
   bool tty_from_socket = false;
   bool scope_abstract = false;
@@ -301,7 +304,7 @@ int main(int argc, char** argv) {
     } else {
       write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
                    "-- SHELL [ARGS...]\n"
-                   "       dshpty-supervisor --stdio   (the far side of a remote session)\n");
+                   "       dshpty-supervisor --stdio [--state-dir DIR]   (the far side of a remote session)\n");
       return 2;
     }
   }

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,7 @@
 #include "environment.hpp"
 #include "proc/procfs.hpp"
 #include "proc/stdin_probe.hpp"
+#include "supervisor/attach_relay.hpp"
 #include "supervisor/linger_keeper.hpp"
 
 extern char** environ;
@@ -85,9 +87,16 @@ std::string self_executable() {
   return n > 0 && static_cast<std::size_t>(n) < sizeof path ? std::string(path, static_cast<std::size_t>(n)) : "";
 }
 
+// A host that opened with ATTACH: the relay to the lingering helper runs once the loop is
+// left (supervisor/attach_relay.hpp).
+struct RelayOrder {
+  std::string key;
+  std::string first_bytes;
+};
+
 class Bridge final : private ChannelEvents {
  public:
-  explicit Bridge(struct ev_loop* loop) : loop_(loop) {
+  Bridge(struct ev_loop* loop, std::string state_dir) : loop_(loop), state_dir_(std::move(state_dir)) {
     ev_io_init(&in_io_, &Bridge::on_stdin, link_in_, EV_READ);
     ev_io_init(&out_io_, &Bridge::on_stdout, link_out_, EV_WRITE);
     ev_prepare_init(&flush_before_poll_, &Bridge::on_before_poll);
@@ -126,6 +135,8 @@ class Bridge final : private ChannelEvents {
     ev_run(loop_, 0);
     return exit_code_;
   }
+
+  std::optional<RelayOrder>& relay_order() { return relay_; }
 
  private:
   // ---- the link ------------------------------------------------------------------------
@@ -288,12 +299,15 @@ class Bridge final : private ChannelEvents {
     spec.type = std::string(r.str());
     if (!r.done() || keeper_ || spec.seconds == 0) return protocol_error("bad LINGER");
     if (!name.empty()) spec.name = name;
+    // A remote host names no directory (its own paths mean nothing here): this machine's
+    // --state-dir, else the default.
+    if (spec.state_dir.empty()) spec.state_dir = state_dir_;
     spec.mark_nonce = mark_nonce_;
     spec.shell = shell_name_;
     auto keeper = LingerKeeper::start(
         loop_, std::move(spec),
-        {[this](proc::UniqueFd link, frames::FrameReader reader, std::uint32_t timeout_ms) {
-           adopt(std::move(link), std::move(reader), timeout_ms);
+        {[this](proc::UniqueFd link, frames::FrameReader reader, AttachRequest request) {
+           adopt(std::move(link), std::move(reader), request);
          },
          [this] {
            expired_ = true;
@@ -301,14 +315,17 @@ class Bridge final : private ChannelEvents {
          }});
     if (!keeper) {
       // The session cannot linger as asked: it does not run at all.
-      FrameWriter(outbox_).begin(Type::error).u32(5).str(clip(keeper.error()->message)).end();
+      FrameWriter(outbox_).begin(Type::error).u32(frames::kErrorLingerUnsafe).str(clip(keeper.error()->message)).end();
       flush();
       return link_ended("");
     }
     keeper_ = std::move(*keeper);
     keeper_->set_size(rows_, cols_);
     if (shell_pid_ > 0) keeper_->set_shell_pid(shell_pid_);
-    FrameWriter(outbox_).begin(Type::lingering).str(keeper_->key()).end();
+    // Out of the session whoever started us made (sshd makes one per connection), so that
+    // its end does not take the session along. A session leader already is in its own.
+    if (::getsid(0) != ::getpid()) (void)::setsid();
+    FrameWriter(outbox_).begin(Type::lingering).str(keeper_->key()).str(keeper_->token()).end();
     queue_flush();
   }
 
@@ -345,7 +362,8 @@ class Bridge final : private ChannelEvents {
 
   // A connection that passed every check takes the session over: the host holding it (if
   // any) loses its link, the new one gets the ring from its oldest byte, then live output.
-  void adopt(proc::UniqueFd link, frames::FrameReader reader, std::uint32_t timeout_ms) {
+  void adopt(proc::UniqueFd link, frames::FrameReader reader, AttachRequest request) {
+    const std::uint32_t timeout_ms = request.link_timeout_ms;
     if (!link_down_) {
       ev_io_stop(loop_, &in_io_);
       ev_io_stop(loop_, &out_io_);
@@ -366,11 +384,15 @@ class Bridge final : private ChannelEvents {
     }
     keeper_->set_attached(true);
     const auto& ring = keeper_->ring();
-    const std::uint64_t from = ring.start();
     const std::uint64_t to = ring.end();
-    // Output no host acknowledged that the ring no longer holds (an upper bound: hosts
-    // acknowledge in steps).
-    const std::uint64_t gap = from > acked_ ? from - acked_ : 0;
+    // A new host gets the ring from its oldest byte; the host that held the session goes on
+    // from what it consumed (never past the end: it cannot have consumed more).
+    const std::uint64_t from =
+        request.resume ? std::clamp(request.output_from, ring.start(), to) : ring.start();
+    // Output that host never got and the ring no longer holds: exact for a reconnect, an
+    // upper bound for a new host (hosts acknowledge in steps).
+    const std::uint64_t seen = request.resume ? std::min(request.output_from, to) : acked_;
+    const std::uint64_t gap = from > seen ? from - seen : 0;
     acked_ = std::max(acked_, from);
     FrameWriter(outbox_)
         .begin(Type::welcome)
@@ -385,6 +407,8 @@ class Bridge final : private ChannelEvents {
         .u64(gap)
         .u8(keeper_->send_live() ? 1 : 0)
         .i32(shell_pid_)
+        .u64(in_received_)
+        .str(keeper_->token())
         .end();
     keeper_->note_send(false);
     sent_ = from;
@@ -395,7 +419,7 @@ class Bridge final : private ChannelEvents {
     pump_ring();
     // The ring no longer reaches back to the start: a full-screen program redraws its
     // screen on SIGWINCH, so the rebuilt screen is whole again.
-    if (from > 0 && channel_ && !exited_) {
+    if ((request.resume ? gap > 0 : from > 0) && channel_ && !exited_) {
       const pid_t fg = channel_->foreground_group();
       auto modes = channel_->terminal_modes();
       if (fg > 0 && modes && !modes->canonical) (void)channel_->signal_group(fg, SIGWINCH);
@@ -420,6 +444,10 @@ class Bridge final : private ChannelEvents {
     }
     if (replaying_ && sent_ >= replay_to_) {
       replaying_ = false;
+      // Input written while no host was attached was never reported: a reconnecting host
+      // waits for it to call its send's input written. After the replay, so the output
+      // it already has cannot be taken for output read after that write.
+      if (channel_) FrameWriter(outbox_).begin(Type::written).u64(channel_->bytes_written()).end();
       FrameWriter(outbox_).begin(Type::started).i32(shell_pid_).end();
       if (channel_) send_state(0, cheap_facts());
       if (exited_) {
@@ -465,6 +493,7 @@ class Bridge final : private ChannelEvents {
   void handle(const frames::Frame& f) {
     PayloadReader r(f.payload);
     if (!hello_ && f.type != Type::hello) return protocol_error("the host did not start with HELLO");
+    if (hello_ && !opened_ && f.type == Type::attach) return relay(f);
     if (hello_ && !opened_ && f.type != Type::open) return protocol_error("the host did not OPEN first");
     switch (f.type) {
       case Type::hello: {
@@ -473,7 +502,7 @@ class Bridge final : private ChannelEvents {
         const std::uint32_t timeout_ms = r.u32();
         if (!r.done() || hello_) return protocol_error("bad HELLO");
         hello_ = true;
-        (void)ping_ms;
+        FrameWriter(hello_frame_).begin(Type::hello).u32(version).u32(ping_ms).u32(timeout_ms).end();
         if (version != frames::kVersion) {
           FrameWriter(outbox_)
               .begin(Type::error)
@@ -496,6 +525,8 @@ class Bridge final : private ChannelEvents {
         return open(r);
       case Type::in: {
         std::string_view bytes = r.rest();
+        // Counted whatever becomes of it: a reconnecting host sends its input on from here.
+        in_received_ += bytes.size();
         if (!channel_) return;  // the shell never started: nobody reads
         // What the terminal printed before this write goes out first, so the host never
         // takes it for output that followed the write.
@@ -567,6 +598,23 @@ class Bridge final : private ChannelEvents {
       default:
         return protocol_error(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
     }
+  }
+
+  // The host opened with ATTACH: it reconnects to a lingering session over a new transport.
+  // This program only relays (supervisor/attach_relay.hpp), once the loop is left.
+  void relay(const frames::Frame& f) {
+    PayloadReader r(f.payload);
+    RelayOrder order;
+    order.key = std::string(r.str());
+    order.first_bytes = hello_frame_;
+    FrameWriter(order.first_bytes).begin(Type::attach).raw(f.payload).end();
+    order.first_bytes += reader_.take_rest();
+    relay_ = std::move(order);
+    link_down_ = true;
+    flush_blocking();  // our WELCOME
+    ev_io_stop(loop_, &in_io_);
+    ev_timer_stop(loop_, &link_timer_);
+    ev_break(loop_, EVBREAK_ALL);
   }
 
   void open(PayloadReader& r) {
@@ -771,6 +819,10 @@ class Bridge final : private ChannelEvents {
   }
 
   struct ev_loop* loop_;
+  std::string state_dir_;  // --state-dir: where this machine's lingering sessions wait
+  std::string hello_frame_;  // the host's HELLO, for a relay to pass on
+  std::optional<RelayOrder> relay_;
+  std::uint64_t in_received_ = 0;  // IN bytes ever taken from any host
   ev_io in_io_{};
   ev_io out_io_{};
   ev_prepare flush_before_poll_{};  // the outbox's write, before the loop polls (queue_flush)
@@ -815,7 +867,7 @@ class Bridge final : private ChannelEvents {
 }  // namespace
 }  // namespace dshpty::shell
 
-int stdio_bridge_main() {
+int stdio_bridge_main(const char* state_dir) {
   ::signal(SIGPIPE, SIG_IGN);
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
   if (!loop) {
@@ -823,10 +875,13 @@ int stdio_bridge_main() {
     return 1;
   }
   int code;
+  std::optional<dshpty::shell::RelayOrder> relay;
   {
-    dshpty::shell::Bridge bridge(loop);
+    dshpty::shell::Bridge bridge(loop, state_dir ? state_dir : "");
     code = bridge.run();
+    relay = std::move(bridge.relay_order());
   }
   ev_loop_destroy(loop);
+  if (relay) return dshpty::shell::run_attach_relay(state_dir ? state_dir : "", relay->key, std::move(relay->first_bytes));
   return code;
 }

@@ -2,4 +2,5 @@
 #pragma once
 
 // Runs the bridge on stdin/stdout until the session's tree is gone; the exit status.
-int stdio_bridge_main();
+// `state_dir`: where this machine's lingering sessions wait (nullptr: the default).
+int stdio_bridge_main(const char* state_dir);

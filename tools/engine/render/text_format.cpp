@@ -30,11 +30,12 @@ std::string session_label(const SessionSnapshot& session) {
 
 std::string format_status(const SessionStatus& status) {
   if (status.running()) return "running";
-  if (status.kind == SessionStatus::Kind::lost) {
+  if (status.kind == SessionStatus::Kind::lost || status.kind == SessionStatus::Kind::reconnecting) {
     // The transport's words on one line: a status is part of a line ("[session: ...]", list).
+    const std::string kind = status.kind == SessionStatus::Kind::lost ? "lost" : "reconnecting";
     std::string reason = status.reason;
     while (!reason.empty() && static_cast<unsigned char>(reason.back()) <= 0x20) reason.pop_back();
-    return reason.empty() ? "lost" : "lost: " + escape(reason);
+    return reason.empty() ? kind : kind + ": " + escape(reason);
   }
   return "exited code=" + (status.exit_code ? std::to_string(*status.exit_code) : std::string("null")) +
          " signal=" + (status.signal ? signal_number_name(*status.signal) : std::string("null"));
