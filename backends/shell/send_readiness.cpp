@@ -364,6 +364,9 @@ void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
 
 void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
+  // A link being re-established is not silence: the program runs on at the far side and
+  // its output waits for the new link. The timer repeats; the send's deadline still holds.
+  if (s->channel_->reconnecting()) return;
   if (s->send_ && s->send_->gated) {
     s->open_gate(false);  // no reader came back within the idle time: write anyway
     return;

@@ -17,6 +17,7 @@
 
 #include "dshpty/remote.hpp"
 #include "fixture.hpp"
+#include "send_state.hpp"
 
 using namespace dshpty;
 using namespace dshpty::test;
@@ -125,6 +126,34 @@ TEST_CASE("reconnect: a cut link comes back; input typed once, output continuous
   CHECK(live->viewport.find("three-42") != std::string::npos);
   CHECK(lines_in(file) == 1);
   std::filesystem::remove(file);
+
+  // A cut longer than the send's idle time (the reconnect held 1 s: a slow link): a link
+  // being re-established is not silence, so the send completes after the reconnect, with
+  // the output the far side kept meanwhile, not inferred_idle before it.
+  {
+    const std::string slow = far.path + ".slow";
+    ::setenv("CUT_RELAY_SLOW", slow.c_str(), 1);
+    int idle_completions = 0;
+    Result<SendResult> idle_live = make_error(Code::BACKEND_FAILED, "pending");
+    auto idle_op = s.session->start_send(test::request("sleep 0.3; echo after-cut-$((6*7))", 200ms, 30s),
+                                         [&](Result<SendResult> res) {
+                                           ++idle_completions;
+                                           idle_live = std::move(res);
+                                         });
+    REQUIRE(idle_op);
+    REQUIRE(run_until(fx.loop(), [&] {
+      auto* shell_op = dynamic_cast<shell::ShellSendOperation*>(idle_op->get());
+      return shell_op && shell_op->write_landed();
+    }));
+    { std::ofstream(slow) << "1.0"; }
+    cut(fx, *s.session);
+    REQUIRE(run_until(fx.loop(), [&] { return idle_completions > 0; }, 60s));
+    CHECK_MESSAGE((idle_live && idle_live->wait_reason == WaitReason::stdin_read), show(idle_live));
+    CHECK_MESSAGE((idle_live && idle_live->viewport.find("after-cut-42") != std::string::npos), show(idle_live));
+    CHECK(idle_completions == 1);
+    ::unsetenv("CUT_RELAY_SLOW");
+    std::filesystem::remove(slow);
+  }
 
   // Every number once and in order, across the cut.
   auto page = s.session->read(ReadRequest{0, 5000});
