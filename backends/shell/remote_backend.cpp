@@ -1,6 +1,7 @@
 // make_remote_backend: the shell session's terminal layer over a stream channel (a
 // transport to a far `dshpty-supervisor --stdio`). Checks a spawn's options here; what only
 // the far side can check (the shell, the cwd) it reports as a start failure.
+#include "leaving_backend.hpp"
 #include "dshpty/remote.hpp"
 
 #include "channel/stream_channel.hpp"
@@ -23,7 +24,7 @@ std::string program_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-class RemoteBackend final : public Backend {
+class RemoteBackend final : public Backend, public shell::LeavingBackend {
  public:
   RemoteBackend(struct ev_loop* loop, RemoteConfig config)
       : loop_(loop), config_(std::move(config)), deferred_(loop) {}
@@ -71,6 +72,7 @@ class RemoteBackend final : public Backend {
     shell::StartParams p;
     p.session_id = spec.session_id;
     p.signal = spec.signal;
+    p.host_leaving = host_leaving_;  // a lingering session detaches when its host leaves
     p.rows = *rows;
     p.cols = *cols;
     p.argv = integrated ? shell::dialect_argv(*choice) : config_.shell.argv;
@@ -142,6 +144,7 @@ class RemoteBackend final : public Backend {
     shell::StartParams p;
     p.session_id = spec.session_id;
     p.signal = spec.signal;
+    p.host_leaving = host_leaving_;  // a lingering session detaches when its host leaves
     p.attach = true;
     p.argv = {record->shell.empty() ? "sh" : record->shell};  // for messages only: it runs already
     p.mark_nonce = record->mark_nonce;

@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "leaving_backend.hpp"
 #include "dshpty/linger.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
@@ -40,15 +41,12 @@ Status check_executable(const std::string& what, const std::string& path) {
   return {};
 }
 
-class ShellBackend final : public Backend {
+class ShellBackend final : public Backend, public shell::LeavingBackend {
  public:
   ShellBackend(struct ev_loop* loop, ShellConfig config)
       : loop_(loop), config_(std::move(config)), deferred_(loop) {}
 
   const std::string& type() const override { return type_; }
-
-  // The host is leaving: closes of lingering sessions detach them from now on.
-  void leave() { *host_leaving_ = true; }
 
   void spawn(SpawnSpec spec, SpawnCallback done) override {
     auto params = spec.request.options.count("attach") ? attach(spec) : prepare(spec);
@@ -171,7 +169,6 @@ class ShellBackend final : public Backend {
   struct ev_loop* loop_;
   ShellConfig config_;
   Deferred deferred_;
-  std::shared_ptr<bool> host_leaving_ = std::make_shared<bool>(false);
 };
 
 }  // namespace
@@ -182,8 +179,8 @@ Status check_shell_options(const std::map<std::string, std::string>& options) {
 }
 
 Status detach_lingering_on_close(Backend& shell_backend) {
-  auto* backend = dynamic_cast<ShellBackend*>(&shell_backend);
-  if (!backend) return make_error(Code::INVALID_ARGUMENT, "not a shell backend");
+  auto* backend = dynamic_cast<shell::LeavingBackend*>(&shell_backend);
+  if (!backend) return make_error(Code::INVALID_ARGUMENT, "not a backend whose sessions linger");
   backend->leave();
   return {};
 }

@@ -63,10 +63,12 @@ Result<LingerListing> list_lingering(const std::string& configured, std::string_
 // Removes a tombstone once its owner was told (a late attach consumes it).
 void forget_linger_tombstone(const std::string& configured, const std::string& key);
 
-// From this call on, a close of a lingering session of `shell_backend` (a kill, an owner
-// or service disposal) detaches it instead of killing it: the host is leaving and the
-// session outlives it. The tools call it on EOF, SIGTERM and SIGHUP. INVALID_ARGUMENT when
-// `shell_backend` is not one make_shell_backend returned.
-Status detach_lingering_on_close(Backend& shell_backend);
+// From this call on, a close of a lingering session of `backend` (a kill, an owner or
+// service disposal) detaches it instead of killing it: the host is leaving and the session
+// outlives it (a remote one's far helper takes the closed link as a cut, and the host's
+// record stays for the next host). The tools call it on EOF, SIGTERM and SIGHUP.
+// INVALID_ARGUMENT when `backend` is not one make_shell_backend or make_remote_backend
+// returned.
+Status detach_lingering_on_close(Backend& backend);
 
 }  // namespace dshpty

@@ -10,7 +10,8 @@ with `linger`.
             and in order (paged with `read`); the file the send appends to has one line
   mid-send  the far helper stopped, a send typed, the ssh client killed, the helper let go:
             the send completes once after the reconnect and its command ran exactly once
-  restart   the host SIGKILLed: a new host with the same --state-dir finds the session in its
+  restart   the host SIGKILLed, or leaving in order (its input ended): a new host with the
+            same --state-dir finds the session in its
             record (KEY.remote: the key and the next token) and takes it back over the same
             transport with `attach`, with the output it missed; the link then reconnects
             for the new host as for the first
@@ -225,7 +226,7 @@ def mid_send(server, far_dir, work):
         cleanup.run()
 
 
-def restart(server, far_dir, work):
+def restart(server, far_dir, work, leave="kill"):
     cleanup = Cleanup()
     host_dir = os.path.join(work, "host-state")
     first = start_repl(server, far_dir, host_dir=host_dir)
@@ -242,11 +243,19 @@ def restart(server, far_dir, work):
         check(len(records) == 1, f"the host's record of its remote session: {os.listdir(host_dir)}")
         clients = children_named(first.proc.pid, "ssh")
         cleanup.pids += clients
-        # The host dies with no word: its ssh client sees its end of the link close, the far
-        # helper its stdin end, and lingers. (That client stays until the far helper sshd
-        # started exits: sshd keeps a channel open while its command runs.)
-        os.kill(first.proc.pid, signal.SIGKILL)
-        first.proc.wait()
+        if leave == "kill":
+            # The host dies with no word: its ssh client sees its end of the link close, the
+            # far helper its stdin end, and lingers. (That client stays until the far helper
+            # sshd started exits: sshd keeps a channel open while its command runs.)
+            os.kill(first.proc.pid, signal.SIGKILL)
+            first.proc.wait()
+        else:
+            # The host leaves in order (its input ends): it detaches the lingering session
+            # instead of killing it, and its record stays for the next host.
+            first.proc.stdin.close()
+            check(first.proc.wait(timeout=30) == 0, "the first host's exit")
+            check(len(glob.glob(os.path.join(host_dir, "*.remote"))) == 1,
+                  f"the record after an orderly exit: {os.listdir(host_dir)}")
         tree = [helpers[0]] + descendants(helpers[0])
         cleanup.pids += tree
 
@@ -355,8 +364,9 @@ def expiry(far_dir):
             cleanup.markers.append(marker)
             r = send(repl, ids, session, f"sleep {marker} & setsid sleep {marker} & echo bg-$((6*7))")
             check("bg-42" in r["viewport"], f"background jobs: {r}")
+            # The prompt can come back before the background jobs have exec'd their sleeps.
+            wait_until(lambda: len(e2e.marker_pids(marker)) == 2, "both jobs run", 10)
             tree = [helpers[0]] + descendants(helpers[0])
-            check(len(e2e.marker_pids(marker)) == 2, "both jobs run")
             cleanup.pids += tree
             port = server.port
             connections = [p for p in server.connection_pids() if (a := _argv(p)) and a[0].startswith("sshd")]
@@ -400,6 +410,8 @@ def main():
             ("ssh client killed mid-send", lambda: mid_send(server, far_dir, work)),
             ("a replayed and a wrong token", lambda: tokens(server, far_dir)),
             ("a restarted host takes its remote session back", lambda: restart(server, far_dir, work)),
+            ("a host that left in order: the next one takes its remote session back",
+             lambda: restart(server, far_dir, work, leave="eof")),
         ]
         only = os.environ.get("DSHPTY_RECONNECT_CASE")
         for title, case in cases:

@@ -69,16 +69,18 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
 }
 
 Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options,
-                         std::shared_ptr<Backend>* shell_out) {
+                         std::vector<std::shared_ptr<Backend>>* lingering) {
   const auto on_raw_output = local.on_raw_output;
   auto backend = make_shell_backend(loop, std::move(local));
-  if (shell_out) *shell_out = backend;
+  if (lingering) lingering->push_back(backend);
   auto shell = service.register_backend(std::move(backend));
   if (!shell) return shell.error();
   for (const auto& remote : options.remotes) {
     RemoteConfig config = remote_config(options, remote);
     config.shell.on_raw_output = on_raw_output;
-    auto registration = service.register_backend(make_remote_backend(loop, std::move(config)));
+    auto remote_backend = make_remote_backend(loop, std::move(config));
+    if (lingering) lingering->push_back(remote_backend);
+    auto registration = service.register_backend(std::move(remote_backend));
     if (!registration)
       return make_error(registration.error()->code,
                         "--remote " + remote.name + ": " + registration.error()->message);
@@ -86,12 +88,14 @@ Status register_backends(Service& service, struct ev_loop* loop, ShellConfig loc
   return {};
 }
 
-engine::Settings engine_settings(const SessionOptions& options, std::shared_ptr<Backend> shell) {
+engine::Settings engine_settings(const SessionOptions& options, std::vector<std::shared_ptr<Backend>> lingering) {
   engine::Settings settings{
       .max_result_bytes = options.max_result_bytes, .send_idle = options.idle, .send_timeout = options.timeout};
   settings.state_dir = options.state_dir.value_or("");
-  if (shell) {
-    settings.detach_lingering = [shell] { (void)detach_lingering_on_close(*shell); };
+  if (!lingering.empty()) {
+    settings.detach_lingering = [lingering = std::move(lingering)] {
+      for (const auto& backend : lingering) (void)detach_lingering_on_close(*backend);
+    };
   }
   return settings;
 }

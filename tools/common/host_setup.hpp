@@ -3,7 +3,9 @@
 // file status flags restored at exit.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "dshpty/remote.hpp"
 #include "dshpty/service.hpp"
@@ -29,14 +31,16 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
 // Registers the local shell backend (type "shell") with `local`, then one remote backend per
 // --remote, in order, each with `local`'s on_raw_output hook. The first failure, naming the
 // type; the service keeps what it took.
-// `shell`, when given, gets the local shell backend.
+// `lingering`, when given, gets every backend whose sessions may linger: the local shell
+// backend and each remote one.
 Status register_backends(Service& service, struct ev_loop* loop, ShellConfig local, const SessionOptions& options,
-                         std::shared_ptr<Backend>* shell = nullptr);
+                         std::vector<std::shared_ptr<Backend>>* lingering = nullptr);
 
 // --idle-ms and --timeout-ms are the engine's defaults for a send, whatever its backend;
-// --state-dir its state directory; `shell` (the local backend) is told to detach its
+// --state-dir its state directory; the `lingering` backends are told to detach their
 // lingering sessions when the host leaves (docs/outlive.md).
-engine::Settings engine_settings(const SessionOptions& options, std::shared_ptr<Backend> shell = nullptr);
+engine::Settings engine_settings(const SessionOptions& options,
+                                 std::vector<std::shared_ptr<Backend>> lingering = {});
 
 // Writing to a reader that went away must fail with EPIPE, not kill us before the sessions
 // are torn down. A no-op handler (not SIG_IGN) so the shells we start get the default back.

@@ -90,13 +90,13 @@ int main(int argc, char** argv) {
     Service service(loop);
     // The remotes get the hook too: their sessions run the same terminal layer, which calls it
     // (remote.hpp's list of unused fields names it, but ShellSession reads it either way).
-    std::shared_ptr<Backend> shell;
-    auto registration = tool::register_backends(service, loop, std::move(config), options, &shell);
+    std::vector<std::shared_ptr<Backend>> lingering;
+    auto registration = tool::register_backends(service, loop, std::move(config), options, &lingering);
     if (!registration) {
       std::fprintf(stderr, "dshpty-mcp: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
     } else {
-      engine::Engine engine(service, tool::engine_settings(options, shell));
+      engine::Engine engine(service, tool::engine_settings(options, std::move(lingering)));
       exit_code = serve(loop, engine, output_sink);
     }
   }

@@ -55,13 +55,13 @@ int main(int argc, char** argv) {
     if (options.json) out_flags.set_nonblocking();
 
     Service service(loop);
-    std::shared_ptr<Backend> shell;
-    auto registration = tool::register_backends(service, loop, tool::shell_config(options), options, &shell);
+    std::vector<std::shared_ptr<Backend>> lingering;
+    auto registration = tool::register_backends(service, loop, tool::shell_config(options), options, &lingering);
     if (!registration) {
       std::fprintf(stderr, "dshpty-repl: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
     } else {
-      engine::Engine engine(service, tool::engine_settings(options, shell));
+      engine::Engine engine(service, tool::engine_settings(options, std::move(lingering)));
       tool::OutputWriter out(loop, STDOUT_FILENO);
       exit_code = options.json ? run_json_mode(loop, engine, out) : run_text_mode(loop, engine, out, options);
     }

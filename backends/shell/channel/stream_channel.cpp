@@ -629,6 +629,14 @@ void StreamChannel::write_record() {
   record_written_ = linger::write_remote_record(l.record_dir, r).ok() || record_written_;
 }
 
+// The host leaves and the session outlives it: the link closes, which the far helper of a
+// lingering session takes as a cut (it lingers on), and the record stays for the next host
+// to take the session back (docs/outlive.md).
+void StreamChannel::detach() {
+  record_written_ = false;  // kept: not this host's to remove any more
+  release();
+}
+
 void StreamChannel::remove_record() {
   if (!record_written_) return;
   record_written_ = false;

@@ -110,6 +110,7 @@ class StreamChannel final : public ProcessChannel {
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_gone_; }
   void release() override;
+  void detach() override;
   bool lingers() const override { return launch_.linger || launch_.attach; }
   void note_send(bool live) override;
   std::optional<AttachReport> attach_report() const override { return attach_report_; }
