@@ -172,7 +172,13 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   send->write_started = true;
   // The result starts at the session's cursor: what no result has shown yet comes first.
   take_unseen(*send);
-  channel_->mark_readers();
+  // At the idle prompt the shell is its group's only member: a baseline of it alone (one
+  // /proc read instead of the tree's three and the foreground check).
+  if (send->single_line_at_prompt && shell_pid_) {
+    channel_->mark_shell_reader(*shell_pid_);
+  } else {
+    channel_->mark_readers();
+  }
   channel_->write(send->bytes);
   send->lands_at = channel_->bytes_queued();
   on_write_progress();  // an empty text lands at once

@@ -336,6 +336,10 @@ void LocalChannel::mark_readers() {
   }
 }
 
+void LocalChannel::mark_shell_reader(pid_t shell) {
+  if (probe_) probe_->baseline_process(shell);
+}
+
 void LocalChannel::forget_readers() {
   if (probe_) probe_->clear_baseline();
 }

@@ -54,6 +54,7 @@ class LocalChannel final : public ProcessChannel {
   bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
+  void mark_shell_reader(pid_t shell) override;
   void forget_readers() override;
   bool foreground_reading() override;
   bool reader_waits_with_timeout() const override { return reader_timed_; }

@@ -112,6 +112,9 @@ class ProcessChannel {
   // Remembers who reads the terminal now: they prove nothing until they have run again.
   // Call it just before a send's write.
   virtual void mark_readers() = 0;
+  // mark_readers() when the shell sits at its own idle prompt: its group is the shell alone
+  // (every job has a group of its own), so only its threads need remembering.
+  virtual void mark_shell_reader(pid_t /*shell*/) { mark_readers(); }
   virtual void forget_readers() = 0;
   // Is the foreground group provably blocked reading the terminal right now?
   virtual bool foreground_reading() = 0;

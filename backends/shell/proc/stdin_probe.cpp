@@ -485,6 +485,16 @@ void StdinProbe::baseline(pid_t pgid) {
   });
 }
 
+void StdinProbe::baseline_process(pid_t pid) {
+  baseline_.clear();
+  std::optional<ProcessStatus> status = read_process_status(pid);
+  if (status && status->threads == 1) {
+    baseline_.emplace_back(pid, status->switches);
+    return;
+  }
+  baseline(pid);  // gone, threaded, or no NSpgid: the whole walk says what there is
+}
+
 ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   bool blocked = false;
   GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {

@@ -108,6 +108,10 @@ class StdinProbe {
   // Records the threads of group `pgid` that are blocked reading the terminal now; they
   // prove nothing later unless they have run since. Replaces any earlier baseline.
   void baseline(pid_t pgid);
+  // The same for one process that is its group's only member (the shell at its idle
+  // prompt): its status file alone, instead of a walk of the tree (the walk when it has
+  // several threads). Replaces any earlier baseline.
+  void baseline_process(pid_t pid);
   void clear_baseline() noexcept { baseline_.clear(); }
   // Is group `pgid` provably blocked reading the terminal? Never fails; evidence, when
   // given and the answer is blocked_reading, says which thread proved it.
