@@ -59,8 +59,13 @@ def transport(server, far_dir):
 
 def start_repl(server, far_dir, extra=(), host_dir=None):
     argv = transport(server, far_dir)
-    state = ["--state-dir", host_dir] if host_dir else []
-    return JsonRepl(e2e.REPL, [*e2e.REPL_ARGS, "--remote", f"ssh={e2e.transport_word(argv)}", *state, *extra])
+    # The host's records go to a directory of the test's, never the user's own (a failed
+    # case, its host killed, would leave them there).
+    if host_dir is None:
+        host_dir = os.path.join(os.path.dirname(far_dir), "host-state-default")
+    os.makedirs(host_dir, mode=0o700, exist_ok=True)
+    return JsonRepl(e2e.REPL, [*e2e.REPL_ARGS, "--remote", f"ssh={e2e.transport_word(argv)}",
+                               "--state-dir", host_dir, *extra])
 
 
 def open_lingering(repl, ids, linger):

@@ -53,7 +53,10 @@ struct FarDir {
     REQUIRE(::mkdtemp(tmpl) != nullptr);
     path = tmpl;
   }
-  ~FarDir() { std::filesystem::remove_all(path); }
+  ~FarDir() {
+    std::filesystem::remove_all(path);
+    std::filesystem::remove_all(path + ".host");
+  }
   bool empty() const { return std::filesystem::is_empty(path); }
 };
 
@@ -63,6 +66,8 @@ RemoteConfig lingering_config(const ShellFixture& fx, const std::string& far_dir
   c.transport = {"python3", DSHPTY_TEST_CUT_RELAY, shell::resolve_supervisor_path(""), "--stdio", "--state-dir",
                  far_dir};
   c.shell = fx.config();
+  // The host's record goes to a directory of the test's, never the user's own.
+  c.shell.state_dir = far_dir + ".host";
   c.ping_interval = 1s;
   c.link_timeout = 5s;
   return c;
