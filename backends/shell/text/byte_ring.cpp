@@ -14,8 +14,10 @@ std::size_t ByteRing::index_of(std::uint64_t offset) const noexcept {
 }
 
 void ByteRing::grow(std::size_t needed) {
-  // Doubling keeps growth amortised O(1) a byte; the limit caps what a runaway can pin.
-  std::size_t cap = std::max<std::size_t>(capacity_ * 2, 4096);
+  // Doubling keeps growth amortised O(1) a byte; the limit caps what a runaway can pin. A
+  // small start: an idle session's rings hold a prompt and a line editor's clear (a few
+  // hundred bytes), and a thousand idle sessions should not pin 4 KiB for each ring.
+  std::size_t cap = std::max<std::size_t>(capacity_ * 2, 256);
   cap = std::min(std::max(cap, needed), limit_);
   auto fresh = std::make_unique<char[]>(cap);
   if (size_ > 0) {
