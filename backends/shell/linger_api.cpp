@@ -15,6 +15,21 @@ Result<std::string> prepare_linger_state_dir(const std::string& configured) {
   return linger::prepare_state_dir(configured);
 }
 
+namespace {
+
+// What a listing says of a session, local or remote, from its record.
+LingeringSession described(const linger::SessionRecord& r) {
+  LingeringSession s;
+  s.key = r.key;
+  s.owner = r.owner;
+  s.name = r.name;
+  s.type = r.type;
+  if (r.shell_pid > 0) s.pid = r.shell_pid;
+  return s;
+}
+
+}  // namespace
+
 Result<LingerListing> list_lingering(const std::string& configured, std::string_view owner_label) {
   auto dir = linger::existing_state_dir(configured);
   if (!dir) return dir.error();
@@ -28,12 +43,7 @@ Result<LingerListing> list_lingering(const std::string& configured, std::string_
     // A record whose helper is gone (killed by SIGKILL before it could clean up) names
     // nothing: skip it. The pid check is a hint; the attach itself is the proof.
     if (r.helper_pid <= 0 || (::kill(r.helper_pid, 0) < 0 && errno == ESRCH)) continue;
-    LingeringSession s;
-    s.key = r.key;
-    s.owner = r.owner;
-    s.name = r.name;
-    s.type = r.type;
-    if (r.shell_pid > 0) s.pid = r.shell_pid;
+    LingeringSession s = described(r);
     s.attached = r.attached;
     s.left = std::chrono::seconds(r.attached ? r.linger_seconds : std::max<std::int64_t>(0, r.expires_at - now));
     out.sessions.push_back(std::move(s));
@@ -42,12 +52,7 @@ Result<LingerListing> list_lingering(const std::string& configured, std::string_
     if (r.owner != owner_label) continue;
     // A remote session's record is its host's: held while that host lives. Whether the far
     // side still has it only an attach can tell (it answers with the tombstone if not).
-    LingeringSession s;
-    s.key = r.key;
-    s.owner = r.owner;
-    s.name = r.name;
-    s.type = r.type;
-    if (r.shell_pid > 0) s.pid = r.shell_pid;
+    LingeringSession s = described(r);
     s.attached = r.helper_pid > 0 && ::kill(r.helper_pid, 0) == 0;
     s.left = std::chrono::seconds(r.linger_seconds);  // at most: the far side counts it
     out.sessions.push_back(std::move(s));

@@ -82,9 +82,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
       p.abandoned_lines = choice->dialect == shell::Dialect::fish;
     }
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.shell.cwd;
-    shell::StreamLaunch launch;
-    launch.transport = config_.transport;
-    launch.label = program_name(config_.transport.front());
+    shell::StreamLaunch launch = link_launch(p);
     launch.shell_argv = p.argv;
     launch.cwd = p.cwd;
     launch.session_id = spec.session_id;
@@ -93,10 +91,6 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     for (const auto& [name, value] : config_.shell.env) {
       launch.env.push_back(value ? name + "=" + *value : name);
     }
-    launch.rows = p.rows;
-    launch.cols = p.cols;
-    launch.ping_interval = config_.ping_interval;
-    launch.link_timeout = config_.link_timeout;
     if (*linger > 0) {
       auto dir = linger::prepare_state_dir(config_.shell.state_dir);
       if (!dir) return dir.error();
@@ -115,13 +109,30 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
       launch.linger = std::move(l);
       launch.reconnect = true;
     }
+    open_over_link(p, std::move(launch));
+    return p;
+  }
+
+  // What every session of this backend's link shares: the transport, its words, the
+  // terminal's size and the link's pacing.
+  shell::StreamLaunch link_launch(const shell::StartParams& p) const {
+    shell::StreamLaunch launch;
+    launch.transport = config_.transport;
+    launch.label = program_name(config_.transport.front());
+    launch.rows = p.rows;
+    launch.cols = p.cols;
+    launch.ping_interval = config_.ping_interval;
+    launch.link_timeout = config_.link_timeout;
+    return launch;
+  }
+
+  static void open_over_link(shell::StartParams& p, shell::StreamLaunch launch) {
     p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
         -> Result<std::unique_ptr<shell::ProcessChannel>> {
       auto channel = shell::StreamChannel::launch(loop, events, launch);
       if (!channel) return channel.error();
       return std::unique_ptr<shell::ProcessChannel>(std::move(*channel));
     };
-    return p;
   }
 
   // A remote session a previous host of this state directory held (its KEY.remote): the
@@ -151,13 +162,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     p.abandoned_lines = record->shell == "fish";
     p.rows = record->rows > 0 ? record->rows : config_.shell.rows;
     p.cols = record->cols > 0 ? record->cols : config_.shell.cols;
-    shell::StreamLaunch launch;
-    launch.transport = config_.transport;
-    launch.label = program_name(config_.transport.front());
-    launch.rows = p.rows;
-    launch.cols = p.cols;
-    launch.ping_interval = config_.ping_interval;
-    launch.link_timeout = config_.link_timeout;
+    shell::StreamLaunch launch = link_launch(p);
     launch.attach = shell::StreamLaunch::Attach{"", key, record->token, record->owner};
     shell::StreamLaunch::Linger l;
     l.seconds = record->linger_seconds;
@@ -170,12 +175,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     l.shell = record->shell;
     launch.linger = std::move(l);
     launch.reconnect = true;
-    p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
-        -> Result<std::unique_ptr<shell::ProcessChannel>> {
-      auto channel = shell::StreamChannel::launch(loop, events, launch);
-      if (!channel) return channel.error();
-      return std::unique_ptr<shell::ProcessChannel>(std::move(*channel));
-    };
+    open_over_link(p, std::move(launch));
     return p;
   }
 

@@ -74,6 +74,15 @@ def open_lingering(repl, ids, linger):
     return opened["sessionId"]
 
 
+def open_with_helper(server, repl, ids, cleanup, linger):
+    """A lingering session and its one far helper (in a list), which cleanup takes care of."""
+    session = open_lingering(repl, ids, linger)
+    helpers = far_helpers(server.proc.pid)
+    check(len(helpers) == 1, f"one far helper: {helpers}")
+    cleanup.pids += helpers
+    return session, helpers
+
+
 def record(far_dir):
     """The far session's KEY.info as a dict (one lingering session in far_dir)."""
     infos = glob.glob(os.path.join(far_dir, "*.info"))
@@ -129,10 +138,7 @@ def flood(server, far_dir, work):
     ids = Ids()
     stopped = []
     try:
-        session = open_lingering(repl, ids, 60)
-        helpers = far_helpers(server.proc.pid)
-        check(len(helpers) == 1, f"one far helper: {helpers}")
-        cleanup.pids += helpers
+        session, helpers = open_with_helper(server, repl, ids, cleanup, 60)
         before = record(far_dir)
 
         appended = os.path.join(work, "flood-once")
@@ -197,10 +203,7 @@ def mid_send(server, far_dir, work):
     ids = Ids()
     stopped = []
     try:
-        session = open_lingering(repl, ids, 60)
-        helpers = far_helpers(server.proc.pid)
-        check(len(helpers) == 1, f"one far helper: {helpers}")
-        cleanup.pids += helpers
+        session, helpers = open_with_helper(server, repl, ids, cleanup, 60)
         appended = os.path.join(work, "send-once")
         # The far helper stopped: the send's input is in flight (in ssh, sshd or the pipe)
         # when the client dies, wherever the cut catches it.
@@ -238,10 +241,7 @@ def restart(server, far_dir, work, leave="kill"):
     second = None
     ids = Ids()
     try:
-        session = open_lingering(first, ids, 60)
-        helpers = far_helpers(server.proc.pid)
-        check(len(helpers) == 1, f"one far helper: {helpers}")
-        cleanup.pids += helpers
+        session, helpers = open_with_helper(server, first, ids, cleanup, 60)
         r = send(first, ids, session, "echo before-$((6*7))")
         check("before-42" in r["viewport"], f"before: {r}")
         records = glob.glob(os.path.join(host_dir, "*.remote"))
@@ -362,9 +362,7 @@ def expiry(far_dir):
         repl = start_repl(server, far_dir, ["--remote-ping-ms", "1000", "--remote-timeout-ms", "20000"])
         ids = Ids()
         try:
-            session = open_lingering(repl, ids, 2)
-            helpers = far_helpers(server.proc.pid)
-            check(len(helpers) == 1, f"one far helper: {helpers}")
+            session, helpers = open_with_helper(server, repl, ids, cleanup, 2)
             marker = e2e.new_marker()
             cleanup.markers.append(marker)
             r = send(repl, ids, session, f"sleep {marker} & setsid sleep {marker} & echo bg-$((6*7))")

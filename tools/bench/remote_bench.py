@@ -98,6 +98,8 @@ def main():
         print(f"remote-bench: skipped: {why}")
         return 77
     control_dir = tempfile.mkdtemp(prefix="dshpty-bench-cm-")
+    # The host's records of its lingering session: a directory of the bench's own.
+    host_state = tempfile.mkdtemp(prefix="dshpty-bench-host-")
     try:
         far = [supervisor, "--stdio"]
         plain = server.ssh_argv(far)
@@ -105,7 +107,7 @@ def main():
         lingering = server.ssh_argv(far + ["--state-dir", far_state])
         reuse = plain[:1] + ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/cm",
                              "-o", "ControlPersist=60"] + plain[1:]
-        repl = Repl([repl_path, "--json",
+        repl = Repl([repl_path, "--json", "--state-dir", host_state,
                      "--remote", "pipe=" + shlex.join(far),
                      "--remote", "ssh=" + shlex.join(plain),
                      "--remote", "ssh-reuse=" + shlex.join(reuse),
@@ -185,7 +187,7 @@ def main():
         return 0
     finally:
         server.__exit__(None, None, None)
-        subprocess.run(["rm", "-rf", control_dir, far_state])
+        subprocess.run(["rm", "-rf", control_dir, far_state, host_state])
 
 
 if __name__ == "__main__":

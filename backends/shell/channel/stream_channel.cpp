@@ -95,25 +95,15 @@ Status StreamChannel::start() {
         .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
         .end();
   };
-  if (launch_.attach && !launch_.transport.empty()) {
-    // A remote session a previous host held: the far side relays this ATTACH.
-    auto transport = spawn_transport(launch_.transport);
-    if (!transport) return transport.error();
-    transport_ = std::move(*transport);
-    hello();
-    FrameWriter(out)
-        .begin(Type::attach)
-        .str(launch_.attach->key)
-        .str(launch_.attach->token)
-        .str(launch_.attach->owner)
-        .u8(0)
-        .u64(0)
-        .end();
-    watch_link(std::move(out));
-    return {};
-  }
   if (launch_.attach) {
-    if (Status st = connect_rendezvous(); !st) return st;
+    if (!launch_.transport.empty()) {
+      // A remote session a previous host held: the far side relays this ATTACH.
+      auto transport = spawn_transport(launch_.transport);
+      if (!transport) return transport.error();
+      transport_ = std::move(*transport);
+    } else if (Status st = connect_rendezvous(); !st) {
+      return st;  // a local one: its helper's rendezvous
+    }
     hello();
     FrameWriter(out)
         .begin(Type::attach)
