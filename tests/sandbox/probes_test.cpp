@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -31,10 +32,23 @@ namespace {
 // The system's python (a user's own python may sit in a home the probe user cannot read).
 const std::string kPython = "/usr/bin/python3";
 
+// The probe as a confined session sees it. A checkout under /tmp (a CI clone there) is
+// inside what the sandbox hides, so the probe is copied out to a scratch directory the
+// sessions can read (ScratchDir's rule for /tmp), once per run.
 std::string probe_program() {
   const char* path = std::getenv("DSHPTY_SANDBOX_PROBE");
   if (!path || !*path) throw std::runtime_error("DSHPTY_SANDBOX_PROBE is not set");
-  return path;
+  const std::string source = path;
+  if (source.rfind("/tmp/", 0) != 0) return source;
+  static ScratchDir visible;
+  static const std::string copy = [&] {
+    const std::string target = visible.path() + "/probe.py";
+    std::filesystem::copy_file(source, target, std::filesystem::copy_options::overwrite_existing);
+    ::chmod(visible.path().c_str(), 0755);  // the unprivileged probe user reads it too
+    ::chmod(target.c_str(), 0644);
+    return target;
+  }();
+  return copy;
 }
 
 SpawnRequest in_dir(const std::string& cwd, std::map<std::string, std::string> options = {}) {
