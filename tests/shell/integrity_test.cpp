@@ -144,6 +144,26 @@ TEST_CASE("type-ahead: text sent while a job runs completes on the prompt after 
   CHECK(marked_processes(fx.marker()).empty());
 }
 
+TEST_CASE("a resize right before a send: readline's repaint of its prompt is not the send's prompt") {
+  // bash's prompt marks come from PS1, and readline repaints the expanded prompt on a
+  // resize: the repaint carries the old prompt's count, which is no new prompt.
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  for (int round = 0; round < 20; ++round) {
+    CAPTURE(round);
+    REQUIRE(s.shell()->resize(30 + round % 2, 100 + round).ok());
+    const std::string word = "resized-" + std::to_string(round);
+    auto r = fx.send(*s.session, send_of("sleep 0.05; echo " + word, 10s));
+    REQUIRE_MESSAGE(r, show(r));
+    CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+    CHECK_MESSAGE(r->viewport.find(word + "\n") != std::string::npos, show(r));
+    CHECK(r->exit_code == 0);
+  }
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
 TEST_CASE("exit status and working directory when the send ends at the shell's prompt") {
   ShellFixture fx;
   auto s = fx.spawn();

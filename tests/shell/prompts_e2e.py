@@ -486,6 +486,26 @@ def signal_then_send(repl, dialect):
     repl.close(sid)
 
 
+def resize_then_send(repl, dialect):
+    # A line editor repaints its prompt on a resize (bash's repaint repeats its P mark, with
+    # the prompt's count): written at once after the resize, the send still ends at the
+    # prompt after its own command, with its output.
+    sid, _ = repl.open()
+    for n in range(10):
+        resize = {"op": "resize", "sessionId": sid, "rows": 30 + n % 2, "cols": 100 + n, "id": repl.new_id()}
+        send = {"op": "send", "sessionId": sid, "text": f"sleep 0.05; echo resized-{n}",
+                "timeoutMs": SEND_TIMEOUT_MS, "id": repl.new_id()}
+        repl.write(resize, send)
+        r = repl.response(resize["id"], resize)
+        if r.get("ok") is not True:
+            raise Failure(f"round {n}: resize failed\n    request: {show(resize)}\n    result:  {show(r)}")
+        r = repl.response(send["id"], send)
+        if r.get("ok") is not True:
+            raise Failure(f"round {n}: send after resize failed\n    request: {show(send)}\n    result:  {show(r)}")
+        Sent(send, r["result"]).at_prompt(exit_code=0).has_line(f"resized-{n}")
+    repl.close(sid)
+
+
 def cancel(repl, dialect):
     sid, _ = repl.open()
     status = "$status" if dialect == "fish" else "$?"
@@ -618,6 +638,7 @@ def main():
         ("status-cwd", in_own_repl(status_and_cwd)),
         ("hidden-input", in_own_repl(hidden_input)),
         ("signal-then-send", in_own_repl(signal_then_send)),
+        ("resize-then-send", in_own_repl(resize_then_send)),
         ("cancel", in_own_repl(cancel)),
         ("history", lambda: history(repl_path, dialect)),
     ]

@@ -106,6 +106,25 @@ TEST_CASE("a repainted prompt (no cwd mark) is not a new prompt") {
   CHECK(s.feed(repaint));  // a repaint of the new prompt is still that prompt
 }
 
+TEST_CASE("a numbered P (bash prints it from PS1): a repaint repeats the count and is not a new prompt") {
+  Session s;
+  const auto numbered = [](int n) {
+    return mark("P;cwd=/tmp;n=" + std::to_string(n)) + mark("D;0") + mark("A") + "dsh> " + mark("B");
+  };
+  CHECK(s.feed(numbered(1)));
+  s.watch.reset();
+  CHECK_FALSE(s.feed("\r" + numbered(1)));  // readline after a resize: the same expanded prompt
+  CHECK(s.chunk.markers.size() == 3);       // its P is gone, the rest stays
+  CHECK_FALSE(s.watch.line_taken());
+  CHECK(s.feed(numbered(2)));
+  CHECK(s.watch.line_taken());
+  CHECK(s.feed("\r" + numbered(2)));  // a repaint of the new prompt is still that prompt
+  s.watch.reset();
+  CHECK(s.feed(numbered(3)));  // counts only need to differ from the last one
+  s.watch.reset();
+  CHECK(s.feed(numbered(1)));
+}
+
 TEST_CASE("a line editor's redraws: the prompt again, then what was typed") {
   Session s;
   // fish and zsh redraw with a carriage return, the whole prompt with its marks, the line.

@@ -71,9 +71,7 @@ struct TreeRc {
   }
   // True for a `sleep` of this bench's trees (by its unusual duration).
   bool owns(pid_t pid) const {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return cmd == std::string("sleep") + '\0' + kSleep + '\0';
+    return proc_file(pid, "cmdline") == std::string("sleep") + '\0' + kSleep + '\0';
   }
   static constexpr const char* kSleep = "1000.424242";
   ~TreeRc() {

@@ -1,12 +1,12 @@
 #include "proc_stats.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -19,8 +19,24 @@ std::string proc_path(pid_t pid, const char* leaf) {
                   : "/proc/" + std::to_string(pid) + "/" + leaf;
 }
 
+}  // namespace
+
+// With read(2), not an ifstream: a process that exits while its file is read makes the
+// read fail with ESRCH, and libstdc++'s filebuf throws on a failed read.
+std::string proc_file(pid_t pid, const char* leaf) {
+  std::string out;
+  const int fd = ::open(proc_path(pid, leaf).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+namespace {
+
 long status_field(pid_t pid, const std::string& name) {
-  std::ifstream in(proc_path(pid, "status"));
+  std::istringstream in(proc_file(pid, "status"));
   for (std::string line; std::getline(in, line);)
     if (line.rfind(name + ":", 0) == 0) return std::strtol(line.c_str() + name.size() + 1, nullptr, 10);
   return 0;
@@ -29,8 +45,7 @@ long status_field(pid_t pid, const std::string& name) {
 // The fields of /proc/PID/stat after the command name (which may hold spaces), 1-based as
 // in proc(5) minus 2: index 0 is field 3 (state).
 std::vector<std::string> stat_fields(pid_t pid) {
-  std::ifstream in(proc_path(pid, "stat"));
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = proc_file(pid, "stat");
   auto close = all.rfind(')');
   std::vector<std::string> out;
   if (close == std::string::npos) return out;
@@ -44,7 +59,7 @@ std::vector<std::string> stat_fields(pid_t pid) {
 long rss_kib(pid_t pid) { return status_field(pid, "VmRSS"); }
 
 static long rollup_field(pid_t pid, const std::string& name) {
-  std::ifstream in(proc_path(pid, "smaps_rollup"));
+  std::istringstream in(proc_file(pid, "smaps_rollup"));
   for (std::string line; std::getline(in, line);)
     if (line.rfind(name + ":", 0) == 0) return std::strtol(line.c_str() + name.size() + 1, nullptr, 10);
   return 0;

@@ -5,9 +5,13 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace bench {
+
+// The whole of /proc/PID/LEAF (pid 0: this process); empty when the process is gone.
+std::string proc_file(pid_t pid, const char* leaf);
 
 // VmRSS in KiB; 0 when the process is gone. pid 0: this process.
 long rss_kib(pid_t pid = 0);

@@ -1,9 +1,10 @@
 // Prompt evidence from the shell's marks (text/sanitizer.hpp, docs/shell-backend.md
 // "Marks"): "the last mark is a prompt end (B) that came after this send's write, of a new
 // prompt, and nothing followed it". A new prompt is one whose cwd mark (P) came after the
-// write too: the integration prints P once per prompt, from the shell's prompt hook, while
-// a line editor that repaints its prompt (fish after a background job, readline after a
-// resize) repeats A, the prompt and B but never P. Event-driven: observe() is called with each sanitized chunk as it
+// write too: the integration prints P once per prompt, while a line editor that repaints its
+// prompt (fish after a background job, readline after a resize) repeats A, the prompt and B
+// but never P (zsh and fish print P from a prompt hook; bash's, in PS1, is repainted with
+// its prompt count, and the sanitizer drops a repeated count). Event-driven: observe() is called with each sanitized chunk as it
 // arrives, and at_prompt() answers at once. Nothing of the text is kept, so a command that
 // prints megabytes after a mark costs nothing here.
 //

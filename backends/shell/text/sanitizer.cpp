@@ -87,13 +87,14 @@ bool parse_marker(std::string_view payload, std::string_view nonce, PromptMarker
   if (!rest.empty() && rest.front() != ';') return false;
   mark.status.reset();
   mark.cwd.clear();
+  mark.prompt_count.clear();
   bool nonce_seen = false, first = true;
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the ';'
     const std::size_t end = rest.find(';');
     const std::string_view field = rest.substr(0, end);
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-    constexpr std::string_view kNonce = "dshpty=", kCwd = "cwd=";
+    constexpr std::string_view kNonce = "dshpty=", kCwd = "cwd=", kCount = "n=";
     if (field.substr(0, kNonce.size()) == kNonce) {
       nonce_seen = field.substr(kNonce.size()) == nonce;
       if (!nonce_seen) return false;
@@ -104,6 +105,8 @@ bool parse_marker(std::string_view payload, std::string_view nonce, PromptMarker
       mark.status = value;
     } else if (mark.kind == 'P' && field.substr(0, kCwd.size()) == kCwd) {
       if (!percent_decode(field.substr(kCwd.size()), mark.cwd)) return false;
+    } else if (mark.kind == 'P' && field.substr(0, kCount.size()) == kCount) {
+      mark.prompt_count = field.substr(kCount.size());
     }
     first = false;
   }
@@ -368,6 +371,10 @@ void Sanitizer::end_string(SanitizedText& out) {
   if (!string_is_osc_ || string_length_ > config_.escape_cap) return;
   PromptMarker mark;
   if (parse_marker(osc_kept_, config_.mark_nonce, mark)) {
+    if (mark.kind == 'P' && !mark.prompt_count.empty()) {
+      if (mark.prompt_count == last_prompt_count_) return;  // the same prompt, repainted
+      last_prompt_count_ = mark.prompt_count;
+    }
     mark.position = out.text.size();
     out.markers.push_back(std::move(mark));
   }

@@ -39,6 +39,9 @@
 //     with its position in the text, its kind and what it carries. Without the nonce (or
 //     with another) it is an ordinary OSC: removed, never a mark, so output that mimics a
 //     prompt cannot pose as one. Only an OSC of at most escape_cap payload bytes can be one.
+//     A P mark with n=<count> (bash prints P from its PS1) whose count is the previous P's
+//     is a repaint of the same prompt (readline after a resize or a Ctrl-L): removed, and
+//     not reported.
 //
 // finish() ends the stream: a carried CR becomes '\r', a partial character U+FFFD, an
 // unfinished escape is dropped, and the sanitizer is back in its initial state.
@@ -61,12 +64,13 @@ inline constexpr char kEraseLine = '\x0C';   // FF: likewise
 // One shell-integration mark (OSC 133 with the session's nonce), by its kind:
 //   A  prompt start     B  prompt end: the shell reads input from here
 //   C  a command line was read and starts       D ; <status>  the last command's status
-//   P ; cwd=<percent-encoded>  the shell's working directory
+//   P ; cwd=<percent-encoded> [; n=<count>]  a new prompt, in the shell's working directory
 struct PromptMarker {
   std::size_t position = 0;   // byte offset in SanitizedText::text where the marker stood
   char kind = 'D';
   std::optional<int> status;  // D: <status> when it is a decimal number of at most 9 digits
   std::string cwd;            // P: decoded
+  std::string prompt_count;   // P: n=<count>, when the shell numbers its prompts
   friend bool operator==(const PromptMarker&, const PromptMarker&) = default;
 };
 
@@ -163,6 +167,7 @@ class Sanitizer {
   bool string_is_osc_ = false;
   std::size_t string_length_ = 0;  // payload bytes seen (saturating at cap + 1 is enough)
   std::string osc_kept_;  // an OSC's first escape_cap bytes (grown on the first OSC only)
+  std::string last_prompt_count_;  // the last P mark's n=, to tell a repaint from a prompt
 };
 
 }  // namespace dshpty::text

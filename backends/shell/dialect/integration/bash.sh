@@ -1,7 +1,10 @@
 # dshpty's bash integration, read as bash's --rcfile (docs/shell-backend.md, "Marks").
-# It marks every prompt with OSC 133 sequences that carry the session's nonce:
-#   P  the cwd (percent-encoded), from PROMPT_COMMAND   D  the last status, A  prompt start
-#   B  prompt end (input starts)                         C  a command was read (PS0)
+# It marks every prompt with OSC 133 sequences that carry the session's nonce, all from
+# PS1 but C:
+#   P  a new prompt: the cwd (percent-encoded) and n, a count of prompts (readline repaints
+#      the same expanded prompt on a resize: a repeated n is a repaint, not a new prompt)
+#   D  the last status   A  prompt start   B  prompt end (input starts)
+#   C  a command was read (PS0)
 # The user's prompt is decorated, never replaced: whatever sets PS1 later (a virtualenv,
 # a prompt theme, the user) is wrapped again before the next prompt. Nothing here is
 # exported, and nothing forks.
@@ -30,14 +33,14 @@ esac
 bind 'set horizontal-scroll-mode off' 2>/dev/null
 bind 'set enable-bracketed-paste off' 2>/dev/null
 
-__dshpty_open='\[\e]133;D;$?;dshpty='$__dshpty_nonce'\a\e]133;A;dshpty='$__dshpty_nonce'\a\]'
+__dshpty_open='\[\e]133;P;cwd=${__dshpty_cwd};n=$((++__dshpty_n));dshpty='$__dshpty_nonce'\a\e]133;D;$?;dshpty='$__dshpty_nonce'\a\e]133;A;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_close='\[\e]133;B;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_c=$'\e]133;C;dshpty='$__dshpty_nonce$'\a'
 __dshpty_ps1=
 __dshpty_ps0=
 __dshpty_pwd=
 __dshpty_cwd=
-__dshpty_pmark=
+__dshpty_n=0
 
 __dshpty_encode_cwd() {
   local LC_ALL=C s=$PWD out= c i
@@ -56,12 +59,13 @@ __dshpty_encode_cwd() {
   __dshpty_pwd=$PWD
 }
 
-# Every prompt: one test and one echo when nothing changed. The hook runs before every
-# prompt, so it is on every send's path (tools/bench/integration_cost.py: bash's CPU per
-# prompt 28 us bare, 64 us with the hook doing all its work each time, ~46 us like this).
+# Every prompt: one test, in a function (bash parses a PROMPT_COMMAND string anew at each
+# prompt, a function's body once). It is on every send's path: tools/bench/integration_cost.py
+# puts bash's CPU per prompt at about 28 us bare and 55-65 us with the integration, the same
+# with P echoed by this hook or printed from PS1; P in PS1 is one write, and one wake-up of
+# the host, fewer.
 __dshpty_prompt() {
   [[ $PS1 == "$__dshpty_ps1" && $PWD == "$__dshpty_pwd" && $PS0 == "$__dshpty_ps0" ]] || __dshpty_refresh
-  builtin echo -n "$__dshpty_pmark"
 }
 
 # What changed: a prompt set anew (a virtualenv's activate exports it: the marks stay the
@@ -78,7 +82,6 @@ __dshpty_refresh() {
   __dshpty_ps0=$PS0
   if [[ $PWD != "$__dshpty_pwd" ]]; then
     __dshpty_encode_cwd
-    __dshpty_pmark=$'\e]133;P;cwd='$__dshpty_cwd';dshpty='$__dshpty_nonce$'\a'
   fi
 }
 
