@@ -449,6 +449,11 @@ def status_and_cwd(repl, dialect):
     repl.send(sid, "sh -c 'exit 42'").at_prompt(exit_code=42)
     repl.send(sid, "cd /").at_prompt(exit_code=0, cwd="/")
     repl.send(sid, f"cd '{home}'").at_prompt(exit_code=0, cwd=home)
+    # A name the cwd mark must encode: its separator, a percent, UTF-8, BEL and a newline
+    # (printf makes it, so the line typed holds none of them).
+    made = r'''"$(printf '%s/w;x %%41 \303\251\a\nz' "$HOME")"'''
+    repl.send(sid, f"mkdir -p {made} && cd {made}").at_prompt(exit_code=0, cwd=f"{home}/w;x %41 \u00e9\x07\nz")
+    repl.send(sid, "cd ..").at_prompt(exit_code=0, cwd=home)
     repl.close(sid)
 
 

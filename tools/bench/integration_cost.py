@@ -11,6 +11,11 @@ than the wall clock) and the bytes it wrote. The difference between the two is t
 any host pays for exact prompts, whatever it does.
 
     integration_cost.py [ROUNDS]
+    integration_cost.py --startup [SPAWNS]
+
+--startup measures the start instead: bash's CPU time from its exec to its first prompt
+(median and p10, ms; the fork and exec of the measuring process included, the same for
+both), for the same two shells taking turns.
 """
 
 import os
@@ -90,7 +95,29 @@ def measure(variant, rounds, work):
           f"reads/send {statistics.mean(reads):.2f}  bash CPU/send {cpu:6.1f} us  bytes/send {written / rounds:.0f}")
 
 
+def measure_startup(variant, spawns, work):
+    cpu = []
+    for _ in range(spawns):
+        pid, fd, end = start(variant, work)
+        try:
+            until_prompt(fd, end)
+            cpu.append(cpu_ns(pid) / 1e6)
+        finally:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(fd)
+    cpu.sort()
+    print(f"{variant:10} CPU to the first prompt ms median {statistics.median(cpu):5.2f}  p10 {cpu[len(cpu) // 10]:5.2f}")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--startup":
+        spawns = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+        with tempfile.TemporaryDirectory(prefix="dshpty-bench-integration-") as work:
+            for _ in range(2):
+                for variant in ("plain", "integrated"):
+                    measure_startup(variant, spawns, work)
+        return 0
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     with tempfile.TemporaryDirectory(prefix="dshpty-bench-integration-") as work:
         for _ in range(2):

@@ -8,15 +8,17 @@
 # The user's prompt is decorated, never replaced: whatever sets PS1 later (a virtualenv,
 # a prompt theme, the user) is wrapped again before the next prompt. Nothing here is
 # exported, and nothing forks.
-__dshpty_nonce=$DSHPTY_NONCE
-__dshpty_rc=$DSHPTY_RC
-__dshpty_history=$DSHPTY_HISTORY
+#
+# It runs at every session's start, and bash runs it cold: each statement costs several
+# microseconds the first time (tools/bench/integration_cost.py --startup), so the start-up
+# path is kept to few statements.
+__dshpty_nonce=$DSHPTY_NONCE __dshpty_rc=$DSHPTY_RC __dshpty_history=$DSHPTY_HISTORY
 unset DSHPTY_NONCE DSHPTY_RC DSHPTY_HISTORY
-export -n PS1 PS0 PROMPT_COMMAND 2>/dev/null
+export -n PS1 PS0 PROMPT_COMMAND
 
+# bash built with a system bashrc (Debian's: /etc/bash.bashrc) has read it before this
+# file, whatever the mode: only --norc skips it, and that would skip this file too.
 if [[ $__dshpty_rc == user ]]; then
-  # What an interactive bash reads on Debian: the system file, then the user's.
-  [[ -r /etc/bash.bashrc ]] && . /etc/bash.bashrc
   [[ -r ~/.bashrc ]] && . ~/.bashrc
 else
   PS1='dsh> '
@@ -30,33 +32,29 @@ case $__dshpty_history in
 esac
 
 # Line-mode friendly: no sideways scrolling of a long line, no bracketed paste.
-bind 'set horizontal-scroll-mode off' 2>/dev/null
-bind 'set enable-bracketed-paste off' 2>/dev/null
+bind 'set horizontal-scroll-mode off' 'set enable-bracketed-paste off' 2>/dev/null
 
 __dshpty_open='\[\e]133;P;cwd=${__dshpty_cwd};n=$((++__dshpty_n));dshpty='$__dshpty_nonce'\a\e]133;D;$?;dshpty='$__dshpty_nonce'\a\e]133;A;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_close='\[\e]133;B;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_c=$'\e]133;C;dshpty='$__dshpty_nonce$'\a'
-__dshpty_ps1=
-__dshpty_ps0=
-__dshpty_pwd=
-__dshpty_cwd=
-__dshpty_n=0
+__dshpty_ps1= __dshpty_ps0= __dshpty_pwd= __dshpty_cwd= __dshpty_n=0
 
+# Byte by byte only when the path needs it: LC_ALL=C costs a setlocale on the way in and out.
 __dshpty_encode_cwd() {
-  local LC_ALL=C s=$PWD out= c i
-  if [[ $s == *[!A-Za-z0-9/._~+-]* ]]; then
-    for ((i = 0; i < ${#s}; i++)); do
-      c=${s:i:1}
-      case $c in
-        [A-Za-z0-9/._~+-]) out+=$c ;;
-        *) printf -v c '%%%02X' "'$c"; out+=$c ;;
-      esac
-    done
-    __dshpty_cwd=$out
-  else
-    __dshpty_cwd=$s
-  fi
   __dshpty_pwd=$PWD
+  case $PWD in
+    *[!A-Za-z0-9/._~+-]*) ;;
+    *) __dshpty_cwd=$PWD; return ;;
+  esac
+  local LC_ALL=C s=$PWD out= c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    case $c in
+      [A-Za-z0-9/._~+-]) out+=$c ;;
+      *) printf -v c '%%%02X' "'$c"; out+=$c ;;
+    esac
+  done
+  __dshpty_cwd=$out
 }
 
 # Every prompt: one test, in a function (bash parses a PROMPT_COMMAND string anew at each
