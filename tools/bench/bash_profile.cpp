@@ -1,6 +1,11 @@
 #include "bash_profile.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "integration_scripts.hpp"
 
 namespace bench {
 
@@ -37,6 +42,39 @@ bool ends_at_prompt(std::string_view tail) {
   // The exit status between the marker and BEL is digits only.
   while (!head.empty() && head.back() >= '0' && head.back() <= '9') head.remove_suffix(1);
   return head.ends_with(kMarker);
+}
+
+namespace {
+constexpr std::string_view kMarkNonce = "0123456789abcdef";
+constexpr std::string_view kMarkEnd = "\x1b]133;B;dshpty=0123456789abcdef\x07";
+}  // namespace
+
+MarkedBash::MarkedBash() {
+  std::string templ = (std::filesystem::temp_directory_path() / "dshpty-bench-marks-XXXXXX").string();
+  if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+  dir_ = templ;
+  std::ofstream(dir_ + "/rc.bash") << dshpty::integration::kBash;
+}
+
+MarkedBash::~MarkedBash() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::vector<std::string> MarkedBash::argv() const {
+  return {"/bin/bash", "--noprofile", "--rcfile", dir_ + "/rc.bash", "-i"};
+}
+
+std::vector<std::string> MarkedBash::env() const {
+  return {from_env("PATH", "/usr/local/bin:/usr/bin:/bin"), from_env("HOME", "/"), "TERM=dumb",
+          "HISTFILE=", "DSHPTY_NONCE=" + std::string(kMarkNonce), "DSHPTY_RC=none",
+          "DSHPTY_HISTORY=private"};
+}
+
+bool MarkedBash::at_prompt(std::string_view tail) {
+  const std::size_t at = tail.rfind(kMarkEnd);
+  if (at == std::string_view::npos) return false;
+  return tail.find_first_not_of(" \b", at + kMarkEnd.size()) == std::string_view::npos;
 }
 
 std::string flood_command(unsigned long long bytes) {

@@ -26,6 +26,25 @@ std::vector<std::string> bash_env(std::string_view prompt_extra = {});
 // True when `tail` (the newest bytes of a stream) ends with a marker and then exactly PS1.
 bool ends_at_prompt(std::string_view tail);
 
+// The bare loop's bash with dshpty's own shell integration as its rcfile (the marks with a
+// nonce, the prompt hook, PS0): what the shell itself costs a host that wants exact prompts.
+// The rcfile lives in a temporary directory for the object's lifetime.
+class MarkedBash {
+ public:
+  MarkedBash();
+  ~MarkedBash();
+  MarkedBash(const MarkedBash&) = delete;
+  MarkedBash& operator=(const MarkedBash&) = delete;
+
+  std::vector<std::string> argv() const;
+  std::vector<std::string> env() const;
+  // The prompt's end mark (B) came, and only a line editor's blanks after it.
+  static bool at_prompt(std::string_view tail);
+
+ private:
+  std::string dir_;
+};
+
 // The throughput generator: a child that writes `bytes` of text lines to its terminal.
 std::string flood_command(unsigned long long bytes);
 

@@ -67,6 +67,16 @@ double bare_spawn_ms() {
   return micros_since(t0) / 1000.0;
 }
 
+// The same with dshpty's shell integration as bash's rcfile: what the marks cost the start.
+double marked_spawn_ms(const MarkedBash& marks) {
+  auto t0 = Clock::now();
+  PtyChild child(marks.argv(), marks.env(), kRows, kCols);
+  std::string tail;
+  if (!child.read_until(tail, std::chrono::seconds(10), MarkedBash::at_prompt))
+    throw std::runtime_error("bare with marks: no first prompt");
+  return micros_since(t0) / 1000.0;
+}
+
 // The bare spawn (the limit), the unsandboxed and the sandboxed (read-only, network off:
 // bwrap's pid, mount and net namespaces) spawns alternate, so all see the same machine
 // from moment to moment: "within 1 ms of bare" compares figures taken side by side. A
@@ -82,14 +92,22 @@ void spawns(const Plan& plan, Report& report) {
   } catch (const std::exception& e) {
     sandbox_error = e.what();
   }
-  Samples ms, close_ms, sandboxed_ms, sandboxed_close_ms, bare_ms;
-  std::string bare_error;
+  Samples ms, close_ms, sandboxed_ms, sandboxed_close_ms, bare_ms, marked_ms;
+  std::string bare_error, marked_error;
+  const MarkedBash marks;
   for (int i = 0; i < plan.spawns; ++i) {
     if (bare_error.empty()) {
       try {
         bare_ms.add(bare_spawn_ms());
       } catch (const std::exception& e) {
         bare_error = e.what();
+      }
+    }
+    if (marked_error.empty()) {
+      try {
+        marked_ms.add(marked_spawn_ms(marks));
+      } catch (const std::exception& e) {
+        marked_error = e.what();
       }
     }
     auto t0 = Clock::now();
@@ -116,8 +134,18 @@ void spawns(const Plan& plan, Report& report) {
   } else {
     report.skipped(kFig3, kBare, kMs, "error: " + bare_error);
   }
+  if (marked_error.empty()) {
+    report.measured(kFig3, kBareMarked, kMs, marked_ms,
+                    "posix_spawn, no helper; bash with dshpty's integration as its rcfile");
+  } else {
+    report.skipped(kFig3, kBareMarked, kMs, "error: " + marked_error);
+  }
   report.measured(kFig3, kDshpty, kMs, ms,
-                  "helper + shell; close after it: median " + fixed(close_ms.median(), 2) + " ms");
+                  "helper + shell" +
+                      (marked_error.empty() ? "; " + fixed(ms.median() - marked_ms.median(), 2) +
+                                                  " ms over the bare spawn with dshpty's marks"
+                                            : std::string()) +
+                      "; close after it: median " + fixed(close_ms.median(), 2) + " ms");
   if (sandbox_error.empty()) {
     report.measured(kFig3, kDshptySandbox, kMs, sandboxed_ms,
                     "bwrap + helper + shell, read-only, network off; close after it: median " +

@@ -11,6 +11,7 @@ inline constexpr const char* kFig4 = "4 kill to quiescent";
 inline constexpr const char* kFig5 = "5 scale";
 
 inline constexpr const char* kBare = "bare PTY (limit)";
+inline constexpr const char* kBareMarked = "bare PTY, dshpty's marks";  // the shell's own cost
 inline constexpr const char* kDshpty = "dshpty";
 inline constexpr const char* kDshptySandbox = "dshpty, sandboxed";  // bubblewrap
 inline constexpr const char* kPexpect = "pexpect";

@@ -119,9 +119,14 @@ int PtyChild::wait() {
 }
 
 bool PtyChild::read_until_prompt(std::string& tail, std::chrono::milliseconds limit) {
+  return read_until(tail, limit, ends_at_prompt);
+}
+
+bool PtyChild::read_until(std::string& tail, std::chrono::milliseconds limit,
+                          const std::function<bool(std::string_view)>& done) {
   const auto deadline = Clock::now() + limit;
   char buf[4096];
-  while (!ends_at_prompt(tail)) {
+  while (!done(tail)) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() < 0) return false;
     pollfd p{master_, POLLIN, 0};

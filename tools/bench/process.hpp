@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ class PtyChild {
   // Reads into `tail` (keeping its newest bytes) until ends_at_prompt(tail); false on EOF/EIO
   // or when the deadline passes.
   bool read_until_prompt(std::string& tail, std::chrono::milliseconds limit);
+  // The same, until `done(tail)`.
+  bool read_until(std::string& tail, std::chrono::milliseconds limit,
+                  const std::function<bool(std::string_view)>& done);
   void write_all(std::string_view bytes);
   // Reaps the child (blocking); returns its wait status.
   int wait();

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
@@ -65,8 +66,9 @@ struct BySubject {
 };
 
 // DSHPTY_BENCH_MARKS=1: each round trip is bracketed by a write to fd -1 ("B>" ... "<B" for
-// the bare loop, "D>" ... "<D" for dshpty), which fails at once but shows in a trace, so one
-// send can be cut out of `strace -f -tt` or `perf trace` of a run.
+// the bare loop, "M>" ... "<M" for it with dshpty's marks, "D>" ... "<D" for dshpty), which
+// fails at once but shows in a trace, so one send can be cut out of `strace -f -tt` or
+// `perf trace` of a run.
 const bool kMarks = [] {
   const char* v = std::getenv("DSHPTY_BENCH_MARKS");
   return v && *v && *v != '0';
@@ -113,7 +115,7 @@ void report_subject(Report& report, const char* subject, const BySubject& b,
 std::string send_metric(const char* mode_name) { return std::string(kUs) + ", " + mode_name; }
 
 void measure_send_side_by_side(const Plan& plan, Report& report) {
-  BySubject bare, dshpty;
+  BySubject bare, marked, dshpty;
   int other = 0;
   std::string error;
   CpuTimes before = CpuTimes::now();
@@ -124,32 +126,48 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
     PtyChild child(bash_argv(), bash_env(), kRows, kCols);
     std::string tail;
     if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no first prompt");
+    // The same loop on a bash that prints dshpty's marks: the shell's share of the gap.
+    MarkedBash marks;
+    PtyChild marked_child(marks.argv(), marks.env(), kRows, kCols);
+    if (!marked_child.read_until(tail, kPromptLimit, MarkedBash::at_prompt))
+      throw std::runtime_error("bare with marks: no first prompt");
+    // One bare round trip: `true`, then read to the prompt's end.
+    const auto bare_round = [&](PtyChild& c, BySubject& into, const char* in, const char* out,
+                                const std::function<bool(std::string_view)>& done) {
+      tail.clear();
+      const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(c.pid());
+      mark(in);
+      auto t0 = Clock::now();
+      c.write_all("true\r");
+      if (!c.read_until(tail, kPromptLimit, done)) throw std::runtime_error("bare: no prompt");
+      double us = micros_since(t0);
+      mark(out);
+      into.host_ns += thread_cpu_ns() - host0;
+      into.shell_ns += process_cpu_ns(c.pid()) - shell0;
+      into.add(us, wake_mode_of(c.pid()));
+    };
     for (int i = 0; i < plan.round_trips; ++i) {
-      // Which goes first alternates too: neither always follows the other's wake-ups.
-      for (int turn = 0; turn < 2; ++turn) {
-        if ((turn == 0) == (i % 2 == 0)) {
-          tail.clear();
-          const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(child.pid());
-          mark("B>");
-          auto t0 = Clock::now();
-          child.write_all("true\r");
-          if (!child.read_until_prompt(tail, kPromptLimit)) throw std::runtime_error("bare: no prompt");
-          double us = micros_since(t0);
-          mark("<B");
-          bare.host_ns += thread_cpu_ns() - host0;
-          bare.shell_ns += process_cpu_ns(child.pid()) - shell0;
-          bare.add(us, wake_mode_of(child.pid()));
-        } else {
-          const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(dshpty_shell);
-          mark("D>");
-          auto t0 = Clock::now();
-          auto r = h.send(s.session.id, "true");
-          double us = micros_since(t0);
-          mark("<D");
-          dshpty.host_ns += thread_cpu_ns() - host0;
-          dshpty.shell_ns += process_cpu_ns(dshpty_shell) - shell0;
-          dshpty.add(us, wake_mode_of(dshpty_shell));
-          if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
+      // Which goes first rotates too: none always follows another's wake-ups.
+      for (int turn = 0; turn < 3; ++turn) {
+        switch ((turn + i) % 3) {
+          case 0:
+            bare_round(child, bare, "B>", "<B", ends_at_prompt);
+            break;
+          case 1:
+            bare_round(marked_child, marked, "M>", "<M", MarkedBash::at_prompt);
+            break;
+          default: {
+            const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(dshpty_shell);
+            mark("D>");
+            auto t0 = Clock::now();
+            auto r = h.send(s.session.id, "true");
+            double us = micros_since(t0);
+            mark("<D");
+            dshpty.host_ns += thread_cpu_ns() - host0;
+            dshpty.shell_ns += process_cpu_ns(dshpty_shell) - shell0;
+            dshpty.add(us, wake_mode_of(dshpty_shell));
+            if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
+          }
         }
       }
     }
@@ -159,13 +177,18 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
   const std::string share = describe_cpu_share(before, CpuTimes::now());
   if (!error.empty()) {
     report.skipped(kFig2, kBare, kUs, "error: " + error);
+    report.skipped(kFig2, kBareMarked, kUs, "error: " + error);
     report.skipped(kFig2, kDshpty, kUs, "error: " + error);
     return;
   }
   report_subject(report, kBare, bare, "", share);
+  report_subject(report, kBareMarked, marked,
+                 "bash with dshpty's integration as its rcfile, read to the prompt's end mark", share);
   report_subject(report, kDshpty, dshpty,
-                 other ? std::to_string(other) + " sends did not complete as stdin_read"
-                       : std::string("all completed as stdin_read"),
+                 fixed(dshpty.all.median() / marked.all.median(), 2) +
+                     "x the bare loop with dshpty's marks; " +
+                     (other ? std::to_string(other) + " sends did not complete as stdin_read"
+                            : std::string("all completed as stdin_read")),
                  share);
 }
 
