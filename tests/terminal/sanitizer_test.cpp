@@ -228,6 +228,25 @@ TEST_CASE("finish() drops an unfinished escape and starts clean") {
   CHECK(out.text == "abcd");
 }
 
+TEST_CASE("a P mark that repeats the previous one's count is a repaint: dropped, until finish()") {
+  Sanitizer s(SanitizerConfig{4096, kTestNonce});
+  const auto p = [](const char* n) { return ESC + "]133;P;cwd=/;n=" + n + ";dshpty=0123456789abcdef" + BEL; };
+  SanitizedText out;
+  s.feed(p("7") + "a" + p("7") + "b" + p("8") + p("7"), out);
+  CHECK(out.text == "ab");
+  REQUIRE(out.markers.size() == 3);
+  CHECK(out.markers[0].prompt_count == "7");
+  CHECK(out.markers[1].prompt_count == "8");
+  CHECK(out.markers[2].prompt_count == "7");  // only the previous count is a repaint
+  s.finish(out);
+  out.clear();
+  s.feed(p("7"), out);
+  CHECK(out.markers.size() == 1);
+  out.clear();
+  s.feed(ESC + "]133;P;cwd=/;dshpty=0123456789abcdef" + BEL + ESC + "]133;P;cwd=/;dshpty=0123456789abcdef" + BEL, out);
+  CHECK(out.markers.size() == 2);  // no count (zsh, fish): every P is a new prompt
+}
+
 TEST_CASE("feeding into a cleared buffer positions markers in that chunk's text") {
   Sanitizer s(SanitizerConfig{4096, kTestNonce});
   SanitizedText chunk;

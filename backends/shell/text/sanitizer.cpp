@@ -140,6 +140,7 @@ void Sanitizer::finish(SanitizedText& out) {
   utf8_have_ = utf8_need_ = 0;
   state_ = State::ground;
   string_length_ = 0;
+  last_prompt_count_.clear();
 }
 
 // Precondition: p < end.
