@@ -471,23 +471,31 @@ def hidden_input(repl, dialect):
     repl.close(sid)
 
 
+def send_right_after(repl, what, first, sid, text, first_ok=lambda result: True):
+    """Writes `first` and a send of `text` in one write, so the send follows it at once;
+    both must succeed (`first_ok` judges the first's result). The send's Sent."""
+    first = dict(first, id=repl.new_id())
+    send = {"op": "send", "sessionId": sid, "text": text, "timeoutMs": SEND_TIMEOUT_MS, "id": repl.new_id()}
+    repl.write(first, send)
+    r = repl.response(first["id"], first)
+    if r.get("ok") is not True or not first_ok(r["result"]):
+        raise Failure(f"{what}: {first['op']} failed\n    request: {show(first)}\n    result:  {show(r)}")
+    r = repl.response(send["id"], send)
+    if r.get("ok") is not True:
+        raise Failure(f"{what}: send after {first['op']} failed\n    request: {show(send)}\n    result:  {show(r)}")
+    return Sent(send, r["result"])
+
+
 def signal_then_send(repl, dialect):
     sid, _ = repl.open()
     # A send written at once after the signal is the new prompt's, with its own line.
     for n in range(10):
         running = repl.send(sid, "sleep 30", idleMs=200)
         running.expect(running.result["waitReason"] == "inferred_idle", f"round {n}: sleep 30 should idle")
-        sig = {"op": "signal", "sessionId": sid, "signal": "SIGINT", "id": repl.new_id()}
-        send = {"op": "send", "sessionId": sid, "text": f"echo after-{n}", "timeoutMs": SEND_TIMEOUT_MS,
-                "id": repl.new_id()}
-        repl.write(sig, send)
-        r = repl.response(sig["id"], sig)
-        if r.get("ok") is not True or r["result"].get("delivered") is not True:
-            raise Failure(f"round {n}: signal failed\n    request: {show(sig)}\n    result:  {show(r)}")
-        r = repl.response(send["id"], send)
-        if r.get("ok") is not True:
-            raise Failure(f"round {n}: send after signal failed\n    request: {show(send)}\n    result:  {show(r)}")
-        Sent(send, r["result"]).at_prompt(exit_code=0).has_line(f"after-{n}")
+        sig = {"op": "signal", "sessionId": sid, "signal": "SIGINT"}
+        sent = send_right_after(repl, f"round {n}", sig, sid, f"echo after-{n}",
+                                lambda result: result.get("delivered") is True)
+        sent.at_prompt(exit_code=0).has_line(f"after-{n}")
     repl.close(sid)
 
 
@@ -497,17 +505,9 @@ def resize_then_send(repl, dialect):
     # prompt after its own command, with its output.
     sid, _ = repl.open()
     for n in range(10):
-        resize = {"op": "resize", "sessionId": sid, "rows": 30 + n % 2, "cols": 100 + n, "id": repl.new_id()}
-        send = {"op": "send", "sessionId": sid, "text": f"sleep 0.05; echo resized-{n}",
-                "timeoutMs": SEND_TIMEOUT_MS, "id": repl.new_id()}
-        repl.write(resize, send)
-        r = repl.response(resize["id"], resize)
-        if r.get("ok") is not True:
-            raise Failure(f"round {n}: resize failed\n    request: {show(resize)}\n    result:  {show(r)}")
-        r = repl.response(send["id"], send)
-        if r.get("ok") is not True:
-            raise Failure(f"round {n}: send after resize failed\n    request: {show(send)}\n    result:  {show(r)}")
-        Sent(send, r["result"]).at_prompt(exit_code=0).has_line(f"resized-{n}")
+        resize = {"op": "resize", "sessionId": sid, "rows": 30 + n % 2, "cols": 100 + n}
+        sent = send_right_after(repl, f"round {n}", resize, sid, f"sleep 0.05; echo resized-{n}")
+        sent.at_prompt(exit_code=0).has_line(f"resized-{n}")
     repl.close(sid)
 
 

@@ -111,18 +111,14 @@ def measure_startup(variant, spawns, work):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--startup":
-        spawns = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-        with tempfile.TemporaryDirectory(prefix="dshpty-bench-integration-") as work:
-            for _ in range(2):
-                for variant in ("plain", "integrated"):
-                    measure_startup(variant, spawns, work)
-        return 0
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    startup = len(sys.argv) > 1 and sys.argv[1] == "--startup"
+    args = sys.argv[2:] if startup else sys.argv[1:]
+    count = int(args[0]) if args else (100 if startup else 1000)
+    run = measure_startup if startup else measure
     with tempfile.TemporaryDirectory(prefix="dshpty-bench-integration-") as work:
         for _ in range(2):
             for variant in ("plain", "integrated"):
-                measure(variant, rounds, work)
+                run(variant, count, work)
     return 0
 
 
