@@ -4,9 +4,9 @@
 // write too: the integration prints P once per prompt, while a line editor that repaints its
 // prompt (fish after a background job, readline after a resize) repeats A, the prompt and B
 // but never P (zsh and fish print P from a prompt hook; bash's, in PS1, is repainted with
-// its prompt count, and the sanitizer drops a repeated count). Event-driven: observe() is called with each sanitized chunk as it
-// arrives, and at_prompt() answers at once. Nothing of the text is kept, so a command that
-// prints megabytes after a mark costs nothing here.
+// its prompt count, and the sanitizer drops a repeated count). Event-driven: observe() is
+// called with each sanitized chunk as it arrives, and at_prompt() answers at once. Nothing
+// of the text is kept, so a command that prints megabytes after a mark costs nothing here.
 //
 // It watches the sanitizer's text before the line editor (OutputSink::on_sanitized), so a
 // line editor that redraws its line (a carriage return, the prompt with its marks again,
