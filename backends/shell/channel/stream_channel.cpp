@@ -83,18 +83,19 @@ Status StreamChannel::connect_rendezvous() {
   return {};
 }
 
+void StreamChannel::write_hello(std::string& out) const {
+  FrameWriter(out)
+      .begin(Type::hello)
+      .u32(frames::kVersion)
+      .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
+      .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
+      .end();
+}
+
 Status StreamChannel::start() {
   std::string out;
   // HELLO and OPEN go out at once: the far helper reads them after its WELCOME, so the
   // start-up costs one round trip, not three.
-  auto hello = [&] {
-    FrameWriter(out)
-        .begin(Type::hello)
-        .u32(frames::kVersion)
-        .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
-        .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
-        .end();
-  };
   if (launch_.attach) {
     if (!launch_.transport.empty()) {
       // A remote session a previous host held: the far side relays this ATTACH.
@@ -104,7 +105,7 @@ Status StreamChannel::start() {
     } else if (Status st = connect_rendezvous(); !st) {
       return st;  // a local one: its helper's rendezvous
     }
-    hello();
+    write_hello(out);
     FrameWriter(out)
         .begin(Type::attach)
         .str(launch_.attach->key)
@@ -119,7 +120,7 @@ Status StreamChannel::start() {
   auto transport = spawn_transport(launch_.transport);
   if (!transport) return transport.error();
   transport_ = std::move(*transport);
-  hello();
+  write_hello(out);
   FrameWriter open(out);
   open.begin(Type::open)
       .u16(static_cast<std::uint16_t>(launch_.rows))
@@ -695,12 +696,7 @@ void StreamChannel::attempt() {
   // The token travels in-band, in the ATTACH right behind HELLO: the transport's command
   // is the one the session started with.
   std::string out;
-  FrameWriter(out)
-      .begin(Type::hello)
-      .u32(frames::kVersion)
-      .u32(static_cast<std::uint32_t>(launch_.ping_interval.count()))
-      .u32(static_cast<std::uint32_t>(launch_.link_timeout.count()))
-      .end();
+  write_hello(out);
   FrameWriter(out)
       .begin(Type::attach)
       .str(key_)

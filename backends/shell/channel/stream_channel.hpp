@@ -121,6 +121,9 @@ class StreamChannel final : public ProcessChannel {
  private:
   StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch);
   Status start();
+  // HELLO: the protocol version and this link's ping interval and silence bound. The first
+  // frame of every link, the first one's and each reconnect's.
+  void write_hello(std::string& out) const;
 
   static void on_link_readable(struct ev_loop*, ev_io* w, int);
   static void on_link_writable(struct ev_loop*, ev_io* w, int);
