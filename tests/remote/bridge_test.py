@@ -54,10 +54,11 @@ def open_frame(marker, argv=('/bin/bash', '--noprofile', '--rcfile', '@DSHPTY_IN
 class Bridge:
     """One dshpty-supervisor --stdio, its frames decoded as they arrive."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([SUPERVISOR, '--stdio'], stdin=subprocess.PIPE,
+    def __init__(self, args=()):
+        self.proc = subprocess.Popen([SUPERVISOR, '--stdio', *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)
         self.buf = b''
+        self.reads = []         # each read's frames: [(type, payload)], OUT included
         self.output = b''       # every OUT byte, in order
         self.offset = 0         # the next OUT offset expected
         self.frames = []        # (type, payload) of everything but OUT
@@ -81,6 +82,7 @@ class Bridge:
             self.eof = True
             return False
         self.buf += data
+        self.reads.append([])
         while len(self.buf) >= 5:
             length, ftype = struct.unpack_from('<IB', self.buf)
             assert 1 <= length <= 65536, 'helper sent a frame of length %d' % length
@@ -89,6 +91,7 @@ class Bridge:
             payload = self.buf[5:4 + length]
             self.buf = self.buf[4 + length:]
             assert ftype in NAMES, 'unknown frame type %d' % ftype
+            self.reads[-1].append((ftype, payload))
             if ftype == OUT:
                 (offset,) = struct.unpack_from('<Q', payload)
                 assert offset == self.offset, 'OUT at %d, expected %d' % (offset, self.offset)
@@ -365,10 +368,68 @@ def case_link_timeout():
     print('ok: link timeout killed the tree')
 
 
+PROMPT_END = b'\x1b]133;B;dshpty=' + NONCE.encode() + b'\x07'
+
+
+def case_prompt_hold():
+    # Bounded by a minute, a hold ends only at the prompt's end mark or at another frame:
+    # each send's answer, WRITTEN first, then the echo, the output and the prompt, comes as
+    # one write (under PIPE_BUF, so one read), whatever bash's pieces were.
+    marker = 'bridge-' + uuid.uuid4().hex
+    b = Bridge(['--hold-ms', '60000'])
+    b.start_session(marker)
+    for text in (b'true', b'echo held-$((6*7))', b'printf "%s\\n" one two three'):
+        first, ends = len(b.reads), b.output.count(PROMPT_END)
+        b.send(frame(IN, text + b'\r'))
+        b.wait_for('the prompt after ' + text.decode(), lambda: b.output.count(PROMPT_END) > ends)
+        answer = b.reads[first:]
+        assert len(answer) == 1, 'the answer to %r came in %d reads: %r' % (text, len(answer), answer)
+        kinds = [NAMES[t] for t, _ in answer[0]]
+        assert kinds[0] == 'WRITTEN' and 'OUT' in kinds, kinds
+        out = b''.join(p[8:] for t, p in answer[0] if t == OUT)
+        assert out.startswith(text) and out.rstrip(b' \b').endswith(PROMPT_END), out
+    assert b'held-42' in b.output and b'three' in b.output
+    # Any other frame ends a hold: output before a read that waits (no prompt to end it)
+    # comes out with the PONG, not a minute later.
+    b.send(frame(IN, b'echo released-$((6*7)); read -r x\r'))
+    b.send(frame(PING))
+    b.wait_for('the output before the read', lambda: b'released-42' in b.output)
+    b.send(frame(IN, b'x\r'))
+    ends = b.output.count(PROMPT_END)
+    b.wait_for('the prompt after the read', lambda: b.output.count(PROMPT_END) > ends)
+    b.send(frame(KILL, struct.pack('<I', 0)))
+    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
+    assert b.exit_status() == 0
+    assert not survivors(marker)
+    print('ok: a send\'s answer in one write; another frame ends the hold')
+
+
+def case_hold_bound():
+    # The default bound lets output out while the command runs on: here bash waits in a
+    # read, its prompt far off, and nothing else is sent that would end the hold.
+    marker = 'bridge-' + uuid.uuid4().hex
+    b = Bridge()
+    b.start_session(marker)
+    b.send(frame(IN, b'echo bounded-$((6*7)); read -r x\r'))
+    b.wait_for('the output before the read', lambda: b'bounded-42' in b.output)
+    assert PROMPT_END not in b.output[b.output.index(b'bounded-42'):]
+    b.send(frame(IN, b'x\r'))
+    b.wait_for('the prompt after the read', lambda: PROMPT_END in b.output[b.output.index(b'bounded-42'):])
+    b.send(frame(KILL, struct.pack('<I', 0)))
+    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
+    assert b.exit_status() == 0
+    assert not survivors(marker)
+    for bad in ('-1', 'soon', '60001', ''):
+        r = subprocess.run([SUPERVISOR, '--stdio', '--hold-ms', bad], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=10)
+        assert r.returncode == 2 and b'--hold-ms' in r.stderr, (bad, r)
+    print('ok: a hold ends by its bound; a bad --hold-ms is refused')
+
+
 def main():
     for case in (case_bad_version, case_frame_before_open, case_session_and_kill, case_eof,
                  case_garbage, case_flow_control, case_signal, case_start_failed,
-                 case_link_timeout):
+                 case_link_timeout, case_prompt_hold, case_hold_bound):
         case()
 
 

@@ -24,12 +24,14 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "channel/protocol.hpp"
 #include "descendants.hpp"
 #include "integration.hpp"
 #include "landlock_scope.hpp"
+#include "prompt_hold.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
 
@@ -281,12 +283,40 @@ bool receive_tty() {
   return true;
 }
 
+void usage() {
+  write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
+               "-- SHELL [ARGS...]\n"
+               "       dshpty-supervisor --stdio [--state-dir DIR] [--hold-ms MS]   (the far side of a "
+               "remote session)\n");
+}
+
+// --stdio [--state-dir DIR] [--hold-ms MS]: MS, 0 to 60000, bounds how long a send's
+// answer waits for its prompt (supervisor/prompt_hold.hpp); 0 sends every piece at once.
+int stdio_main(int argc, char** argv) {
+  const char* state_dir = nullptr;
+  double hold_ms = dshpty::supervisor::PromptHold::kDefaultHoldMs;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
+      state_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--hold-ms") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      const char* text = argv[++i];
+      hold_ms = std::strtod(text, &end);
+      if (*text == '\0' || *end != '\0' || !(hold_ms >= 0 && hold_ms <= 60000)) {
+        write_all(2, "dshpty-supervisor: --hold-ms needs a number of milliseconds from 0 to 60000\n");
+        return 2;
+      }
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  return stdio_bridge_main(state_dir, hold_ms);
+}
+
 int main(int argc, char** argv) {
   // The far side of a remote session: a face of its own (supervisor/stdio_bridge.cpp).
-  if (argc == 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_bridge_main(nullptr);
-  if (argc == 4 && std::strcmp(argv[1], "--stdio") == 0 && std::strcmp(argv[2], "--state-dir") == 0) {
-    return stdio_bridge_main(argv[3]);
-  }
+  if (argc >= 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_main(argc, argv);
   const char* cwd = nullptr;
   bool tty_from_socket = false;
   bool scope_abstract = false;
@@ -302,9 +332,7 @@ int main(int argc, char** argv) {
       ++i;
       break;
     } else {
-      write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
-                   "-- SHELL [ARGS...]\n"
-                   "       dshpty-supervisor --stdio [--state-dir DIR]   (the far side of a remote session)\n");
+      usage();
       return 2;
     }
   }

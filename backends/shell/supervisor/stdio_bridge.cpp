@@ -40,6 +40,7 @@
 #include "proc/stdin_probe.hpp"
 #include "supervisor/attach_relay.hpp"
 #include "supervisor/linger_keeper.hpp"
+#include "supervisor/prompt_hold.hpp"
 
 extern char** environ;
 
@@ -57,6 +58,9 @@ constexpr std::size_t kOutboxBound = 2 * frames::kMaxFrame;
 // After the link ended: how long the tree's kill may take before the program gives up
 // waiting (closing the local face's socket then makes it finish the kill on its own).
 constexpr double kKillBoundSeconds = 10.0;
+// A held outbox (supervisor/prompt_hold.hpp) goes out once it holds this much: output that
+// fast streams as it comes.
+constexpr std::size_t kMaxHeldBytes = 16 * 1024;
 // How long the last frames (QUIESCENT, an ERROR) may wait for a slow link before exiting.
 constexpr int kLastWordsMs = 10'000;
 // Reads a probe may take to drain the terminal before it measures.
@@ -96,14 +100,16 @@ struct RelayOrder {
 
 class Bridge final : private ChannelEvents {
  public:
-  Bridge(struct ev_loop* loop, std::string state_dir) : loop_(loop), state_dir_(std::move(state_dir)) {
+  Bridge(struct ev_loop* loop, std::string state_dir, double hold_ms)
+      : loop_(loop), state_dir_(std::move(state_dir)), hold_ms_(hold_ms) {
     ev_io_init(&in_io_, &Bridge::on_stdin, link_in_, EV_READ);
     ev_io_init(&out_io_, &Bridge::on_stdout, link_out_, EV_WRITE);
     ev_prepare_init(&flush_before_poll_, &Bridge::on_before_poll);
     flush_before_poll_.data = this;
     ev_timer_init(&link_timer_, &Bridge::on_link_timeout, 0., 0.);
     ev_timer_init(&kill_bound_, &Bridge::on_kill_bound, kKillBoundSeconds, 0.);
-    in_io_.data = out_io_.data = link_timer_.data = kill_bound_.data = this;
+    ev_timer_init(&hold_timer_, &Bridge::on_hold_timeout, 0., 0.);
+    in_io_.data = out_io_.data = link_timer_.data = kill_bound_.data = hold_timer_.data = this;
   }
 
   // The link's file descriptions may be shared with whoever started us (a terminal, a
@@ -145,8 +151,10 @@ class Bridge final : private ChannelEvents {
   static void on_stdout(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->flush(); }
   static void on_before_poll(struct ev_loop* loop, ev_prepare* w, int) {
     ev_prepare_stop(loop, w);
-    static_cast<Bridge*>(w->data)->flush();
+    auto* self = static_cast<Bridge*>(w->data);
+    if (!self->hold_.holding()) self->flush();
   }
+  static void on_hold_timeout(struct ev_loop*, ev_timer* w, int) { static_cast<Bridge*>(w->data)->queue_flush(); }
 
   void read_link() {
     char buf[64 * 1024];
@@ -198,11 +206,38 @@ class Bridge final : private ChannelEvents {
   // made while the prepare watchers run), stopped unseen when the prepare flush empties
   // the outbox (channel/stream_channel.cpp does the same on the host).
   void queue_flush() {
+    end_hold();
     if (!outbox_.empty() && !link_down_) {
       ev_io_start(loop_, &out_io_);
       ev_prepare_start(loop_, &flush_before_poll_);
     }
     update_flow();
+  }
+
+  // Output and WRITTEN: held while a send waits for its prompt (supervisor/prompt_hold.hpp),
+  // else out like any frame.
+  void queue_output() {
+    if (hold_.holding() && outbox_.size() <= kMaxHeldBytes) return update_flow();
+    queue_flush();
+  }
+
+  // The host's input is about to be written: what the terminal answers waits for the
+  // prompt's end, for at most hold_ms_ from the first input of the hold.
+  void begin_hold() {
+    if (!hold_.begin()) return;
+    if (!ev_is_active(&hold_timer_)) {
+      // Set anew each time: a timer that fired keeps libev's spent remainder, not its length.
+      ev_timer_set(&hold_timer_, hold_ms_ / 1000.0, 0.);
+      ev_timer_start(loop_, &hold_timer_);
+    }
+    // A flush already queued this turn (output drained before the write) joins the hold.
+    ev_prepare_stop(loop_, &flush_before_poll_);
+    ev_io_stop(loop_, &out_io_);
+  }
+
+  void end_hold() {
+    hold_.end();
+    ev_timer_stop(loop_, &hold_timer_);
   }
 
   // One non-blocking pass over the outbox, whatever the link's state.
@@ -462,7 +497,7 @@ class Bridge final : private ChannelEvents {
       output_ended_sent_ = true;
       FrameWriter(outbox_).begin(Type::output_ended).end();
     }
-    queue_flush();
+    queue_output();
   }
 
   // The session is over with no host attached (linger ran out, or the shell exited): the
@@ -480,6 +515,7 @@ class Bridge final : private ChannelEvents {
     exit_code_ = code != 0 || link_failed_ ? (code != 0 ? code : 1) : 0;
     ev_timer_stop(loop_, &kill_bound_);
     ev_timer_stop(loop_, &link_timer_);
+    end_hold();
     ev_io_stop(loop_, &in_io_);
     if (!link_down_) flush_blocking();
     ev_io_stop(loop_, &out_io_);
@@ -531,6 +567,7 @@ class Bridge final : private ChannelEvents {
         // What the terminal printed before this write goes out first, so the host never
         // takes it for output that followed the write.
         drain(kProbeDrainReads);
+        begin_hold();
         channel_->write(bytes);
         return;
       }
@@ -646,6 +683,7 @@ class Bridge final : private ChannelEvents {
     rows_ = rows;
     cols_ = cols;
     if (auto nonce = overrides.find("DSHPTY_NONCE"); nonce != overrides.end() && nonce->second) mark_nonce_ = *nonce->second;
+    if (hold_ms_ > 0) hold_ = supervisor::PromptHold(mark_nonce_);
     shell_name_ = argv.front().substr(argv.front().rfind('/') + 1);
     const std::string self = self_executable();
     std::optional<std::string> dir;
@@ -735,6 +773,8 @@ class Bridge final : private ChannelEvents {
   }
 
   void on_output(std::string_view bytes) override {
+    // The prompt's end releases the hold (queue_output then flushes).
+    if (hold_.saw_prompt_end(bytes)) end_hold();
     if (keeper_) {
       // Kept for the next host; sent now only when this link is attached and caught up
       // (a replay in progress sends it in its turn, from the ring).
@@ -751,7 +791,7 @@ class Bridge final : private ChannelEvents {
       sent_ += chunk.size();
       bytes.remove_prefix(chunk.size());
     }
-    if (!link_down_) queue_flush();
+    if (!link_down_) queue_output();
   }
 
   void on_output_ended() override {
@@ -765,7 +805,7 @@ class Bridge final : private ChannelEvents {
   void on_write_progress() override {
     if (keeper_ && link_down_) return;
     FrameWriter(outbox_).begin(Type::written).u64(channel_ ? channel_->bytes_written() : 0).end();
-    if (!link_down_) queue_flush();
+    if (!link_down_) queue_output();
   }
 
   void on_exited(SessionStatus status) override {
@@ -820,6 +860,7 @@ class Bridge final : private ChannelEvents {
 
   struct ev_loop* loop_;
   std::string state_dir_;  // --state-dir: where this machine's lingering sessions wait
+  double hold_ms_;         // --hold-ms: a hold's bound (0: no holds)
   std::string hello_frame_;  // the host's HELLO, for a relay to pass on
   std::optional<RelayOrder> relay_;
   std::uint64_t in_received_ = 0;  // IN bytes ever taken from any host
@@ -828,6 +869,8 @@ class Bridge final : private ChannelEvents {
   ev_prepare flush_before_poll_{};  // the outbox's write, before the loop polls (queue_flush)
   ev_timer link_timer_{};
   ev_timer kill_bound_{};
+  ev_timer hold_timer_{};  // bounds a hold (supervisor/prompt_hold.hpp)
+  supervisor::PromptHold hold_;  // from OPEN: the shell's marks end a send's hold
   frames::FrameReader reader_;
   std::string outbox_;
   std::unique_ptr<LocalChannel> channel_;
@@ -867,7 +910,7 @@ class Bridge final : private ChannelEvents {
 }  // namespace
 }  // namespace dshpty::shell
 
-int stdio_bridge_main(const char* state_dir) {
+int stdio_bridge_main(const char* state_dir, double hold_ms) {
   ::signal(SIGPIPE, SIG_IGN);
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
   if (!loop) {
@@ -877,7 +920,7 @@ int stdio_bridge_main(const char* state_dir) {
   int code;
   std::optional<dshpty::shell::RelayOrder> relay;
   {
-    dshpty::shell::Bridge bridge(loop, state_dir ? state_dir : "");
+    dshpty::shell::Bridge bridge(loop, state_dir ? state_dir : "", hold_ms);
     code = bridge.run();
     relay = std::move(bridge.relay_order());
   }

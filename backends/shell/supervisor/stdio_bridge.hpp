@@ -3,4 +3,6 @@
 
 // Runs the bridge on stdin/stdout until the session's tree is gone; the exit status.
 // `state_dir`: where this machine's lingering sessions wait (nullptr: the default).
-int stdio_bridge_main(const char* state_dir);
+// `hold_ms`: the longest a send's answer waits for its prompt before going out
+// (supervisor/prompt_hold.hpp; 0: never held).
+int stdio_bridge_main(const char* state_dir, double hold_ms);
