@@ -25,7 +25,11 @@ bool holds_pid(int pidfd) { return pidfd < 0 || sys::pidfd_send_signal(pidfd, 0)
 
 }  // namespace
 
-ProcessTree::ProcessTree(pid_t root, ChildSource source) : root_(root), source_(source) {
+ProcessTree::ProcessTree(pid_t root, ChildSource source) : root_(root), source_(source) {}
+
+// Decided at the first walk, not at construction: the helper builds its tree before it
+// forks the shell, and a session's start should not wait on a /proc read it may never need.
+void ProcessTree::settle_source() {
   if (source_ != ChildSource::automatic) return;
   // The root exists, so a missing children file means the kernel has none.
   GrowArray<pid_t> probe;
@@ -59,6 +63,7 @@ void ProcessTree::load_process_table() {
 
 SignalRound ProcessTree::signal_all(std::initializer_list<int> signals) {
   SignalRound round;
+  settle_source();
   if (source_ == ChildSource::full_scan) load_process_table();
   kids_.truncate(0);
   frames_.truncate(0);

@@ -34,6 +34,7 @@ class ProcessTree {
   // `root` is the calling process (the subreaper): only it is known to be alive and ours.
   explicit ProcessTree(pid_t root, ChildSource source = ChildSource::automatic);
 
+  // `automatic` until the first walk settles it.
   ChildSource source() const { return source_; }
 
   // Sends each of `signals`, in order, to every live descendant of the root, in one walk
@@ -55,6 +56,7 @@ class ProcessTree {
     pid_t pid;
   };
 
+  void settle_source();
   void append_children(pid_t pid, long threads);
   void load_process_table();
 
