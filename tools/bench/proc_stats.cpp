@@ -78,6 +78,10 @@ double cpu_seconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+double cpu_ns(pid_t pid) {
+  return std::strtod(proc_file(pid, "schedstat").c_str(), nullptr);
+}
+
 long context_switches(pid_t pid) {
   return status_field(pid, "voluntary_ctxt_switches") +
          status_field(pid, "nonvoluntary_ctxt_switches");

@@ -20,6 +20,9 @@ long pss_kib(pid_t pid);
 long private_kib(pid_t pid);
 // utime + stime in seconds; 0 when gone.
 double cpu_seconds(pid_t pid);
+// The main thread's CPU time in nanoseconds, from /proc/PID/schedstat (not tick-rounded as
+// utime and stime are); 0 when gone.
+double cpu_ns(pid_t pid);
 // voluntary + involuntary context switches (each is a wake-up after a block or preemption).
 long context_switches(pid_t pid);
 // The parent pid; 0 when gone.

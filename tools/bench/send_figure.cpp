@@ -13,6 +13,7 @@
 #include "bash_profile.hpp"
 #include "figures.hpp"
 #include "harness.hpp"
+#include "proc_stats.hpp"
 #include "process.hpp"
 #include "wake_mode.hpp"
 
@@ -26,24 +27,14 @@ constexpr std::size_t kMinModeSamples = 20;
 
 std::string fixed(double v, int precision);
 
-// Nanoseconds of CPU: this thread's (the host's loop, or the bare loop's reads), and a
-// process's (its main thread's, from /proc/PID/schedstat: a shell has one).
+// Nanoseconds of CPU: this thread's (the host's loop, or the bare loop's reads); a shell's
+// is cpu_ns (its main thread's: a shell has one).
 double thread_cpu_ns() {
   timespec t{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
 }
 
-double process_cpu_ns(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/schedstat", static_cast<int>(pid));
-  std::FILE* f = std::fopen(path, "re");
-  if (!f) return 0;
-  unsigned long long ns = 0;
-  if (std::fscanf(f, "%llu", &ns) != 1) ns = 0;
-  std::fclose(f);
-  return static_cast<double>(ns);
-}
 
 struct BySubject {
   Samples all;
@@ -135,7 +126,7 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
     const auto bare_round = [&](PtyChild& c, BySubject& into, const char* in, const char* out,
                                 const std::function<bool(std::string_view)>& done) {
       tail.clear();
-      const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(c.pid());
+      const double host0 = thread_cpu_ns(), shell0 = cpu_ns(c.pid());
       mark(in);
       auto t0 = Clock::now();
       c.write_all("true\r");
@@ -143,7 +134,7 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
       double us = micros_since(t0);
       mark(out);
       into.host_ns += thread_cpu_ns() - host0;
-      into.shell_ns += process_cpu_ns(c.pid()) - shell0;
+      into.shell_ns += cpu_ns(c.pid()) - shell0;
       into.add(us, wake_mode_of(c.pid()));
     };
     for (int i = 0; i < plan.round_trips; ++i) {
@@ -157,14 +148,14 @@ void measure_send_side_by_side(const Plan& plan, Report& report) {
             bare_round(marked_child, marked, "M>", "<M", MarkedBash::at_prompt);
             break;
           default: {
-            const double host0 = thread_cpu_ns(), shell0 = process_cpu_ns(dshpty_shell);
+            const double host0 = thread_cpu_ns(), shell0 = cpu_ns(dshpty_shell);
             mark("D>");
             auto t0 = Clock::now();
             auto r = h.send(s.session.id, "true");
             double us = micros_since(t0);
             mark("<D");
             dshpty.host_ns += thread_cpu_ns() - host0;
-            dshpty.shell_ns += process_cpu_ns(dshpty_shell) - shell0;
+            dshpty.shell_ns += cpu_ns(dshpty_shell) - shell0;
             dshpty.add(us, wake_mode_of(dshpty_shell));
             if (r.wait_reason != dshpty::WaitReason::stdin_read) ++other;
           }
