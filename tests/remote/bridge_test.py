@@ -191,6 +191,14 @@ def probe(bridge, seq):
             'cwd': cwd.decode()}
 
 
+def kill_and_prove(bridge, marker, grace_ms=0):
+    """KILL, then QUIESCENT, a clean exit and no process of the session left."""
+    bridge.send(frame(KILL, struct.pack('<I', grace_ms)))
+    bridge.wait_for('QUIESCENT', lambda: bridge.frame_of(QUIESCENT) is not None)
+    assert bridge.exit_status() == 0
+    assert not survivors(marker)
+
+
 def case_session_and_kill():
     marker = 'bridge-' + uuid.uuid4().hex
     b = Bridge()
@@ -300,10 +308,7 @@ def case_flow_control():
     while b'flood-42' not in b.output[start:]:
         b.wait_for('the next window', lambda: b.offset - b.acked > 0 or b'flood-42' in b.output[start:])
     assert b.output[start:].count(b'x') >= total
-    b.send(frame(KILL, struct.pack('<I', 0)))
-    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
-    assert b.exit_status() == 0
-    assert not survivors(marker)
+    kill_and_prove(b, marker)
     print('ok: flow control held the window over %d bytes' % total)
 
 
@@ -332,10 +337,7 @@ def case_signal():
     b.send(frame(SIGNAL, struct.pack('<ii', 0, 15)))  # group 0 is refused, not our own group
     b.send(frame(PING))
     b.wait_for('PONG', lambda: b.frame_of(PONG) is not None)
-    b.send(frame(KILL, struct.pack('<I', 200)))
-    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
-    assert b.exit_status() == 0
-    assert not survivors(marker)
+    kill_and_prove(b, marker, 200)
     print('ok: SIGNAL interrupts the foreground job')
 
 
@@ -347,10 +349,7 @@ def case_start_failed():
         b.send(hello() + open_frame(marker, argv=argv, cwd=cwd))
         b.wait_for('START_FAILED', lambda: b.frame_of(START_FAILED) is not None)
         assert words in b.frame_of(START_FAILED), b.frame_of(START_FAILED)
-        b.send(frame(KILL, struct.pack('<I', 0)))
-        b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
-        assert b.exit_status() == 0
-        assert not survivors(marker)
+        kill_and_prove(b, marker)
     print('ok: START_FAILED, then KILL answered with QUIESCENT')
 
 
@@ -397,10 +396,7 @@ def case_prompt_hold():
     b.send(frame(IN, b'x\r'))
     ends = b.output.count(PROMPT_END)
     b.wait_for('the prompt after the read', lambda: b.output.count(PROMPT_END) > ends)
-    b.send(frame(KILL, struct.pack('<I', 0)))
-    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
-    assert b.exit_status() == 0
-    assert not survivors(marker)
+    kill_and_prove(b, marker)
     print('ok: a send\'s answer in one write; another frame ends the hold')
 
 
@@ -415,10 +411,7 @@ def case_hold_bound():
     assert PROMPT_END not in b.output[b.output.index(b'bounded-42'):]
     b.send(frame(IN, b'x\r'))
     b.wait_for('the prompt after the read', lambda: PROMPT_END in b.output[b.output.index(b'bounded-42'):])
-    b.send(frame(KILL, struct.pack('<I', 0)))
-    b.wait_for('QUIESCENT', lambda: b.frame_of(QUIESCENT) is not None)
-    assert b.exit_status() == 0
-    assert not survivors(marker)
+    kill_and_prove(b, marker)
     for bad in ('-1', 'soon', '60001', ''):
         r = subprocess.run([SUPERVISOR, '--stdio', '--hold-ms', bad], stdin=subprocess.DEVNULL,
                            capture_output=True, timeout=10)
