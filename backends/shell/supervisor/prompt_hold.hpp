@@ -51,10 +51,11 @@ class PromptHold {
   bool saw_prompt_end(std::string_view bytes) {
     if (!holding_) return false;
     const std::size_t keep = end_mark_.size() - 1;
-    // The mark across the previous read and this one: at most `keep` bytes of each.
-    std::string seam = tail_;
-    seam.append(bytes.substr(0, std::min(bytes.size(), keep)));
-    if (seam.find(end_mark_) != std::string::npos || bytes.find(end_mark_) != std::string_view::npos) {
+    // The mark across the previous read and this one: at most `keep` bytes of each (in a
+    // buffer kept between reads, so a read costs no allocation).
+    seam_.assign(tail_);
+    seam_.append(bytes.substr(0, std::min(bytes.size(), keep)));
+    if (seam_.find(end_mark_) != std::string::npos || bytes.find(end_mark_) != std::string_view::npos) {
       holding_ = false;
       return true;
     }
@@ -70,6 +71,7 @@ class PromptHold {
  private:
   std::string end_mark_;
   std::string tail_;  // the last bytes read while holding, for a mark split across reads
+  std::string seam_;  // tail_ and the start of the next read
   bool holding_ = false;
 };
 
