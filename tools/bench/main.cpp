@@ -107,6 +107,10 @@ int main(int argc, char** argv) {
     one.only = {std::to_string(figure)};
     std::cerr << "dshpty-bench: figure " << figure << "...\n";
     bench::run_in_fresh_process(report, [&](bench::Report& r) {
+      if (bench::profiling_sends()) {
+        if (one.wants(2)) bench::measure_send_side_by_side(one, r);
+        return;
+      }
       bench::measure_bare(one, r);
       if (one.wants(2)) bench::measure_send_side_by_side(one, r);
       bench::measure_dshpty(one, r);

@@ -10,6 +10,10 @@ namespace bench {
 
 void measure_send_side_by_side(const Plan& plan, Report& report);
 
+// DSHPTY_BENCH_PROFILE=1: figure 2 runs dshpty's round trips alone, with nothing else in its
+// process (no bare loops, no peers, no per-round /proc reads), for `perf record`.
+bool profiling_sends();
+
 // The metric of figure 2's rows for one wake mode: "us, one CPU", "us, two CPUs".
 std::string send_metric(const char* mode_name);
 
