@@ -137,26 +137,60 @@ std::optional<Syscall> read_syscall(pid_t pid, pid_t tid) {
   return call;
 }
 
-struct ThreadStatus {
-  char state = 0;
-  std::uint64_t switches = 0;
-};
+// Whether a thread has run: the baseline records a number per thread, and the check counts a
+// blocked reader only if its number changed since. The number is the thread's CPU time in
+// nanoseconds (schedstat's first field), which every run moves, including the run of a
+// thread that was on a CPU at the baseline and has blocked since (context-switch counts
+// say the same; the count of switches in would not). schedstat is a third of the status
+// file's cost to read, and the baseline is on every send's path. Without schedstat
+// (a kernel built without CONFIG_SCHED_INFO), the status file's context switches, for
+// every reading alike.
+bool have_schedstat() {
+  static const bool have = ::access("/proc/self/schedstat", R_OK) == 0;
+  return have;
+}
 
-std::optional<ThreadStatus> read_thread_status(pid_t pid, pid_t tid) {
-  char path[80], buf[4096];
-  std::snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
-  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
-  ThreadStatus status;
-  const char* state = std::strstr(buf, "\nState:");
+std::optional<std::uint64_t> switches_from_status(const char* buf) {
   const char* voluntary = std::strstr(buf, "\nvoluntary_ctxt_switches:");
   const char* involuntary = std::strstr(buf, "\nnonvoluntary_ctxt_switches:");
-  if (!state || !voluntary || !involuntary) return std::nullopt;
-  if (std::sscanf(state, "\nState: %c", &status.state) != 1) return std::nullopt;
+  if (!voluntary || !involuntary) return std::nullopt;
   unsigned long long v = 0, n = 0;
   if (std::sscanf(voluntary, "\nvoluntary_ctxt_switches: %llu", &v) != 1) return std::nullopt;
   if (std::sscanf(involuntary, "\nnonvoluntary_ctxt_switches: %llu", &n) != 1) return std::nullopt;
-  status.switches = v + n;
-  return status;
+  return v + n;
+}
+
+std::optional<std::uint64_t> activity(pid_t pid, pid_t tid) {
+  char path[80], buf[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/%s", pid, tid, have_schedstat() ? "schedstat" : "status");
+  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
+  if (!have_schedstat()) return switches_from_status(buf);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long ns = std::strtoull(buf, &end, 10);
+  if (end == buf || errno != 0) return std::nullopt;
+  return ns;
+}
+
+// A thread's state letter from its status file ('S': sleeping), or nullopt when gone.
+std::optional<char> thread_state(pid_t pid, pid_t tid) {
+  char path[80], buf[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
+  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
+  const char* state = std::strstr(buf, "\nState:");
+  char c = 0;
+  if (!state || std::sscanf(state, "\nState: %c", &c) != 1) return std::nullopt;
+  return c;
+}
+
+// The number of threads of a process without reading any file: its task directory links
+// two entries plus one per thread. nullopt when the process is gone.
+std::optional<long> thread_count(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task", pid);
+  struct stat st {};
+  if (::stat(path, &st) != 0 || st.st_nlink < 3) return std::nullopt;
+  return static_cast<long>(st.st_nlink) - 2;
 }
 
 bool is_64_bit_process(pid_t pid) {
@@ -170,16 +204,12 @@ bool is_64_bit_process(pid_t pid) {
   return n == 5 && std::memcmp(ident, "\x7f" "ELF", 4) == 0 && ident[4] == 2;  // ELFCLASS64
 }
 
-// What the baseline needs of a process, from its status file alone: its group (the first
-// NSpgid value, numbered in this /proc's pid namespace as stat's pgrp is), its thread count,
-// and its main thread's context switches (the process's status file shows the main
-// thread's counts, as /proc/<pid>/task/<pid>/status does). One read instead of stat and
-// then status. nullopt when the process is gone or the kernel has no NSpgid line (before
-// Linux 4.1).
+// What the tree walk needs of a process, from its status file: its group (the first NSpgid
+// value, numbered in this /proc's pid namespace as stat's pgrp is) and its thread count.
+// nullopt when the process is gone or the kernel has no NSpgid line (before Linux 4.1).
 struct ProcessStatus {
   pid_t pgrp = 0;
   long threads = 0;
-  std::uint64_t switches = 0;
 };
 
 std::optional<ProcessStatus> read_process_status(pid_t pid) {
@@ -187,20 +217,14 @@ std::optional<ProcessStatus> read_process_status(pid_t pid) {
   if (read_small(procfs::Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return std::nullopt;
   const char* threads = std::strstr(buf, "\nThreads:");
   const char* pgid = std::strstr(buf, "\nNSpgid:");
-  const char* voluntary = std::strstr(buf, "\nvoluntary_ctxt_switches:");
-  const char* involuntary = std::strstr(buf, "\nnonvoluntary_ctxt_switches:");
-  if (!threads || !pgid || !voluntary || !involuntary) return std::nullopt;
+  if (!threads || !pgid) return std::nullopt;
   ProcessStatus status;
   long t = 0, g = 0;
-  unsigned long long v = 0, n = 0;
-  if (std::sscanf(threads, "\nThreads: %ld", &t) != 1 || std::sscanf(pgid, "\nNSpgid: %ld", &g) != 1 ||
-      std::sscanf(voluntary, "\nvoluntary_ctxt_switches: %llu", &v) != 1 ||
-      std::sscanf(involuntary, "\nnonvoluntary_ctxt_switches: %llu", &n) != 1) {
+  if (std::sscanf(threads, "\nThreads: %ld", &t) != 1 || std::sscanf(pgid, "\nNSpgid: %ld", &g) != 1) {
     return std::nullopt;
   }
   status.threads = t;
   status.pgrp = static_cast<pid_t>(g);
-  status.switches = v + n;
   return status;
 }
 
@@ -211,7 +235,7 @@ struct Found {
   pid_t tid;
   long syscall;
   int fd;
-  std::uint64_t switches;
+  std::uint64_t activity;
   bool timed;
 };
 
@@ -331,11 +355,13 @@ class GroupScan {
     if (!*wide) return std::nullopt;
     int fd = terminal_fd(pid, stat, *how, *call);
     if (fd < 0) return std::nullopt;
-    std::optional<ThreadStatus> status = read_thread_status(pid, tid);
-    if (!status || status->state != 'S') return std::nullopt;
-    // Still in the very same call after the status read: the two reads describe one sleep.
+    if (thread_state(pid, tid) != 'S') return std::nullopt;
+    const std::optional<std::uint64_t> ran = activity(pid, tid);
+    if (!ran) return std::nullopt;
+    // Still in the very same call after the state and activity reads: they describe one
+    // sleep.
     if (read_syscall(pid, tid) != call) return std::nullopt;
-    return Found{pid, tid, call->number, fd, status->switches, short_timed_wait(pid, *how, *call)};
+    return Found{pid, tid, call->number, fd, *ran, short_timed_wait(pid, *how, *call)};
   }
 
   // Does fd n of pid refer to this terminal? Fills st for the epoll identity check.
@@ -431,16 +457,14 @@ class GroupScan {
 bool StdinProbe::supported() noexcept { return true; }
 
 // Every thread of the group, not only those that look blocked reading now: a thread that
-// was not asleep in a read at baseline can be asleep in one later only after a context
-// switch, which changes its count, so recording it too changes no verdict, and it spares
-// the syscall, exe, memory and fd reads that proving "reading" takes.
+// was not asleep in a read at baseline can be asleep in one later only after it ran, which
+// moves its activity (CPU time), so recording it too changes no verdict, and it spares the
+// syscall, exe, memory and fd reads that proving "reading" takes.
 //
-// It runs before every send's write, so it is on the path of every round trip: with a tree
-// root, one status file per process of the tree (group, threads and the main thread's
-// count at once) and its children file, and for a root outside the session only its
-// children file. A session's shell at its prompt costs three small reads (the helper's
-// children, the shell's status and children: ~10 us of CPU here) where a stat-then-status
-// walk of helper and shell took five (~17 us).
+// It runs before a send's write when a job holds the terminal (the shell alone at its
+// prompt takes baseline_process): with a tree root, one status file per process of the
+// tree (group and threads) and its children file, plus the activity of each thread in the
+// group; for a root outside the session only its children file.
 void StdinProbe::baseline(pid_t pgid) {
   baseline_.clear();
   if (pgid <= 0) return;
@@ -463,14 +487,13 @@ void StdinProbe::baseline(pid_t pgid) {
       step.threads = status->threads;
       if (status->pgrp != pgid) return step;
       if (status->threads == 1) {
-        baseline_.emplace_back(pid, status->switches);
+        if (std::optional<std::uint64_t> ran = activity(pid, pid)) baseline_.emplace_back(pid, *ran);
         return step;
       }
       char path[64];
       std::snprintf(path, sizeof path, "/proc/%d/task", pid);
       for_each_numeric_entry(path, [&](pid_t tid) {
-        if (std::optional<ThreadStatus> thread = read_thread_status(pid, tid))
-          baseline_.emplace_back(tid, thread->switches);
+        if (std::optional<std::uint64_t> ran = activity(pid, tid)) baseline_.emplace_back(tid, *ran);
         return false;
       });
       return step;
@@ -479,20 +502,22 @@ void StdinProbe::baseline(pid_t pgid) {
     baseline_.clear();
   }
   GroupScan(terminal_, pgid, tree_root_).for_each_thread([&](pid_t pid, pid_t tid) {
-    if (std::optional<ThreadStatus> status = read_thread_status(pid, tid))
-      baseline_.emplace_back(tid, status->switches);
+    if (std::optional<std::uint64_t> ran = activity(pid, tid)) baseline_.emplace_back(tid, *ran);
     return false;
   });
 }
 
+// The shell at its idle prompt, on every send's path: a stat of its task directory (one
+// thread?) and its schedstat, ~3 us here, where its status file took ~7.
 void StdinProbe::baseline_process(pid_t pid) {
   baseline_.clear();
-  std::optional<ProcessStatus> status = read_process_status(pid);
-  if (status && status->threads == 1) {
-    baseline_.emplace_back(pid, status->switches);
-    return;
+  if (thread_count(pid) == 1) {
+    if (std::optional<std::uint64_t> ran = activity(pid, pid)) {
+      baseline_.emplace_back(pid, *ran);
+      return;
+    }
   }
-  baseline(pid);  // gone, threaded, or no NSpgid: the whole walk says what there is
+  baseline(pid);  // gone or threaded: the whole walk says what there is
 }
 
 ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
@@ -500,7 +525,7 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
     auto same = std::find_if(baseline_.begin(), baseline_.end(),
                              [&](const auto& mark) { return mark.first == found.tid; });
-    if (same != baseline_.end() && same->second == found.switches) return false;  // not run since
+    if (same != baseline_.end() && same->second == found.activity) return false;  // not run since
     blocked = true;
     if (evidence) *evidence = {found.pid, found.tid, found.syscall, found.fd, found.timed};
     return true;

@@ -109,8 +109,8 @@ class StdinProbe {
   // prove nothing later unless they have run since. Replaces any earlier baseline.
   void baseline(pid_t pgid);
   // The same for one process that is its group's only member (the shell at its idle
-  // prompt): its status file alone, instead of a walk of the tree (the walk when it has
-  // several threads). Replaces any earlier baseline.
+  // prompt): its thread count and CPU time alone, instead of a walk of the tree (the walk
+  // when it has several threads). Replaces any earlier baseline.
   void baseline_process(pid_t pid);
   void clear_baseline() noexcept { baseline_.clear(); }
   // Is group `pgid` provably blocked reading the terminal? Never fails; evidence, when
@@ -121,7 +121,7 @@ class StdinProbe {
   dev_t terminal_;
   pid_t tree_root_;
   Root root_kind_ = Root::may_be_member;
-  std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, context switches
+  std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, CPU time (ns) or switches
 };
 
 // The processes whose process group is `pgid` (empty where unsupported): with a
