@@ -151,8 +151,9 @@ class Bridge final : private ChannelEvents {
   static void on_stdout(struct ev_loop*, ev_io* w, int) { static_cast<Bridge*>(w->data)->flush(); }
   static void on_before_poll(struct ev_loop* loop, ev_prepare* w, int) {
     ev_prepare_stop(loop, w);
-    auto* self = static_cast<Bridge*>(w->data);
-    if (!self->hold_.holding()) self->flush();
+    // Never during a hold: begin_hold stops this watcher, and queue_flush ends a hold
+    // before it starts it.
+    static_cast<Bridge*>(w->data)->flush();
   }
   static void on_hold_timeout(struct ev_loop*, ev_timer* w, int) { static_cast<Bridge*>(w->data)->queue_flush(); }
 
