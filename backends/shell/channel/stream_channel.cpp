@@ -625,6 +625,10 @@ void StreamChannel::write_record() {
 // to take the session back (docs/outlive.md).
 void StreamChannel::detach() {
   record_written_ = false;  // kept: not this host's to remove any more
+  // Frames queued this turn (a send's end, a resize) are the far side's to keep for the
+  // next host: a detach from inside a send's completion comes before the flush that
+  // precedes the loop's next poll.
+  flush();
   release();
 }
 
