@@ -1,6 +1,6 @@
-// Deferred: runs callbacks on a later turn of a libev loop. Every asynchronous completion in
-// dshpty goes through one, so no callback ever runs inside the call that started its
-// operation. Backends use it for the same guarantee.
+// Deferred: runs callbacks from a libev loop, after the call that posted them has returned.
+// Every asynchronous completion in dshpty goes through one, so no callback ever runs inside
+// the call that started its operation. Backends use it for the same guarantee.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +19,12 @@ class Deferred {
   Deferred(const Deferred&) = delete;
   Deferred& operator=(const Deferred&) = delete;
 
-  // Queues fn to run from the loop, in FIFO order. Callbacks posted while the queue runs
-  // wait for the next loop iteration, so a callback that re-posts itself cannot starve I/O.
+  // Queues fn to run from the loop, in FIFO order, never inside post(). Posted while the
+  // loop runs its callbacks (this queue's own included), it runs once the posting callback
+  // has returned, before the loop polls again; posted from outside ev_run, on the next
+  // iteration. A callback posted while the queue runs waits for the batch it was posted in
+  // to finish, and a queue runs at most 16 batches an iteration: one that re-posts itself,
+  // or queues that post to each other, cannot starve I/O.
   // The queue owns fn until it runs (or is dropped with the queue).
   void post(std::function<void()> fn);
   // Callbacks queued and not yet run.

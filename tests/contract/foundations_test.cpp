@@ -195,7 +195,7 @@ TEST_CASE("abort: any() does not keep its inputs' controllers alive, nor they it
   CHECK(a.abort(make_error(Code::ABORTED)));
 }
 
-TEST_CASE("Deferred: runs in FIFO order on a later turn, re-posts wait for the next turn") {
+TEST_CASE("Deferred: runs in FIFO order from the loop, a re-post after its batch") {
   Loop l;
   Deferred d(l.loop);
   CHECK(d.loop() == l.loop);
@@ -203,33 +203,98 @@ TEST_CASE("Deferred: runs in FIFO order on a later turn, re-posts wait for the n
   d.post([&] { order.push_back(1); });
   d.post([&] {
     order.push_back(2);
-    d.post([&] { order.push_back(4); });  // posted while running: a later iteration
+    d.post([&] { order.push_back(4); });  // posted while running: after this batch
+    CHECK(order == std::vector<int>{1, 2});  // never inside post()
   });
   d.post([&] { order.push_back(3); });
   CHECK(order.empty());  // never inside post()
   CHECK(d.pending() == 3);
-  REQUIRE(run_until(l.loop, [&] { return order.size() >= 3; }));
-  CHECK(order == std::vector<int>{1, 2, 3});
   REQUIRE(run_until(l.loop, [&] { return order.size() == 4; }));
   CHECK(order == std::vector<int>{1, 2, 3, 4});
   CHECK(d.pending() == 0);
 }
 
-TEST_CASE("Deferred: a self-reposting callback does not starve the loop or other posts") {
+// One watcher's callback posts to `d` and records the loop's iteration.
+struct PostingWatcher {
+  ev_timer timer;
+  Deferred* d = nullptr;
+  std::vector<std::string>* events = nullptr;
+  unsigned posted_in = 0;
+  unsigned ran_in = 0;
+
+  static void on_timer(struct ev_loop* loop, ev_timer* w, int) {
+    auto* self = static_cast<PostingWatcher*>(w->data);
+    self->posted_in = ev_iteration(loop);
+    self->d->post([self, loop] {
+      self->ran_in = ev_iteration(loop);
+      self->events->push_back("deferred");
+    });
+    self->events->push_back("callback returns");
+  }
+};
+
+TEST_CASE("Deferred: a post from a loop callback runs in the same pass, once the callback returned") {
+  // Whatever the posting callback's priority: a feed must never wait through the next poll
+  // (the loop below has nothing else to wake it).
+  for (int priority : {EV_MINPRI, 0, EV_MAXPRI}) {
+    CAPTURE(priority);
+    Loop l;
+    Deferred d(l.loop);
+    std::vector<std::string> events;
+    PostingWatcher w;
+    w.d = &d;
+    w.events = &events;
+    ev_timer_init(&w.timer, &PostingWatcher::on_timer, 0., 0.);
+    ev_set_priority(&w.timer, priority);
+    w.timer.data = &w;
+    ev_timer_start(l.loop, &w.timer);
+    // One blocking iteration: the timer fires, and the post must run before ev_run returns.
+    ev_run(l.loop, EVRUN_ONCE);
+    CHECK(events == std::vector<std::string>{"callback returns", "deferred"});
+    CHECK(w.ran_in == w.posted_in);
+    CHECK(d.pending() == 0);
+  }
+}
+
+TEST_CASE("Deferred: queues posting to each other without end still let the loop poll") {
   Loop l;
-  Deferred d(l.loop);
-  int spins = 0;
-  bool other = false;
-  std::function<void()> spin = [&] {
-    ++spins;
-    if (spins < 1000) d.post(spin);
+  Deferred a(l.loop);
+  Deferred b(l.loop);
+  long runs = 0;
+  bool stop = false;
+  std::function<void()> to_a;
+  // Unbounded feeding would spin inside one ev_run: the cap ends that spin, and the checks
+  // below fail it.
+  std::function<void()> to_b = [&] {
+    if (++runs > 100000) stop = true;
+    if (!stop) a.post(to_a);
   };
-  d.post(spin);
-  d.post([&] { other = true; });
-  // One ev_run iteration runs one batch: the re-post waits.
-  REQUIRE(run_until(l.loop, [&] { return other; }));
-  CHECK(spins < 1000);
-  REQUIRE(run_until(l.loop, [&] { return spins == 1000; }));
+  to_a = [&] {
+    if (++runs > 100000) stop = true;
+    if (!stop) b.post(to_b);
+  };
+  // A timer started after the ping-pong: it fires only if the loop polls again.
+  struct Seen {
+    const long* runs;
+    long at = -1;
+  } seen{&runs};
+  ev_timer t;
+  ev_timer_init(
+      &t,
+      [](struct ev_loop*, ev_timer* w, int) {
+        auto* s = static_cast<Seen*>(w->data);
+        s->at = *s->runs;
+      },
+      0., 0.);
+  t.data = &seen;
+  a.post(to_a);
+  ev_run(l.loop, EVRUN_NOWAIT);  // the first run: from here on each post feeds the other
+  CHECK(runs > 2);               // it did chain within a pass
+  ev_timer_start(l.loop, &t);
+  REQUIRE(run_until(l.loop, [&] { return seen.at >= 0; }, 10));
+  CHECK(seen.at < 1000);
+  stop = true;
+  turn(l.loop);
 }
 
 TEST_CASE("Deferred: destruction drops pending callbacks, also from inside a callback") {
