@@ -94,8 +94,27 @@ TEST_CASE("echo, read, python input() and cat complete as stdin_read") {
   r = fx.send(*s.session, "echo back");
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("back\n") != std::string::npos);
+
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("a send's viewport ends at the prompt as it reads, in the C locale too") {
+  // readline in a single-byte locale clears the rest of a dumb terminal's line after each
+  // prompt with blanks and as many backspaces (no erase-in-line to use): a screen width of
+  // them, which are not text.
+  ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.env["LC_ALL"] = "C";
+  config.env["LANG"] = std::nullopt;
+  auto s = fx.spawn(config);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  for (const char* word : {"first", "second", "third"}) {
+    auto r = fx.send(*s.session, std::string("echo ") + word);
+    REQUIRE_MESSAGE(r, show(r));
+    CHECK_MESSAGE(r->viewport == std::string("echo ") + word + "\n" + word + "\ndsh> ", show(r));
+  }
+  CHECK(fx.close(*s.session).ok());
 }
 
 TEST_CASE("inferred_idle, timeout and session_exit; a send after exit fails SESSION_EXITED") {

@@ -109,6 +109,19 @@ TEST_CASE("a progress bar redrawn 300 times is one line") {
   CHECK(scrollback.total_lines() == 2);
 }
 
+TEST_CASE("blanks past the cursor at a line's end show as nothing: a dumb terminal's erase") {
+  // readline on TERM=dumb clears the rest of the line after each prompt with blanks and as
+  // many backspaces: the prompt reads as itself, and so does the line typed over them.
+  const std::string clear = std::string(30, ' ') + std::string(30, '\b');
+  CHECK(shown("dsh> " + clear) == "dsh> ");
+  CHECK(shown("dsh> " + clear + "echo hi\r\nhi\r\ndsh> " + clear) == "dsh> echo hi\nhi\ndsh> ");
+  CHECK(shown("Password: ") == "Password: ");    // blanks the cursor passed stay
+  CHECK(shown("a  \r\nb\n") == "a  \nb\n");    // a line's own trailing blanks too
+  CHECK(shown("50%   \b\b\b\n") == "50%\n");    // shortened by overwriting with blanks
+  CHECK(shown("ab  \b\b\b\bX\n") == "Xb\n");     // past the cursor, up to the last non-blank
+  CHECK(shown("abcdef\r    Z\b\b\n") == "    Zf\n");
+}
+
 TEST_CASE("erase in line: CR then ESC [ K erases the rest, ESC [ 2 K the whole line") {
   CHECK(shown("abcdef\r" + ESC + "[Kxy\n") == "xy\n");
   CHECK(shown("abcdef\rxy" + ESC + "[K\n") == "xy\n");

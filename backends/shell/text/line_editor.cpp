@@ -73,7 +73,21 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
     segment_.clear();
     delivered = true;
   };
+  // Blanks past the cursor at the line's end show as nothing, like the columns after them:
+  // they go. What a terminal without an erase-in-line gets for one is blanks and as many
+  // backspaces (readline on a dumb terminal clears the rest of the line after every prompt
+  // this way: a screen width of them a send), and a progress line shortened by overwriting
+  // with blanks reads the same. Blanks the cursor has passed (`Password: `) stay.
+  auto drop_blanks_past_cursor = [&] {
+    if (overlong_ || cursor_ >= line_.size()) return;
+    std::size_t end = line_.size();
+    while (end > cursor_ && line_[end - 1] == ' ') --end;
+    if (end == line_.size()) return;
+    change_at(end);
+    line_.resize(end);
+  };
   auto flush_line = [&] {
+    drop_blanks_past_cursor();
     if (!dirty) return;
     flush_segment();
     out.rewrite(line_, std::min(changed_from, line_.size()));
