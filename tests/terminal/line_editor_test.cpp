@@ -184,6 +184,10 @@ TEST_CASE("a send's output starts at its own bytes, not at the unended line befo
   CHECK(started_mid_line("junk\x01", {"more\nnext\rNE"}) == "more\nNExt");
   CHECK(started_mid_line("a\nbinary junk", {" x", "\b\bY\n"}) == "Yx\n");
   CHECK(started_mid_line("a\nbinary junk", {" x", "\b\b\b\bY\n"}) == "Yk x\n");  // into the old part
+  // Blanks dropped past the cursor (a dumb terminal's erase whose backspaces came in a
+  // later read) take nothing of the old part with them.
+  CHECK(started_mid_line("dsh> " + std::string(10, ' '), {std::string(10, '\b')}) == "");
+  CHECK(started_mid_line("dsh> " + std::string(10, ' '), {std::string(10, '\b') + "x"}) == "x");
 }
 
 TEST_CASE("the line editor's memory is bounded: an endless line is appended as it comes") {
