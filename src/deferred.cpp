@@ -25,7 +25,7 @@ struct Deferred::Impl {
   ev_timer timer;
   ev_timer fed;
   std::deque<std::function<void()>> queue;
-  std::deque<std::function<void()>> running;  // this turn's batch
+  std::deque<std::function<void()>> running;  // the batch being run
   bool* alive_flag = nullptr;  // set while run() executes, cleared if we are destroyed
   unsigned feed_iteration = 0;
   int feeds = 0;
@@ -35,7 +35,7 @@ struct Deferred::Impl {
   }
 
   void run() {
-    ev_timer_stop(loop, &timer);  // this batch takes what either way queued
+    ev_timer_stop(loop, &timer);  // however it was armed, this batch takes all that is queued
     // Only what was queued before this batch: later posts make a batch of their own.
     running.swap(queue);
     bool alive = true;
