@@ -30,6 +30,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
+  pipeline_.set_columns(params_.cols);
   // A session taken over has long shown its prompt: what it shows now arrives as replay.
   prompt_seen_ = params_.attach;
   pipeline_.add(scrollback_);
@@ -474,6 +475,7 @@ Status ShellSession::resize(unsigned rows, unsigned cols) {
   channel_->read_available();
   if (Status st = channel_->resize(rows, cols); !st) return st;
   emulator_.resize(rows, cols);
+  pipeline_.set_columns(cols);
   return {};
 }
 

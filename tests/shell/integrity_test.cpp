@@ -4,7 +4,9 @@
 // test waits for a "right moment" before the next send.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "fixture.hpp"
 
@@ -246,6 +248,70 @@ TEST_CASE("carriage returns as a terminal shows them: in the viewport and the sc
   CHECK(page->text.find("\nXbc\n") != std::string::npos);
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
+}
+
+namespace {
+
+std::vector<std::string> lines_of(std::string_view text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string_view::npos; start = nl + 1)
+    lines.emplace_back(text.substr(start, nl - start));
+  lines.emplace_back(text.substr(start));
+  for (std::string& line : lines) line.erase(line.find_last_not_of(' ') + 1);
+  return lines;
+}
+
+// From the first line that starts with `first` to the end, the cursor's empty row dropped.
+std::vector<std::string> from(std::vector<std::string> lines, std::string_view first) {
+  auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(first); });
+  lines.erase(lines.begin(), at);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+}  // namespace
+
+// `read -s -p 'Password: '` answered leaves the prompt after the password prompt, on its
+// row; in a single-byte locale readline then clears to what it takes for the line's end
+// with blanks that reach the margin and wrap, and comes back with a return (160 columns)
+// or backspaces (40). The text must read as the rows the screen shows, not as the prompt
+// written over `Passw`.
+TEST_CASE("after a password prompt, the text reads as the screen's rows, in any locale and width") {
+  for (std::string locale : {"C", "C.UTF-8"}) {
+    for (unsigned cols : {160u, 40u}) {
+      CAPTURE(locale);
+      CAPTURE(cols);
+      ShellFixture fx;
+      ShellConfig config = fx.config();
+      config.env["LC_ALL"] = locale;
+      config.env["LANG"] = std::nullopt;
+      auto s = fx.spawn(config);
+      REQUIRE_MESSAGE(s.session, describe(s.error));
+      REQUIRE(s.session->resize(40, cols).ok());
+      auto r = fx.send(*s.session, send_of("read -s -p 'Password: ' pw", 10s));
+      REQUIRE_MESSAGE(r, show(r));
+      CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+      CHECK(r->input_hidden);
+      r = fx.send(*s.session, send_of("hunter2", 10s));
+      REQUIRE_MESSAGE(r, show(r));
+      CHECK_MESSAGE(r->viewport.find("ord:") == std::string::npos, show(r));
+      CHECK_MESSAGE(r->viewport.find("hunter2") == std::string::npos, show(r));
+      r = fx.send(*s.session, send_of("echo got ${#pw}", 10s));
+      REQUIRE_MESSAGE(r, show(r));
+      CHECK_MESSAGE(r->viewport == "echo got ${#pw}\ngot 7\ndsh> ", show(r));
+      auto page = s.session->read({0, 10'000});
+      REQUIRE(page);
+      auto shot = s.session->screen();
+      REQUIRE(shot);
+      const auto text_rows = from(lines_of(page->text), "Password:");
+      const auto screen_rows = from(shot->lines, "Password:");
+      REQUIRE(text_rows.size() >= 3);
+      CHECK(text_rows.front().starts_with("Password: dsh>"));
+      CHECK(text_rows == screen_rows);
+      CHECK(fx.close(*s.session).ok());
+    }
+  }
 }
 
 TEST_CASE("a signal the shell ignores at its prompt holds no send back") {

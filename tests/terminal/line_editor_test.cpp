@@ -31,8 +31,9 @@ struct Rendered {
   std::string tail;
 };
 
-Rendered render(const std::vector<std::string_view>& chunks) {
+Rendered render(const std::vector<std::string_view>& chunks, std::size_t columns = 0) {
   OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
+  pipeline.set_columns(columns);
   Scrollback scrollback;
   TailSink tail;
   pipeline.add(scrollback);
@@ -42,20 +43,21 @@ Rendered render(const std::vector<std::string_view>& chunks) {
   return {scrollback.text(), tail.tail.text()};
 }
 
-// What the stream shows, checked whole, in every two-way split, and byte by byte.
-std::string shown(std::string_view input) {
-  INFO("input: " << printable(input));
-  const Rendered whole = render({input});
+// What the stream shows on a terminal `columns` wide (0: no wrap), checked whole, in every
+// two-way split, and byte by byte.
+std::string shown(std::string_view input, std::size_t columns = 0) {
+  INFO("input: " << printable(input) << ", columns: " << columns);
+  const Rendered whole = render({input}, columns);
   CHECK(whole.tail == whole.scrollback);
   for (std::size_t cut = 0; cut <= input.size(); ++cut) {
     INFO("cut at " << cut);
-    const Rendered split = render({input.substr(0, cut), input.substr(cut)});
+    const Rendered split = render({input.substr(0, cut), input.substr(cut)}, columns);
     CHECK(printable(split.scrollback) == printable(whole.scrollback));
     CHECK(printable(split.tail) == printable(whole.tail));
   }
   std::vector<std::string_view> bytes;
   for (std::size_t i = 0; i < input.size(); ++i) bytes.push_back(input.substr(i, 1));
-  CHECK(printable(render(bytes).scrollback) == printable(whole.scrollback));
+  CHECK(printable(render(bytes, columns).scrollback) == printable(whole.scrollback));
   return whole.scrollback;
 }
 
@@ -120,6 +122,58 @@ TEST_CASE("blanks past the cursor at a line's end show as nothing: a dumb termin
   CHECK(shown("50%   \b\b\b\n") == "50%\n");    // shortened by overwriting with blanks
   CHECK(shown("ab  \b\b\b\bX\n") == "Xb\n");     // past the cursor, up to the last non-blank
   CHECK(shown("abcdef\r    Z\b\b\n") == "    Zf\n");
+}
+
+TEST_CASE("a line longer than the terminal wraps: a return or a backspace stays in its row") {
+  // Nothing returns: a wrapped line reads as one.
+  CHECK(shown("abcdefghij\n", 4) == "abcdefghij\n");
+  // A return to the row the cursor is on: the rows above stay, and the row is a line now.
+  CHECK(shown("abcdefghij\rXY\n", 4) == "abcdefgh\nXY\n");
+  CHECK(shown("abcdefghij\rXYZW!\n", 4) == "abcdefgh\nXYZW!\n");
+  CHECK(shown("abcdefghijk\rX\n", 4) == "abcdefgh\nXjk\n");
+  CHECK(shown("abcdef\r\rX\n", 4) == "abcd\nXf\n");  // a second return stays in that row
+  // Written up to the last column, the cursor waits there: still the row it filled.
+  CHECK(shown("abcd\rX\n", 4) == "Xbcd\n");
+  CHECK(shown("abcdefgh\rX\n", 4) == "abcd\nXfgh\n");
+  CHECK(shown("abcd\r\n", 4) == "abcd\n");  // CR LF: the line stays
+  // A backspace stops at the row's start; from a pending wrap it goes onto the last column
+  // (xterm goes one further: `abcdefgh\bX` on 4 columns shows `efXh` there), as readline's
+  // clearing to the margin on a dumb terminal means (below).
+  CHECK(shown("abcdef\b\bX\n", 4) == "abcdXf\n");
+  CHECK(shown("abcdef\b\b\b\bX\n", 4) == "abcd\nXf\n");  // stopped there: as a return
+  CHECK(shown("abcd\bX\n", 4) == "abcX\n");
+  CHECK(shown("abcdefgh\bX\n", 4) == "abcdefgX\n");
+  CHECK(shown("abcdefgh\b\b\b\bX\n", 4) == "abcdXfgh\n");
+  CHECK(shown("abcdefgh\b\b\b\b\bX\n", 4) == "abcd\nXfgh\n");
+  // The row's blanks at its end show as nothing once the line ends above the cursor.
+  CHECK(shown("ab  cd\rX\n", 4) == "ab\nXd\n");
+  // Erasing the line erases the cursor's row; the cursor keeps its column.
+  CHECK(shown("abcdef" + ESC + "[2KZ\n", 4) == "abcd  Z\n");
+  CHECK(shown("abcdef" + ESC + "[2K\rZ\n", 4) == "abcd\nZ\n");
+  // Characters, not bytes, fill a row.
+  CHECK(shown("caf\xC3\xA9" "\xC3\xA9\rX\n", 4) == "caf\xC3\xA9\nX\n");
+  // Without a width nothing wraps (the line editor's default).
+  CHECK(shown("abcdefghij\rXY\n") == "XYcdefghij\n");
+}
+
+TEST_CASE("a password prompt, then readline's blanks up to the margin: the rows a terminal shows") {
+  // `read -s -p 'Password: '` answered: no newline was echoed, so the prompt follows the
+  // password prompt; readline on a dumb terminal clears what it takes for the rest of the
+  // line with blanks (the screen's width less its prompt), which wrap, then returns and
+  // draws the prompt again, in the row the blanks wrapped to.
+  const std::string marks_a = ESC + "]133;A;dshpty=0123456789abcdef\x07";
+  const std::string marks_b = ESC + "]133;B;dshpty=0123456789abcdef\x07";
+  const std::string prompt = marks_a + "dsh> " + marks_b;
+  const std::string redraw = "Password: " + prompt + std::string(35, ' ') + "\r" + prompt;
+  CHECK(shown(redraw, 40) == "Password: dsh>\ndsh> ");
+  CHECK(shown(redraw + "echo hi\r\nhi\r\n", 40) == "Password: dsh>\ndsh> echo hi\nhi\n");
+  // The same blanks cleared by backspaces instead: they stop at the row's start.
+  const std::string backspaced = "Password: " + prompt + std::string(34, ' ') + std::string(34, '\b');
+  CHECK(shown(backspaced, 40) == "Password: dsh>\n");
+  CHECK(shown(backspaced + "ls\r\n", 40) == "Password: dsh>\nls\n");
+  // At the prompt alone the blanks end at the margin: the backspaces land after the prompt.
+  const std::string clear = std::string(35, ' ') + std::string(35, '\b');
+  CHECK(shown(prompt + clear + "echo hi\r\nhi\r\n" + prompt + clear, 40) == "dsh> echo hi\nhi\ndsh> ");
 }
 
 TEST_CASE("erase in line: CR then ESC [ K erases the rest, ESC [ 2 K the whole line") {

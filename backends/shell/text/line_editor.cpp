@@ -39,6 +39,8 @@ void LineEditor::process(const SanitizedText& chunk, Output& out) {
 }
 
 void LineEditor::mirror_appended(std::string_view text) {
+  cell_known_ = false;
+  if (!text.empty()) placed_ = false;
   std::size_t newline = text.rfind('\n');
   if (newline != std::string_view::npos) {
     line_.clear();
@@ -54,6 +56,36 @@ void LineEditor::mirror_appended(std::string_view text) {
   }
   line_.append(text);
   cursor_ = line_.size();
+}
+
+std::size_t LineEditor::cursor_cell() {
+  if (!cell_known_) {
+    std::size_t cells = 0;
+    const std::size_t end = std::min(cursor_, line_.size());
+    for (std::size_t j = 0; j < end; ++j)
+      if (!utf8::is_continuation(static_cast<unsigned char>(line_[j]))) ++cells;
+    cell_ = cells + (cursor_ > line_.size() ? cursor_ - line_.size() : 0);
+    cell_known_ = true;
+  }
+  return cell_;
+}
+
+std::size_t LineEditor::row_start_cell() {
+  if (columns_ == 0) return 0;
+  const std::size_t cell = cursor_cell();
+  // Written up to a row's last column, the cursor waits there to wrap: still that row.
+  if (!placed_ && cell > 0 && cell % columns_ == 0) return cell - columns_;
+  return cell - cell % columns_;
+}
+
+std::size_t LineEditor::byte_at_cell(std::size_t cell) const {
+  std::size_t cells = 0;
+  for (std::size_t j = 0; j < line_.size(); ++j) {
+    if (utf8::is_continuation(static_cast<unsigned char>(line_[j]))) continue;
+    if (cells == cell) return j;
+    ++cells;
+  }
+  return line_.size() + (cell - cells);
 }
 
 void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
@@ -94,6 +126,28 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
     dirty = false;
     delivered = true;
   };
+  // A return to a row after the line's first: the rows above stay as they are, so the line
+  // ends before the cursor's row (its blanks at the end show as nothing), and that row is
+  // a line of its own from here.
+  auto end_line_at = [&](std::size_t row_start) {
+    std::string row;
+    if (row_start < line_.size()) {
+      row.assign(line_, row_start);
+      change_at(row_start);
+      line_.resize(row_start);
+    }
+    std::size_t end = line_.size();
+    while (end > 0 && line_[end - 1] == ' ') --end;
+    if (end < line_.size()) {
+      change_at(end);
+      line_.resize(end);
+    }
+    cursor_ = line_.size();
+    flush_line();
+    segment_.text.push_back('\n');
+    segment_.text.append(row);
+    line_ = std::move(row);
+  };
 
   for (std::size_t i = 0; i <= text.size();) {
     for (; marker < chunk.markers.size() && chunk.markers[marker].position <= i; ++marker) {
@@ -107,6 +161,8 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       segment_.text.push_back('\n');
       line_.clear();
       cursor_ = 0;
+      cell_ = 0;
+      cell_known_ = true;
       overlong_ = false;
       ++i;
       continue;
@@ -115,30 +171,57 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       ++i;
       if (overlong_) continue;  // too long to edit: the line is appended as it comes
       if (c == kReturn) {
+        const std::size_t row = row_start_cell();
+        if (row > 0) end_line_at(byte_at_cell(row));
         cursor_ = 0;
+        cell_ = 0;
+        cell_known_ = true;
+        placed_ = true;
       } else if (c == kBackspace) {
-        // One character back; past the line's end (the column an erase kept) one column.
-        if (cursor_ > line_.size()) {
-          --cursor_;
-        } else {
-          while (cursor_ > 0 && utf8::is_continuation(static_cast<unsigned char>(line_[--cursor_]))) {
+        // One character back, never past the start of the cursor's row; past the line's
+        // end (the column an erase kept) one column. From a pending wrap (the row written
+        // to its last column) back onto that column: what a program that counts on no wrap
+        // means (readline on a dumb terminal clears to the margin with blanks and as many
+        // backspaces, to land after its prompt), where xterm goes one column further.
+        // Stopped at the start of a row after the first, the cursor is where a return
+        // would have put it: the line ends above it, as after one.
+        std::size_t back = 1;
+        if (columns_) {
+          const std::size_t row = row_start_cell();
+          if (cursor_cell() == row) back = 0;
+          if (back == 0 && row > 0) {
+            end_line_at(byte_at_cell(row));
+            cursor_ = 0;
+            cell_ = 0;
           }
         }
+        for (; back > 0 && cursor_ > 0; --back) {
+          if (cursor_ > line_.size()) {
+            --cursor_;
+          } else {
+            while (cursor_ > 0 && utf8::is_continuation(static_cast<unsigned char>(line_[--cursor_]))) {
+            }
+          }
+          if (cell_known_) --cell_;
+        }
+        placed_ = true;
       } else if (c == kEraseToEnd) {
         if (cursor_ < line_.size()) {
           change_at(cursor_);
           line_.resize(cursor_);
         }
       } else {
-        // The cursor stays in its column: text written there lands after blanks, which
-        // are only made if it comes (after a return, nothing is left of the line).
-        std::size_t columns = 0;
-        for (std::size_t j = 0; j < std::min(cursor_, line_.size()); ++j)
-          if (!utf8::is_continuation(static_cast<unsigned char>(line_[j]))) ++columns;
-        if (cursor_ > line_.size()) columns += cursor_ - line_.size();
-        if (!line_.empty()) change_at(0);
-        line_.clear();
-        cursor_ = columns;
+        // The cursor's row goes, the cursor stays in its column: text written there lands
+        // after blanks, which are only made if it comes (after a return, nothing is left
+        // of the row).
+        const std::size_t cell = cursor_cell();
+        const std::size_t row = row_start_cell();
+        const std::size_t at = byte_at_cell(row);
+        if (at < line_.size()) {
+          change_at(at);
+          line_.resize(at);
+          cursor_ = at + (cell - row);
+        }
       }
       continue;
     }
@@ -158,6 +241,7 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       if (!dirty) segment_.text.append(cursor_ - line_.size(), ' ');
       line_.append(cursor_ - line_.size(), ' ');
     }
+    if (!run.empty()) placed_ = false;
     // Overwrite what the cursor is over, character by character.
     if (!run.empty() && cursor_ < line_.size()) change_at(cursor_);
     while (!run.empty() && cursor_ < line_.size()) {
@@ -165,6 +249,7 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       line_.replace(cursor_, char_length(line_, cursor_), run.substr(0, length));
       cursor_ += length;
       run.remove_prefix(length);
+      if (cell_known_) ++cell_;
     }
     if (run.empty()) continue;
     // The rest extends the line.
@@ -174,12 +259,16 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       overlong_ = true;
       line_.clear();
       cursor_ = 0;
+      cell_known_ = false;
       segment_.text.append(run);
       continue;
     }
     if (!dirty) segment_.text.append(run);
     line_.append(run);
     cursor_ += run.size();
+    if (cell_known_)
+      for (char byte : run)
+        if (!utf8::is_continuation(static_cast<unsigned char>(byte))) ++cell_;
   }
   flush_line();
   if (!delivered || !segment_.text.empty() || !segment_.markers.empty()) {

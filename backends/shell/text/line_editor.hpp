@@ -14,6 +14,14 @@
 //            the send's write) keep only what was written since: the bytes before it are
 //            as they were.
 // Characters are overwritten one for one (code points; a wide character counts as one).
+// Given the terminal's width (set_columns), a line longer than it wraps as on a terminal
+// with automatic margins, and a return or a backspace stays in the row the cursor is on.
+// A return to a row after the first, or a backspace the start of one stopped, ends the
+// line there: the rows above stay as they were (their trailing blanks show as nothing),
+// and the cursor's row reads as a line of its own. So readline's blanks that reach the
+// margin after `Password: dsh> `, then a return (or backspaces) and the prompt again, read
+// as the rows a terminal shows, not as the prompt written over `Passw`. Without a width
+// nothing wraps.
 // Pure and O(1) in memory: it mirrors the current line up to kMaxLine bytes; on a longer
 // line, returns and erases are ignored until the next '\n' (the text is appended as is).
 #pragma once
@@ -48,13 +56,31 @@ class LineEditor {
   // sink that starts now has none of.
   std::size_t line_bytes() const noexcept { return overlong_ ? 0 : line_.size(); }
 
+  // The terminal's width in columns (0: lines never wrap). A resize takes effect from the
+  // next byte, as on a terminal that does not reflow.
+  void set_columns(std::size_t columns) noexcept { columns_ = columns; }
+
  private:
   void process_slowly(const SanitizedText& chunk, Output& out);
   void mirror_appended(std::string_view text);
+  // The cursor's column counted from the line's start, across its rows (computed when a
+  // chunk first needs it, then kept up to date through the chunk).
+  std::size_t cursor_cell();
+  // The column, counted from the line's start, where the cursor's row begins.
+  std::size_t row_start_cell();
+  // The byte of line_ where column `cell` begins (past the end: the end plus the columns).
+  std::size_t byte_at_cell(std::size_t cell) const;
 
   std::string line_;        // the current line, as displayed, while it fits kMaxLine
   std::size_t cursor_ = 0;  // byte offset in line_ (a character boundary)
   bool overlong_ = false;   // the current line outgrew kMaxLine: appended as is
+  std::size_t columns_ = 0;  // the terminal's width; 0: no wrap
+  // The cursor was last put where it is by a return, a backspace or an erase, not by
+  // writing: at a row's first column it is there, not at the end of the row above waiting
+  // to wrap (a terminal's pending wrap after writing the last column).
+  bool placed_ = false;
+  bool cell_known_ = false;  // cell_ is the cursor's column (valid within process_slowly)
+  std::size_t cell_ = 0;
   SanitizedText segment_;   // the slow path's append in progress, reused
 };
 

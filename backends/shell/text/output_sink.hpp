@@ -44,6 +44,9 @@ class OutputPipeline final : private LineEditor::Output {
   // fish's abandoned lines become newlines in the text (abandoned_line_filter.hpp).
   void filter_abandoned_lines() { abandoned_ = true; }
 
+  // The terminal's width: lines wrap at it in the text as on the terminal (line_editor.hpp).
+  void set_columns(std::size_t columns) noexcept { editor_.set_columns(columns); }
+
   // Sinks are fed in the order they were added; each must outlive the pipeline's use.
   void add(OutputSink& sink) { sinks_.push_back(&sink); }
 
