@@ -419,10 +419,45 @@ def case_hold_bound():
     print('ok: a hold ends by its bound; a bad --hold-ms is refused')
 
 
+def case_mark_baseline():
+    # MARK takes the stdin probe's baseline: whoever reads the terminal then proves nothing
+    # until it ran again. MARK 2 is the shell alone at its idle prompt (its baseline without
+    # the tree's walk), MARK 1 the foreground group, MARK 0 forgets. bash idles in its read
+    # at the prompt, so each PROBE answers at once from the baseline standing.
+    marker = 'bridge-' + uuid.uuid4().hex
+    b = Bridge()
+    caps = b.start_session(marker)
+    if not caps & 1:
+        kill_and_prove(b, marker)
+        print('skipped: MARK (no stdin probe on this platform)')
+        return
+    seq = [0]
+
+    def reading():
+        seq[0] += 1
+        return bool(probe(b, seq[0])['flags'] & STATE_READING)
+    deadline = time.monotonic() + 10
+    while not reading():
+        assert time.monotonic() < deadline, 'bash never proven reading at its prompt'
+    for mark in (2, 1):
+        b.send(frame(MARK, bytes([mark])))
+        assert not reading(), 'MARK %d: the read begun before it proved a reader' % mark
+        b.send(frame(MARK, bytes([0])))
+        assert reading(), 'MARK 0 left a baseline standing after MARK %d' % mark
+    # After MARK 2, a read the shell starts anew proves one.
+    b.send(frame(MARK, bytes([2])) + frame(IN, b'read -r x\r'))
+    deadline = time.monotonic() + 10
+    while not reading():
+        assert time.monotonic() < deadline, 'the read after MARK 2 never proven'
+    b.send(frame(IN, b'x\r'))
+    kill_and_prove(b, marker)
+    print('ok: MARK 2, 1 and 0 set and forget the stdin probe\'s baseline')
+
+
 def main():
     for case in (case_bad_version, case_frame_before_open, case_session_and_kill, case_eof,
                  case_garbage, case_flow_control, case_signal, case_start_failed,
-                 case_link_timeout, case_prompt_hold, case_hold_bound):
+                 case_link_timeout, case_prompt_hold, case_hold_bound, case_mark_baseline):
         case()
 
 

@@ -217,15 +217,17 @@ def main():
                   f"{statistics.median(rt[kind]):.0f} / {pct(rt[kind], 99):.0f} us")
         # The target: a send over ssh costs the local send plus at most one and a half of
         # ssh's own round trips (the input out, the prompt back, half a round trip of slack
-        # for the frames' own work on both sides).
-        local, remote, ssh_p50 = (statistics.median(rt["shell"]), statistics.median(rt["ssh"]),
-                                  statistics.median(ssh_rt))
-        limit = local + 1.5 * ssh_p50
-        print(f"target: ssh send p50 <= local + 1.5 ssh round trips: {remote:.0f} vs "
-              f"{local:.0f} + 1.5 x {ssh_p50:.0f} = {limit:.0f} us "
-              f"({(remote - local) / ssh_p50:.2f} round trips; "
-              f"{(remote - local) / statistics.median(ssh_turn):.2f} of the round trip taking turns): "
-              f"{'met' if remote <= limit else 'MISSED'}")
+        # for the frames' own work on both sides). Judged against both measures of the round
+        # trip: in a tight loop (every CPU kept awake, bimodal here) and taking its turn
+        # among the sends (the same idle gaps before each use: like for like).
+        local, remote = statistics.median(rt["shell"]), statistics.median(rt["ssh"])
+        for name, ssh_p50 in (("in a loop", statistics.median(ssh_rt)),
+                              ("taking turns with the sends", statistics.median(ssh_turn))):
+            limit = local + 1.5 * ssh_p50
+            print(f"target: ssh send p50 <= local + 1.5 ssh round trips ({name}): {remote:.0f} vs "
+                  f"{local:.0f} + 1.5 x {ssh_p50:.0f} = {limit:.0f} us "
+                  f"({(remote - local) / ssh_p50:.2f} round trips): "
+                  f"{'met' if remote <= limit else 'MISSED'}")
         # Each far write is a frame batch, and over ssh each is a message of its own through
         # sshd and the client: the count, untraced, says how many a send crosses.
         print("write calls per send (/proc/PID/io syscw; the far helper's include its one write "

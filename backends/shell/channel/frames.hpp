@@ -21,6 +21,9 @@
 //   SIGNAL   i32 pgid, i32 signo         to that process group of the session
 //   MARK     u8 mark                     1: whoever reads the terminal now proves nothing
 //                                        until it ran again (the stdin probe's baseline);
+//                                        2: the same, said of the shell at its idle prompt,
+//                                        its group's only member (its baseline alone: no
+//                                        walk of the tree; a helper before 2 takes it as 1);
 //                                        0: forget that baseline
 //   PROBE    u32 seq                     answer with a STATE of this seq, after the output
 //                                        the terminal holds now

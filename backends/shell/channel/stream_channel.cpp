@@ -825,12 +825,18 @@ Status StreamChannel::signal_group(pid_t pgid, int signo) {
   return {};
 }
 
-void StreamChannel::mark_readers() {
+void StreamChannel::mark_readers() { send_mark(1); }
+
+// The far side knows its shell: MARK 2 asks for its baseline alone, a stat and a schedstat
+// read where the group's walk is a children file and a status file per process besides.
+void StreamChannel::mark_shell_reader(pid_t) { send_mark(2); }
+
+void StreamChannel::send_mark(std::uint8_t mark) {
   forget_pending_ = false;  // a new baseline replaces the old one on the far side anyway
   marked_ = true;
   mark_at_ = bytes_queued_;
   std::string out;
-  FrameWriter(out).begin(Type::mark).u8(1).end();
+  FrameWriter(out).begin(Type::mark).u8(mark).end();
   send(std::move(out));
   terminal_changed(/*by_input=*/false);
 }

@@ -105,6 +105,7 @@ class StreamChannel final : public ProcessChannel {
   bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
   bool proves_readers() const override { return proves_readers_; }
   void mark_readers() override;
+  void mark_shell_reader(pid_t shell) override;
   void forget_readers() override;
   bool foreground_reading() override;
   void kill_tree(std::chrono::milliseconds grace) override;
@@ -134,6 +135,7 @@ class StreamChannel final : public ProcessChannel {
   static void on_retry(struct ev_loop*, ev_timer* w, int);
 
   void send(std::string frame_bytes);
+  void send_mark(std::uint8_t mark);  // MARK 1 or 2 (mark_readers, mark_shell_reader)
   void flush();
   // Facts are stale (a write, mark or signal went out): answers to probes sent before it
   // no longer count, and the next question asks again.
@@ -230,7 +232,7 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t in_base_ = 0;
   std::string input_kept_;
   std::uint64_t kept_from_ = 0;
-  bool marked_ = false;         // a MARK 1 stands (mark_readers)
+  bool marked_ = false;         // a MARK 1 or 2 stands (mark_readers, mark_shell_reader)
   std::uint64_t mark_at_ = 0;   // the input offset when it was sent
   bool send_live_ = false;      // the last SENDING
   bool resize_pending_ = false;  // a resize while the link was down

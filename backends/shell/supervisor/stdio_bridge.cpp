@@ -596,7 +596,14 @@ class Bridge final : private ChannelEvents {
       case Type::mark: {
         const std::uint8_t mark = r.u8();
         if (!r.done()) return protocol_error("bad MARK");
-        if (channel_) mark ? channel_->mark_readers() : channel_->forget_readers();
+        if (!channel_) return;
+        if (mark == 0) {
+          channel_->forget_readers();
+        } else if (mark == 2 && shell_pid_ > 0) {
+          channel_->mark_shell_reader(shell_pid_);  // the shell alone, at its idle prompt
+        } else {
+          channel_->mark_readers();
+        }
         return;
       }
       case Type::probe: {
