@@ -126,9 +126,10 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
     dirty = false;
     delivered = true;
   };
-  // A return to a row after the line's first: the rows above stay as they are, so the line
-  // ends before the cursor's row (its blanks at the end show as nothing), and that row is
-  // a line of its own from here.
+  // The cursor put back at the start of a row after the line's first (a return, or a
+  // backspace that stopped there): the rows above stay as they are, so the line ends before
+  // the cursor's row (its blanks at the end show as nothing), and that row is a line of its
+  // own from here.
   auto end_line_at = [&](std::size_t row_start) {
     std::string row;
     if (row_start < line_.size()) {
@@ -185,17 +186,17 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
         // backspaces, to land after its prompt), where xterm goes one column further.
         // Stopped at the start of a row after the first, the cursor is where a return
         // would have put it: the line ends above it, as after one.
-        std::size_t back = 1;
+        bool stopped = false;
         if (columns_) {
           const std::size_t row = row_start_cell();
-          if (cursor_cell() == row) back = 0;
-          if (back == 0 && row > 0) {
+          stopped = cursor_cell() == row;
+          if (stopped && row > 0) {
             end_line_at(byte_at_cell(row));
             cursor_ = 0;
             cell_ = 0;
           }
         }
-        for (; back > 0 && cursor_ > 0; --back) {
+        if (!stopped && cursor_ > 0) {
           if (cursor_ > line_.size()) {
             --cursor_;
           } else {
