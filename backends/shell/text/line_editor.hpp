@@ -75,11 +75,11 @@ class LineEditor {
   std::size_t cursor_ = 0;  // byte offset in line_ (a character boundary)
   bool overlong_ = false;   // the current line outgrew kMaxLine: appended as is
   std::size_t columns_ = 0;  // the terminal's width; 0: no wrap
-  // The cursor was last put where it is by a return, a backspace or an erase, not by
-  // writing: at a row's first column it is there, not at the end of the row above waiting
-  // to wrap (a terminal's pending wrap after writing the last column).
+  // The cursor was last put where it is by a return or a backspace, not by writing: at a
+  // row's first column it is there, not at the end of the row above waiting to wrap (a
+  // terminal's pending wrap after writing the last column).
   bool placed_ = false;
-  bool cell_known_ = false;  // cell_ is the cursor's column (valid within process_slowly)
+  bool cell_known_ = false;  // cell_ is the cursor's column (the fast path's appends unset it)
   std::size_t cell_ = 0;
   SanitizedText segment_;   // the slow path's append in progress, reused
 };
