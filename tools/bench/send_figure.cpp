@@ -34,7 +34,6 @@ double thread_cpu_ns() {
   return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
 }
 
-
 struct BySubject {
   Samples all;
   Samples one_cpu, two_cpus;
