@@ -55,9 +55,13 @@ struct ShellConfig {
   // modes). Either way every byte feeds the session's emulator (screen reads, keys).
   enum class Terminal { dumb, xterm };
   Terminal terminal = Terminal::dumb;
-  // Applied after the inherited environment is scrubbed of secrets and the controlled
-  // variables are set: a value sets, nullopt unsets.
+  // Applied after the inherited environment is filtered and the controlled variables are
+  // set: a value sets, nullopt unsets. What is inherited (docs/security.md, "Environment"):
+  // a confined session only PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TZ, TMPDIR and
+  // SHELL; an unconfined one all but the names and values that look like secrets.
   std::map<std::string, std::optional<std::string>> env;
+  // Host variables passed by name whatever the rules above say (the operator's --env NAME).
+  std::vector<std::string> env_pass;
   std::chrono::milliseconds startup_timeout{10'000};  // until the first prompt
   std::chrono::milliseconds close_grace{500};         // HUP/TERM, then SIGKILL
   std::chrono::milliseconds drain_timeout{1'000};     // master drained to EIO at close
@@ -72,6 +76,15 @@ struct ShellConfig {
   SandboxMode sandbox = SandboxMode::none;
   bool sandbox_network = false;
   std::vector<std::string> writable_roots;
+  // The operator's floor (docs/security.md, "The operator's policy"): a spawn asking for
+  // less confinement than `sandbox_floor` (none < workspace-write < read-only), or for the
+  // network when `network_floor` is true ("off"), is INVALID_ARGUMENT, never clamped; a
+  // default below the floor is raised to it. `workspaces`: the directories a confined
+  // session's cwd must lie in (empty: anywhere but / and $HOME); a confined cwd reached
+  // through a symbolic link is refused either way.
+  SandboxMode sandbox_floor = SandboxMode::none;
+  bool network_floor = false;
+  std::vector<std::string> workspaces;
   std::string bwrap_path;
   // Host unix sockets a confined session may reach, bound in at their canonical paths
   // (everything else of the host's is hidden: /run and $XDG_RUNTIME_DIR are empty inside,
@@ -81,6 +94,10 @@ struct ShellConfig {
   // relative path is taken in each root, an absolute one where it lies in a root. A
   // protected path that is a symbolic link fails the spawn (docs/security.md).
   std::vector<std::string> protected_paths;
+  // The size of each tmpfs a confined session may fill (/tmp, /dev/shm, the masked /run
+  // and $XDG_RUNTIME_DIR). 0: the smaller of 1 GiB and a tenth of the host's RAM. A setuid
+  // bwrap refuses sizes: there they are unbounded (docs/security.md).
+  std::size_t sandbox_tmpfs_bytes = 0;
 
   // Terminal layer.
   std::size_t scrollback_lines = 10'000;

@@ -130,6 +130,73 @@ std::vector<std::string> dirs_to_mask(const std::map<std::string, std::optional<
   return dirs;
 }
 
+// The smaller of 1 GiB and a tenth of the host's RAM.
+std::size_t default_tmpfs_bytes() {
+  constexpr std::size_t kCap = std::size_t{1} << 30;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return kCap;
+  return std::min(kCap, static_cast<std::size_t>(pages) / 10 * static_cast<std::size_t>(page));
+}
+
+// `path` made absolute against the host's cwd, with "." and ".." taken lexically and
+// repeated slashes folded: what the caller named, before any link is followed.
+std::string lexically_absolute(const std::string& path) {
+  std::string whole = path;
+  if (whole.empty() || whole.front() != '/') {
+    char here[PATH_MAX];
+    whole = std::string(::getcwd(here, sizeof here) ? here : "/") + "/" + whole;
+  }
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= whole.size()) {
+    std::size_t end = whole.find('/', start);
+    if (end == std::string::npos) end = whole.size();
+    std::string part = whole.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(std::move(part));
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+std::string canonical_or_empty(const char* path) {
+  char real[PATH_MAX];
+  if (!path || !*path || !::realpath(path, real)) return {};
+  return real;
+}
+
+// The operator's rules for a confined session's cwd (its writable root in
+// workspace-write): not "/" nor the home directory, reached through no symbolic link (a
+// link planted by an earlier session or shipped in a repository would choose the root),
+// and inside one of the operator's workspaces when there are any.
+Status check_confined_cwd(const std::string& cwd, const std::vector<std::string>& workspaces) {
+  auto refuse = [&](const std::string& why) {
+    return Status(make_error(Code::INVALID_ARGUMENT, "cwd " + cwd + ": " + why));
+  };
+  const std::string named = lexically_absolute(cwd);
+  const std::string real = canonical_or_empty(named.c_str());
+  if (real.empty()) return Status(make_system_error(Code::BACKEND_FAILED, "working directory " + cwd, errno));
+  if (real != named) return refuse("a confined session's cwd may not be reached through a symbolic link (it leads to " + real + ")");
+  if (real == "/") return refuse("a confined session's cwd may not be /");
+  if (const std::string home = canonical_or_empty(std::getenv("HOME")); !home.empty() && real == home) {
+    return refuse("a confined session's cwd may not be the home directory");
+  }
+  if (workspaces.empty()) return {};
+  std::string roots;
+  for (const auto& ws : workspaces) {
+    const std::string root = canonical_or_empty(ws.c_str());
+    if (!root.empty() && inside_or_at(real, root)) return {};
+    roots += (roots.empty() ? "" : ", ") + ws;
+  }
+  return refuse("outside the operator's workspaces (" + roots + ")");
+}
+
 }  // namespace
 
 std::string_view sandbox_mode_name(SandboxMode mode) {
@@ -144,13 +211,47 @@ std::string_view sandbox_mode_name(SandboxMode mode) {
   return "?";
 }
 
+int strictness(SandboxMode mode) {
+  switch (mode) {
+    case SandboxMode::none:
+      return 0;
+    case SandboxMode::workspace_write:
+      return 1;
+    case SandboxMode::read_only:
+      return 2;
+  }
+  return 0;
+}
+
+std::string modes_from(SandboxMode floor) {
+  std::string out;
+  for (SandboxMode m : kSandboxModes) {
+    if (strictness(m) < strictness(floor)) continue;
+    if (!out.empty()) out += ", ";
+    out += sandbox_mode_name(m);
+  }
+  return out;
+}
+
+std::optional<Confinement> describe_confinement(const SandboxSpec& spec) {
+  if (!spec.confined()) return std::nullopt;
+  Confinement c;
+  c.mode = std::string(sandbox_mode_name(spec.mode));
+  c.network = spec.network;
+  if (spec.workspace) c.writable_roots.push_back(*spec.workspace);
+  c.writable_roots.insert(c.writable_roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
+  c.protected_paths = spec.protected_mounts;
+  return c;
+}
+
 Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::string>& options,
                                           const ShellConfig& config) {
   SandboxSpec spec;
-  spec.mode = config.sandbox;
+  // A default below the floor is raised to it: the floor is the operator's last word.
+  spec.mode = strictness(config.sandbox) < strictness(config.sandbox_floor) ? config.sandbox_floor : config.sandbox;
   if (auto it = options.find("sandbox"); it != options.end()) {
     bool known = false;
-    for (SandboxMode m : {SandboxMode::none, SandboxMode::read_only, SandboxMode::workspace_write}) {
+    for (SandboxMode m : kSandboxModes) {
       if (it->second == sandbox_mode_name(m)) {
         spec.mode = m;
         known = true;
@@ -160,8 +261,14 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
       return make_error(Code::INVALID_ARGUMENT, "unknown sandbox mode \"" + it->second +
                                                     "\" (known: none, read-only, workspace-write)");
     }
+    if (strictness(spec.mode) < strictness(config.sandbox_floor)) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "sandbox \"" + it->second + "\" is below the operator's floor, " +
+                            std::string(sandbox_mode_name(config.sandbox_floor)) +
+                            " (allowed: " + modes_from(config.sandbox_floor) + ")");
+    }
   }
-  spec.network = spec.confined() ? config.sandbox_network : true;
+  spec.network = spec.confined() ? config.sandbox_network && !config.network_floor : true;
   if (auto it = options.find("network"); it != options.end()) {
     if (it->second != "on" && it->second != "off") {
       return make_error(Code::INVALID_ARGUMENT,
@@ -174,6 +281,12 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
                         "workspace-write); sandbox none has the host's network");
     }
   }
+  if (spec.network && config.network_floor) {
+    return make_error(Code::INVALID_ARGUMENT,
+                      spec.confined() ? std::string("network \"on\" is below the operator's floor: the network is off")
+                                      : std::string("sandbox none has the host's network, below the operator's "
+                                                    "floor (network off): choose read-only or workspace-write"));
+  }
   if (spec.mode == SandboxMode::workspace_write) {
     spec.writable_roots = config.writable_roots;
     spec.protected_entries.push_back(".git");
@@ -181,7 +294,9 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
                                   config.protected_paths.end());
   }
   spec.allow_sockets = config.allow_sockets;
+  spec.workspaces = config.workspaces;
   spec.env = config.env;
+  spec.tmpfs_bytes = config.sandbox_tmpfs_bytes > 0 ? config.sandbox_tmpfs_bytes : default_tmpfs_bytes();
   return spec;
 }
 
@@ -204,9 +319,15 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
                                       "(Debian: apt-get install bubblewrap)", ENOENT);
     }
   }
+  {
+    char here[PATH_MAX];
+    const std::string effective = cwd ? *cwd : (::getcwd(here, sizeof here) ? here : "/");
+    if (Status st = check_confined_cwd(effective, spec.workspaces); !st) return st;
+  }
   if (Status st = check_namespaces(spec.mode, spec.bwrap); !st) return st;
   struct stat bwrap_st {};
   spec.bwrap_setuid = ::stat(spec.bwrap.c_str(), &bwrap_st) == 0 && (bwrap_st.st_mode & S_ISUID);
+  if (spec.bwrap_setuid) spec.tmpfs_bytes = 0;  // a setuid bwrap refuses --size
   if (spec.mode == SandboxMode::workspace_write) {
     if (!cwd) {
       return sandbox_error(spec.mode, "needs a working directory (the workspace): the spawn "
@@ -293,6 +414,9 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   // and POSIX message queues, semaphores and shared memory are rendezvous too.
   a.insert(a.end(), {"--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent",
                      "--new-session", "--ro-bind", "/", "/"});
+  // No capabilities inside, whoever the host is: bwrap run by root otherwise keeps them all
+  // in the session's user namespace (which maps uid 0 to the host's root).
+  a.insert(a.end(), {"--cap-drop", "ALL"});
   std::vector<std::string> roots;
   if (spec.workspace) roots.push_back(*spec.workspace);
   roots.insert(roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
@@ -304,13 +428,37 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   for (const auto& root : roots) {
     if (!under_any(root, replaced)) a.insert(a.end(), {"--bind", root, root});
   }
-  a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
-  for (const auto& dir : spec.masked_dirs) a.insert(a.end(), {"--tmpfs", dir});
+  a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc"});
+  // bwrap covers /proc's host-wide knobs read-only only where access(W_OK) says they are
+  // writable, and the kernel refuses W_OK on a directory of /proc/sys whoever asks, so it
+  // never covers /proc/sys, /proc/irq or /proc/bus: uid 0 inside is the host's root to
+  // their files' permission checks (kernel.hostname, kernel.core_pattern: a handler run as
+  // root outside every namespace). Bound read-only here, unconditionally, with the other
+  // host-wide files a root-owned mode lets uid 0 open for writing (/proc/pressure's are
+  // everyone's by design); the private network namespace's /proc/sys/net still reads as
+  // the session's own. `-try`: a kernel without one of them has nothing to cover.
+  for (const char* knob : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/mtrr",
+                           "/proc/acpi", "/proc/scsi", "/proc/driver", "/proc/fs", "/proc/tty"}) {
+    a.insert(a.end(), {"--ro-bind-try", knob, knob});
+  }
+  // Each tmpfs the session can fill is sized (bwrap's own default is half the host's RAM,
+  // each): /tmp, the masks, and /dev/shm; /dev itself is made read-only below.
+  const auto sized_tmpfs = [&](const std::string& dir, const char* perms) {
+    if (perms) a.insert(a.end(), {"--perms", perms});
+    if (spec.tmpfs_bytes > 0) a.insert(a.end(), {"--size", std::to_string(spec.tmpfs_bytes)});
+    a.insert(a.end(), {"--tmpfs", dir});
+  };
+  sized_tmpfs("/tmp", "1777");
+  sized_tmpfs("/dev/shm", "1777");
+  for (const auto& dir : spec.masked_dirs) sized_tmpfs(dir, nullptr);
   // bwrap binds its own inherited terminal as /dev/console; ours is not inherited (it goes
   // over the socket), so the slave is named here: the slave's path is filled in once the
   // PTY exists (LaunchPlan::tty_path_arg). Then `tty` says /dev/console, as under bwrap.
   a.insert(a.end(), {"--dev-bind", "", "/dev/console"});
   plan.tty_path_arg = static_cast<int>(a.size()) - 2;
+  // /dev's own tmpfs (unsized, bwrap makes it) read-only now that its nodes exist: the
+  // device nodes, /dev/pts and /dev/shm are mounts of their own and keep working.
+  a.insert(a.end(), {"--remount-ro", "/dev"});
   for (const auto& root : roots) {
     if (under_any(root, replaced)) a.insert(a.end(), {"--bind", root, root});
   }

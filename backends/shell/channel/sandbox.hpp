@@ -28,6 +28,7 @@
 
 #include "channel/launch_plan.hpp"
 #include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
 #include "dshpty/shell.hpp"
 
 namespace dshpty::shell {
@@ -40,8 +41,10 @@ struct SandboxSpec {
   std::vector<std::string> writable_roots;      // writable in workspace-write
   std::vector<std::string> protected_entries;   // ".git" and ShellConfig::protected_paths
   std::vector<std::string> allow_sockets;       // ShellConfig::allow_sockets, as given
+  std::vector<std::string> workspaces;          // ShellConfig::workspaces: where a cwd may be
   std::map<std::string, std::optional<std::string>> env;  // ShellConfig::env (XDG_RUNTIME_DIR)
   std::shared_ptr<const std::string> seccomp_program;     // the backend's filter (BPF)
+  std::size_t tmpfs_bytes = 0;                  // each tmpfs's size; 0: unsized (setuid bwrap)
 
   // Resolved by check_sandbox, on the host, before the argv is built:
   std::string bwrap;                            // the resolved bwrap path
@@ -54,8 +57,15 @@ struct SandboxSpec {
   bool confined() const { return mode != SandboxMode::none; }
 };
 
+// Every mode, least confined first.
+inline constexpr SandboxMode kSandboxModes[] = {SandboxMode::none, SandboxMode::workspace_write,
+                                                SandboxMode::read_only};
+
 // "none", "read-only", "workspace-write".
 std::string_view sandbox_mode_name(SandboxMode mode);
+
+// What a checked spec confines, as callers see it; nullopt for mode none.
+std::optional<Confinement> describe_confinement(const SandboxSpec& spec);
 
 // The spawn's "sandbox" and "network" options over the config's defaults.
 // INVALID_ARGUMENT for an unknown mode or network value, or network=off without a
@@ -63,7 +73,9 @@ std::string_view sandbox_mode_name(SandboxMode mode);
 Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::string>& options,
                                           const ShellConfig& config);
 
-// Checks everything a confined spawn needs before anything runs, and resolves bwrap:
+// Checks everything a confined spawn needs before anything runs, and resolves bwrap: the
+// operator's rules for the cwd (INVALID_ARGUMENT: "/", $HOME, a symbolic link on the way,
+// outside `workspaces`; the host's cwd when the spawn has none),
 // `bwrap` found (config path, else PATH), the kernel allowing the namespaces, the workspace
 // (`cwd`, required for workspace-write) and the extra roots existing as directories; then
 // every mount destination (channel/sandbox_paths.hpp): the masks, the host sockets to hide,
