@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -35,7 +36,7 @@ class FilterContext {
   scmp_filter_ctx ctx_;
 };
 
-// A rule on one system call, with up to one argument comparison.
+// A rule on one system call, with its argument comparisons (all must hold).
 Status refuse(scmp_filter_ctx ctx, int err, const char* name,
               std::initializer_list<scmp_arg_cmp> args = {}) {
   int nr = seccomp_syscall_resolve_name(name);
@@ -55,7 +56,12 @@ scmp_arg_cmp low32_is(unsigned int arg, uint32_t value) {
 Status add_rules(scmp_filter_ctx ctx) {
   // Terminal input injection into whatever reads the terminal, and the console's
   // selection and keyboard tricks.
-  for (unsigned long request : {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX)}) {
+  // TIOCSETD too: a line discipline other than N_TTY (the kernel's serial, radio and CAN
+  // protocols) is kernel attack surface a shell never needs. Its argument is a pointer, out
+  // of a filter's reach, so the request is refused whatever it asks (`N_TTY` included; a
+  // terminal is in N_TTY from its start).
+  for (unsigned long request : {static_cast<unsigned long>(TIOCSTI), static_cast<unsigned long>(TIOCLINUX),
+                                static_cast<unsigned long>(TIOCSETD)}) {
     if (Status st = refuse(ctx, EPERM, "ioctl", {low32_is(1, static_cast<uint32_t>(request))}); !st) return st;
   }
   // The kernel keyring is shared by every process of the user: a way out, and secrets in.
@@ -102,7 +108,17 @@ Status add_rules(scmp_filter_ctx ctx) {
     }
     family = next_allowed + 1;
   }
-  return refuse(ctx, EAFNOSUPPORT, "socket", {SCMP_A0(SCMP_CMP_GE, static_cast<uint64_t>(family))});
+  if (Status st = refuse(ctx, EAFNOSUPPORT, "socket", {SCMP_A0(SCMP_CMP_GE, static_cast<uint64_t>(family))}); !st) {
+    return st;
+  }
+  // Netlink: route only (`ip` reads addresses and routes with it). sock_diag would list the
+  // host's listeners and socket paths with the network on; audit, netfilter, uevents and
+  // the generic families are the host's business. Any other protocol (the whole register:
+  // a value the kernel would truncate to 0 is refused too) is EPROTONOSUPPORT, which libaudit
+  // and friends read as "not in this kernel".
+  return refuse(ctx, EPROTONOSUPPORT, "socket",
+                {SCMP_A0(SCMP_CMP_EQ, static_cast<uint64_t>(AF_NETLINK)),
+                 SCMP_A2(SCMP_CMP_NE, static_cast<uint64_t>(NETLINK_ROUTE))});
 }
 
 }  // namespace
