@@ -156,6 +156,63 @@ def write_file(path):
         report("write", False, err_name(e.errno))
 
 
+def hostname_rewrite():
+    # Writes the host name it already has: harmless where it works (the positive control).
+    path = "/proc/sys/kernel/hostname"
+    try:
+        with open(path) as f:
+            name = f.read()
+        with open(path, "w") as f:
+            f.write(name)
+        report("hostname", True)
+    except OSError as e:
+        report("hostname", False, err_name(e.errno))
+
+
+def proc_writable():
+    # Every file of /proc outside the processes' own directories that opens for writing
+    # (opening writes nothing): their count and the first few. /proc/pressure is left out:
+    # its files are writable by everyone by design (a PSI trigger lives with its open file).
+    found = []
+    for root, dirs, files in os.walk("/proc", followlinks=False):
+        if root == "/proc":
+            dirs[:] = [d for d in dirs
+                       if not d.isdigit() and d not in ("self", "thread-self", "pressure")]
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            except OSError:
+                continue
+            os.close(fd)
+            found.append(path)
+    report("proc-writable", True, f"{len(found)} {' '.join(sorted(found)[:5])}".rstrip())
+
+
+def tiocsetd():
+    # TIOCSETD to N_TTY (the discipline it already has) on a terminal of its own.
+    master, slave = pty.openpty()
+    try:
+        fcntl.ioctl(slave, 0x5423, struct.pack("i", 0))
+        report("tiocsetd", True)
+    except OSError as e:
+        report("tiocsetd", False, err_name(e.errno))
+
+
+def netlink(protocol):
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, int(protocol)).close()
+        report("netlink-" + protocol, True)
+    except OSError as e:
+        report("netlink-" + protocol, False, err_name(e.errno))
+
+
+def capabilities():
+    with open("/proc/self/status") as f:
+        eff = [line.split()[1] for line in f if line.startswith("CapEff:")][0]
+    report("caps", True, eff)
+
+
 def serve(args):
     # serve --unix PATH ... --abstract NAME ... : listeners, plus a TCP one and a UDP
     # resolver on 127.0.0.1; prints "READY TCP_PORT UDP_PORT", answers until stdin closes.
@@ -222,6 +279,16 @@ def main():
         signal_pid(args[0])
     elif name == "write":
         write_file(args[0])
+    elif name == "hostname":
+        hostname_rewrite()
+    elif name == "proc-writable":
+        proc_writable()
+    elif name == "tiocsetd":
+        tiocsetd()
+    elif name == "netlink":
+        netlink(args[0])
+    elif name == "caps":
+        capabilities()
     else:
         sys.exit("unknown probe " + name)
 

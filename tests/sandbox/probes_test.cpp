@@ -410,3 +410,69 @@ TEST_CASE("a symlink planted by one session cannot carry the next one's mounts o
   CHECK(::stat((victim + "/f").c_str(), &st) < 0);
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
+
+TEST_CASE("host-wide knobs: /proc/sys and its kin read-only, no capabilities, a root host included") {
+  Battery b;
+  const bool root = ::geteuid() == 0;
+  ShellFixture control_fx;
+  auto control = control_fx.spawn(patient(control_fx.config()), in_dir(b.control_ws));
+  REQUIRE_MESSAGE(control.session, describe(control.error));
+  auto& out = *control.session;
+  // Both modes, the network off and on: the knobs are the host's whatever the namespaces.
+  for (const auto& [mode, network] : {std::pair{SandboxMode::workspace_write, "off"},
+                                      std::pair{SandboxMode::read_only, "on"}}) {
+    CAPTURE(static_cast<int>(mode));
+    ShellFixture fx;
+    auto s = fx.spawn(patient(sandbox_config(fx, mode)), in_dir(b.ws, {{"network", network}}));
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    auto& in = *s.session;
+    // A same-value write of kernel.hostname: refused by the read-only mount, root's included.
+    CHECK(probe(fx, in, "hostname") == "hostname err EROFS");
+    // No file of /proc's host-wide part opens for writing (the walk sees the same files
+    // outside, where root opens them all).
+    CHECK(probe(fx, in, "proc-writable") == "proc-writable ok 0");
+    CHECK(probe(fx, in, "caps") == "caps ok 0000000000000000");
+    CHECK(probe(fx, in, "tiocsetd") == "tiocsetd err EPERM");
+    // Netlink: route for `ip`, never sock_diag (the host's listeners) or audit.
+    CHECK(probe(fx, in, "netlink 0") == "netlink-0 ok");
+    CHECK(probe(fx, in, "netlink 4") == "netlink-4 err EPROTONOSUPPORT");
+    CHECK(probe(fx, in, "netlink 9") == "netlink-9 err EPROTONOSUPPORT");
+    // The private network namespace's /proc/sys/net is its own: loopback only.
+    auto r = run(fx, in, "ls -1 /proc/sys/net/ipv4/conf");
+    if (std::string(network) == "off") CHECK_MESSAGE(contains(r.output, "\nall\ndefault\nlo\n"), r.output);
+    CHECK(fx.close(in).ok());
+    CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+  }
+  // The positive controls, unconfined: the same programs reach the kernel.
+  if (root) {
+    CHECK(probe(control_fx, out, "hostname") == "hostname ok");
+    CHECK(probe(control_fx, out, "proc-writable") != "proc-writable ok 0");
+    CHECK(probe(control_fx, out, "caps") != "caps ok 0000000000000000");
+  }
+  CHECK(probe(control_fx, out, "tiocsetd") == "tiocsetd ok");
+  CHECK(probe(control_fx, out, "netlink 4") == "netlink-4 ok");
+  CHECK(control_fx.close(out).ok());
+}
+
+TEST_CASE("tmpfs sizes: /tmp and /dev/shm hold what the config says, /dev itself nothing") {
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  ShellFixture fx;
+  auto config = patient(sandbox_config(fx, SandboxMode::workspace_write));
+  config.sandbox_tmpfs_bytes = 8u << 20;
+  auto s = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto& in = *s.session;
+  auto r = run(fx, in, "df -B1 --output=size /tmp /dev/shm | tail -n +2 | tr -s ' \\n' ' '");
+  CHECK_MESSAGE(contains(r.output, " 8388608 8388608"), r.output);
+  // The positive control: half of it fits; then more than the rest does not.
+  CHECK(run(fx, in, "head -c 4M /dev/zero > /tmp/half").exit_code == 0);
+  r = run(fx, in, "head -c 6M /dev/zero > /tmp/more");
+  CHECK_MESSAGE(contains(r.output, "No space left on device"), r.output);
+  r = run(fx, in, "touch /dev/planted");
+  CHECK_MESSAGE(contains(r.output, "Read-only file system"), r.output);
+  CHECK(run(fx, in, "echo ok > /dev/null && python3 -c 'import multiprocessing as m; m.Lock()' && echo SHM-OK")
+            .output.find("\nSHM-OK") != std::string::npos);
+  CHECK(fx.close(in).ok());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
