@@ -72,6 +72,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
   if (rec.session) {
     snap.pid = rec.session->pid();
     snap.status = rec.session->status();
+    snap.confinement = rec.session->confinement();
   }
   return snap;
 }

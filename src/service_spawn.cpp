@@ -16,6 +16,16 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
                              "no PTY backend is registered for type \"" + options.type + "\""));
   if (options.name && options.name->empty())
     return reject(make_error(Code::INVALID_ARGUMENT, "PTY session name must not be empty"));
+  // A NUL would cut a path where the system calls read it ("/\0/etc" opens "/"): refused
+  // whole, for every backend, before any of them sees it.
+  const auto has_nul = [](const std::string& text) { return text.find('\0') != std::string::npos; };
+  if (options.cwd && has_nul(*options.cwd))
+    return reject(make_error(Code::INVALID_ARGUMENT, "cwd holds a NUL byte"));
+  for (const auto& [key, value] : options.options) {
+    if (has_nul(key) || has_nul(value))
+      return reject(make_error(Code::INVALID_ARGUMENT, "spawn option \"" + key.substr(0, key.find('\0')) +
+                                                           "\" holds a NUL byte"));
+  }
   if (options.name && name_taken(owner, *options.name))
     return reject(make_error(Code::DUPLICATE_NAME,
                              "PTY session name \"" + *options.name + "\" already exists for this owner"));

@@ -174,7 +174,8 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
       }
     }
     const std::string term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
-    p.env = shell::build_environment(environ, spec.session_id, term, overrides);
+    p.env = shell::build_environment(environ, spec.session_id, term, overrides,
+                                     {.allow_list_only = p.sandbox.confined(), .pass = config_.env_pass});
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
       if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();

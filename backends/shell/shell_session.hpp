@@ -103,6 +103,7 @@ class ShellSession final : public BackendSession,
   std::optional<AttachReport> attach_report() const override {
     return channel_ ? channel_->attach_report() : std::nullopt;
   }
+  std::optional<Confinement> confinement() const override { return describe_confinement(params_.sandbox); }
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).

@@ -81,6 +81,8 @@ class BackendSession {
   // A session taken over from a lingering helper (docs/outlive.md): what its start
   // replayed. nullopt for a session this backend started.
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
+  // What confines the session, when something does (a confined shell session).
+  virtual std::optional<Confinement> confinement() const { return std::nullopt; }
   // The terminal's window size (the service checked 1..4096). A backend without a
   // terminal: INVALID_ARGUMENT.
   virtual Status resize(unsigned /*rows*/, unsigned /*cols*/) {

@@ -159,6 +159,14 @@ struct SignalResult {
   int target_pgid = 0;  // the process group it was delivered to
 };
 
+// What confines a session (docs/security.md), fixed for its life.
+struct Confinement {
+  std::string mode;                           // "read-only" or "workspace-write"
+  bool network = false;                       // false: a private network namespace
+  std::vector<std::string> writable_roots;    // canonical paths; empty in read-only
+  std::vector<std::string> protected_paths;   // read-only inside the writable roots
+};
+
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
   std::string id;
@@ -166,6 +174,7 @@ struct SessionSnapshot {
   std::string type;
   std::optional<int> pid;  // only where the backend has one
   SessionStatus status;
+  std::optional<Confinement> confinement;  // absent: unconfined
 };
 
 }  // namespace dshpty
