@@ -6,8 +6,12 @@ while serving goes on, output that is not UTF-8, the result cap, and EOF leaving
 
 usage: mcp_e2e.py DSHPTY_MCP"""
 
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 from mcp_client import McpServer, check, pid_alive, session_members, wait_foreground
 
@@ -229,6 +233,23 @@ def capped():
         server.kill()
 
 
+def default_cap():
+    """Without --max-result-bytes a result holds at most 30,000 bytes of output (a model
+    pays for each); the rest stays in the scrollback for terminal_read."""
+    server = McpServer(BINARY)
+    try:
+        server.initialize()
+        server.tool("terminal_open")
+        text = server.tool("terminal_send", {"session": "pty-1", "text": "seq 1 20000"})
+        check(MARKER.search(text), text[-300:])
+        body = text.split("[wait:")[0]
+        check(29_000 < len(body.encode()) <= 30_000 + 1, f"body of {len(body.encode())} bytes")
+        check("\n20000\n" in body and "\n1\n" in body, "head and tail kept")
+        check(server.close_stdin_and_wait() == 0, "exit status")
+    finally:
+        server.kill()
+
+
 def flood_caps():
     """seq 1 100000 at three caps: the command and 1, 2, 3... at the head, the marker line,
     ...99999, 100000 at the tail; the marker's count is the gap between them."""
@@ -276,11 +297,53 @@ def bad_bytes(server):
     check(server.call("ping") == {}, "serving goes on")
 
 
+def bwrap_unavailable():
+    if not shutil.which("bwrap"):
+        return "bwrap is not installed"
+    probe = subprocess.run(["bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
+                            "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return None if probe.returncode == 0 else "bwrap cannot create the namespaces here"
+
+
+def operator_policy():
+    """--sandbox and --network as the operator's floor: the schema lists only what is allowed,
+    the open text says what the session is, and a request below the floor is refused."""
+    why = bwrap_unavailable()
+    if why:
+        print(f"operator_policy skipped: {why}", flush=True)
+        return
+    ws = os.path.realpath(tempfile.mkdtemp(prefix="dshpty-mcp-ws-"))
+    os.mkdir(os.path.join(ws, ".git"))  # protected whenever it is there
+    server = McpServer(BINARY, ["--sandbox", "workspace-write", "--network", "off", "--cwd", ws])
+    try:
+        server.initialize()
+        opener = server.call("tools/list")["tools"][0]["inputSchema"]["properties"]
+        check(opener["sandbox"]["enum"] == ["workspace-write", "read-only"], opener["sandbox"])
+        check("\"workspace-write\"" in opener["sandbox"]["description"], opener["sandbox"])
+        check(opener["network"]["enum"] == ["off"], opener["network"])
+        text = server.tool("terminal_open", {"name": "box"})
+        lines = text.split("\n")
+        check(lines[1].startswith(f"[confined: workspace-write, network off, writable: {ws}; read-only inside: ")
+              and ".git" in lines[1], text)
+        check("[confined: workspace-write, network off]" in server.tool("terminal_list"), "list")
+        error = server.tool_error("terminal_open", {"sandbox": "none"}, "INVALID_ARGUMENT")
+        check("below the operator's floor" in error, error)
+        server.tool_error("terminal_open", {"network": "on"}, "INVALID_ARGUMENT")
+        server.tool_error("terminal_open", {"cwd": "/"}, "INVALID_ARGUMENT")
+        check(server.close_stdin_and_wait() == 0, "exit status")
+    finally:
+        server.kill()
+        shutil.rmtree(ws, ignore_errors=True)
+
+
 def main():
     global BINARY
     BINARY = sys.argv[1]
     handshake()
+    operator_policy()
     capped()
+    default_cap()
     flood_caps()
     server = McpServer(BINARY)
     try:

@@ -186,22 +186,46 @@ def test_confined_open(repl_path):
     if why:
         print(f"skipped: {why}", flush=True)
         return
-    workspace = tempfile.mkdtemp(prefix="dshpty-json-ws-")
-    repl = JsonRepl(repl_path)
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="dshpty-json-ws-"))
+    elsewhere = os.path.realpath(tempfile.mkdtemp(prefix="dshpty-json-other-"))
+    # The operator's policy: workspace-write is the default and the floor, the network off.
+    repl = JsonRepl(repl_path, ["--sandbox", "workspace-write", "--network", "off", "--workspace", workspace])
     try:
-        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "cwd": workspace,
-                          "sandbox": "workspace-write", "network": "off"})
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "cwd": workspace})
+        check(opened["confinement"] == {"mode": "workspace-write", "network": "off",
+                                        "writableRoots": [workspace],
+                                        "protected": opened["confinement"]["protected"]}, opened)
         inside = repl.ok({"id": 2, "op": "send", "sessionId": "pty-1",
                           "text": "touch inside && echo WROTE; touch /etc/dshpty-json-probe"})
         check("WROTE" in inside["viewport"] and "Read-only file system" in inside["viewport"], inside)
         check(os.path.exists(os.path.join(workspace, "inside")), "the workspace write")
-        repl.error({"id": 3, "op": "open", "type": "shell", "sandbox": "strict"}, "INVALID_ARGUMENT")
-        repl.ok({"id": 4, "op": "shutdown"})
+        listed = repl.ok({"id": 3, "op": "list"})
+        check(listed["sessions"][0]["confinement"]["mode"] == "workspace-write", listed)
+        repl.error({"id": 4, "op": "open", "type": "shell", "sandbox": "strict"}, "INVALID_ARGUMENT")
+        # Below the floor, or outside the workspace: refused, naming why; never clamped.
+        below = repl.error({"id": 5, "op": "open", "type": "shell", "cwd": workspace, "sandbox": "none"},
+                           "INVALID_ARGUMENT")
+        check("below the operator's floor" in below["message"], below)
+        net = repl.error({"id": 6, "op": "open", "type": "shell", "cwd": workspace, "network": "on"},
+                         "INVALID_ARGUMENT")
+        check("floor" in net["message"], net)
+        outside = repl.error({"id": 7, "op": "open", "type": "shell", "cwd": elsewhere}, "INVALID_ARGUMENT")
+        check("outside the operator's workspaces" in outside["message"], outside)
+        root = repl.error({"id": 8, "op": "open", "type": "shell", "cwd": "/"}, "INVALID_ARGUMENT")
+        check("may not be /" in root["message"], root)
+        nul = repl.error({"id": 9, "op": "open", "type": "shell", "cwd": workspace + "\u0000/etc"},
+                         "INVALID_ARGUMENT")
+        check("NUL" in nul["message"], nul)
+        # The positive control: read-only is above the floor.
+        ro = repl.ok({"id": 10, "op": "open", "type": "shell", "cwd": workspace, "sandbox": "read-only"})
+        check(ro["confinement"]["mode"] == "read-only" and ro["confinement"]["writableRoots"] == [], ro)
+        repl.ok({"id": 11, "op": "shutdown"})
         check(repl.wait_exit() == 0, "exit status")
-        wait_gone([opened["pid"]], "shutdown")
+        wait_gone([opened["pid"], ro["pid"]], "shutdown")
     finally:
         repl.close()
         shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(elsewhere, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -507,3 +507,62 @@ TEST_CASE("--allow-socket and --protect: repeatable, into the shell backend's co
     CHECK(result.error()->message.find(std::string(args[0])) != std::string::npos);
   }
 }
+
+TEST_CASE("the operator's policy flags: --sandbox, --network, --workspace, --writable-root, --env") {
+  auto options = parse_options(std::vector<std::string_view>{
+      "--sandbox", "workspace-write", "--network=off", "--workspace", "/w/a", "--workspace", "/w/b",
+      "--writable-root", "/cache", "--env", "GH_TOKEN"});
+  REQUIRE(options);
+  ShellConfig config = shell_config(*options);
+  CHECK(config.sandbox == SandboxMode::workspace_write);
+  CHECK(config.sandbox_floor == SandboxMode::workspace_write);
+  CHECK_FALSE(config.sandbox_network);
+  CHECK(config.network_floor);
+  CHECK(config.workspaces == std::vector<std::string>{"/w/a", "/w/b"});
+  CHECK(config.writable_roots == std::vector<std::string>{"/cache"});
+  CHECK(config.env_pass == std::vector<std::string>{"GH_TOKEN"});
+  const auto policy = engine_settings(*options).policy;
+  CHECK(policy.sandbox_default == "workspace-write");
+  CHECK(policy.sandbox_allowed == std::vector<std::string>{"workspace-write", "read-only"});
+  CHECK(policy.network_off);
+  // --network on is a default, not a floor; no --workspace: --cwd is the one workspace.
+  options = parse_options(std::vector<std::string_view>{"--network", "on", "--cwd", "/srv/repo"});
+  REQUIRE(options);
+  config = shell_config(*options);
+  CHECK(config.sandbox_network);
+  CHECK_FALSE(config.network_floor);
+  CHECK(config.sandbox_floor == SandboxMode::none);
+  CHECK(config.workspaces == std::vector<std::string>{"/srv/repo"});
+  CHECK_FALSE(engine_settings(*options).policy.network_off);
+  for (auto args : {std::vector<std::string_view>{"--sandbox", "strict"}, std::vector<std::string_view>{"--network", "OFF"},
+                    std::vector<std::string_view>{"--workspace", "rel"}, std::vector<std::string_view>{"--env", "A=1"},
+                    std::vector<std::string_view>{"--writable-root", ""}}) {
+    auto result = parse_options(args);
+    REQUIRE_FALSE(result);
+    CHECK(result.error()->code == Code::INVALID_ARGUMENT);
+    CHECK(result.error()->message.find(std::string(args[0])) != std::string::npos);
+  }
+}
+
+TEST_CASE("a confined session's line: its mode, network, writable roots and protected paths") {
+  Confinement c{"workspace-write", false, {"/ws"}, {"/ws/.git", "/other/x"}};
+  CHECK(format_confinement(c, true) == "[confined: workspace-write, network off, writable: /ws; read-only inside: .git, /other/x]");
+  CHECK(format_confinement(c, false) == "[confined: workspace-write, network off]");
+  SessionSnapshot s = snapshot("pty-2", "main");
+  s.confinement = c;
+  CHECK(format_list({s}) == "pty-2 (main) [shell] running pid=9 [confined: workspace-write, network off]\n");
+  SpawnResult opened{s, "motd\n"};
+  CHECK(format_open(opened, 1000) ==
+        "started terminal session pty-2 (main) [type: shell]\n[confined: workspace-write, network off, writable: /ws; "
+        "read-only inside: .git, /other/x]\nmotd\n");
+}
+
+TEST_CASE("--help names every text command and every open flag (one source with the help command)") {
+  const std::string usage = usage_text();
+  for (const auto& name : command_names()) {
+    const bool listed = usage.find("\n  " + name + " ") != std::string::npos;
+    CHECK_MESSAGE(listed, name);
+  }
+  for (const auto& option : engine::kOpenOptions) CHECK_MESSAGE(usage.find(std::string(option.flag) + " ") != std::string::npos, option.flag);
+  CHECK(usage.find("--linger SECONDS") != std::string::npos);
+}

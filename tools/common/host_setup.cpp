@@ -30,6 +30,34 @@ void apply_shell_options(const SessionOptions& options, ShellConfig& config) {
   if (options.rc) config.rc = *options.rc == "user" ? ShellConfig::StartupFiles::user : ShellConfig::StartupFiles::none;
   if (options.history) config.history = *options.history;
 }
+
+SandboxMode mode_named(const std::string& name) {
+  if (name == "read-only") return SandboxMode::read_only;
+  if (name == "workspace-write") return SandboxMode::workspace_write;
+  return SandboxMode::none;
+}
+
+// The operator's policy (checked at start-up): --sandbox is the default and the floor,
+// --network off the default and the floor; the workspaces are --workspace, else the one
+// directory the sessions start in by default (--cwd, else ours).
+void apply_policy(const SessionOptions& options, ShellConfig& config) {
+  if (options.sandbox) config.sandbox = config.sandbox_floor = mode_named(*options.sandbox);
+  if (options.network) {
+    config.sandbox_network = *options.network;
+    config.network_floor = !*options.network;
+  }
+  config.workspaces = options.workspaces;
+  if (config.workspaces.empty()) {
+    char here[PATH_MAX];
+    if (options.cwd) {
+      config.workspaces.push_back(*options.cwd);
+    } else if (getcwd(here, sizeof here)) {
+      config.workspaces.emplace_back(here);
+    }
+  }
+  config.writable_roots = options.writable_roots;
+  config.env_pass = options.env_pass;
+}
 }  // namespace
 
 ShellConfig shell_config(const SessionOptions& options) {
@@ -42,6 +70,7 @@ ShellConfig shell_config(const SessionOptions& options) {
   if (options.timeout) config.send_timeout = *options.timeout;
   config.allow_sockets = options.allow_sockets;
   config.protected_paths = options.protected_paths;
+  apply_policy(options, config);
   config.supervisor_path = find_supervisor();
   if (options.state_dir) config.state_dir = *options.state_dir;
   return config;
@@ -92,6 +121,12 @@ engine::Settings engine_settings(const SessionOptions& options, std::vector<std:
   engine::Settings settings{
       .max_result_bytes = options.max_result_bytes, .send_idle = options.idle, .send_timeout = options.timeout};
   settings.state_dir = options.state_dir.value_or("");
+  if (options.sandbox) {
+    settings.policy.sandbox_default = *options.sandbox;
+    const std::vector<std::string> ordered = {"none", "workspace-write", "read-only"};  // least confined first
+    settings.policy.sandbox_allowed.assign(std::find(ordered.begin(), ordered.end(), *options.sandbox), ordered.end());
+  }
+  settings.policy.network_off = options.network == false;
   if (!lingering.empty()) {
     settings.detach_lingering = [lingering = std::move(lingering)] {
       for (const auto& backend : lingering) (void)detach_lingering_on_close(*backend);

@@ -101,6 +101,38 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--allow-socket" ? options.allow_sockets : options.protected_paths).emplace_back(*text);
     return Status();
   }
+  if (arg == "--sandbox") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (*text != "none" && *text != "read-only" && *text != "workspace-write")
+      return Status(bad("--sandbox must be none, read-only or workspace-write, not \"" + std::string(*text) + "\""));
+    options.sandbox = std::string(*text);
+    return Status();
+  }
+  if (arg == "--network") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (*text != "on" && *text != "off")
+      return Status(bad("--network must be on or off, not \"" + std::string(*text) + "\""));
+    options.network = *text == "on";
+    return Status();
+  }
+  if (arg == "--workspace" || arg == "--writable-root") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty() || text->front() != '/')
+      return Status(bad(std::string(arg) + " needs an absolute path, not \"" + std::string(*text) + "\""));
+    (arg == "--workspace" ? options.workspaces : options.writable_roots).emplace_back(*text);
+    return Status();
+  }
+  if (arg == "--env") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty() || text->find('=') != std::string_view::npos)
+      return Status(bad("--env takes a variable's NAME (its value is the host's), not \"" + std::string(*text) + "\""));
+    options.env_pass.emplace_back(*text);
+    return Status();
+  }
   if (arg == "--remote") {
     auto text = reader.value();
     if (!text) return Status(text.error());
@@ -173,7 +205,8 @@ std::string_view session_options_usage() {
   --rows N, --cols N      the terminal size of new sessions (default 40 x 160)
   --idle-ms MS            silence that ends a send as inferred_idle (default 3000)
   --timeout-ms MS         a send's default deadline (default 30000)
-  --max-result-bytes N    cut output longer than N bytes (default 262144, at least 64)
+  --max-result-bytes N    cut output longer than N bytes (default 262144 in
+                          dshpty-repl, 30000 in dshpty-mcp; at least 64)
   --remote NAME=COMMAND   register a remote backend of type NAME (repeatable): COMMAND
                           is a transport to a far `dshpty-supervisor --stdio`, split
                           into words as a shell would (quotes, backslashes; no shell
@@ -187,6 +220,18 @@ std::string_view session_options_usage() {
                           every other host socket is hidden from them)
   --protect PATH          read-only inside workspace-write's writable roots, like .git
                           (repeatable; relative: in each root)
+  --sandbox MODE          none (the default), read-only or workspace-write: the mode
+                          of a session that names none, and the floor: a session
+                          asking for less is refused
+  --network on|off        a confined session's network (default off); off is also a
+                          floor (a session asking for it is refused)
+  --workspace DIR         where a confined session's cwd may be (repeatable; default:
+                          --cwd, else the directory we started in); never / or $HOME,
+                          never through a symbolic link
+  --writable-root DIR     writable in workspace-write besides the cwd (repeatable)
+  --env NAME              pass the host's NAME into sessions (repeatable); otherwise a
+                          confined session gets PATH, HOME, USER, LOGNAME, LANG, LC_*,
+                          TERM, TZ, TMPDIR and SHELL, an unconfined one all but secrets
   --state-dir DIR         where lingering sessions wait for their next host (default
                           $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
                           a directory of ours with mode 0700)

@@ -1,6 +1,7 @@
 // The command-line options every face of the tools takes for its sessions (--shell, --cwd,
 // --rows, --cols, --idle-ms, --timeout-ms, --max-result-bytes, --remote NAME=COMMAND,
-// --remote-ping-ms, --remote-timeout-ms, --allow-socket, --protect), and the reader of
+// --remote-ping-ms, --remote-timeout-ms, --allow-socket, --protect, --sandbox, --network,
+// --workspace, --writable-root, --env), and the reader of
 // "--opt VALUE" / "--opt=VALUE" words they share. Pure: parsed into values, never printed.
 #pragma once
 
@@ -42,6 +43,15 @@ struct SessionOptions {
   // Confined sessions (ShellConfig::allow_sockets, protected_paths), in the order given.
   std::vector<std::string> allow_sockets;    // --allow-socket PATH (absolute)
   std::vector<std::string> protected_paths;  // --protect PATH
+  // The operator's policy (docs/security.md): --sandbox MODE is the default mode and the
+  // floor; --network off the default and the floor, on the default only; --workspace DIR
+  // where a confined cwd may be (none: --cwd, else our start directory); --writable-root DIR
+  // writable besides the cwd in workspace-write; --env NAME passed into every session.
+  std::optional<std::string> sandbox;
+  std::optional<bool> network;
+  std::vector<std::string> workspaces;
+  std::vector<std::string> writable_roots;
+  std::vector<std::string> env_pass;
   // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
   // the default.
   std::optional<std::string> state_dir;

@@ -24,11 +24,11 @@ Status check_wait_bounds(const SendRequest& request) {
   return check_wait_bound(request.idle, "idle (idleMs, idle_ms)");
 }
 
-Status check_open(const OpenRequest& request) {
+Status check_open(const OpenRequest& request, const Settings::Policy& policy) {
   if (request.name && render::has_control(*request.name))
     return make_error(Code::INVALID_ARGUMENT,
                       "a session name must not hold control characters: \"" + *request.name + "\"");
-  if (request.options.count("network") && !request.options.count("sandbox"))
+  if (request.options.count("network") && !request.options.count("sandbox") && policy.sandbox_default == "none")
     return make_error(Code::INVALID_ARGUMENT, "network is an option of a sandbox: give sandbox too, or leave network out");
   return {};
 }
@@ -67,7 +67,7 @@ std::optional<std::string> Engine::resolve(std::string_view owner, std::string_v
 }
 
 void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key) {
-  if (auto valid = check_open(request); !valid) {
+  if (auto valid = check_open(request, settings_.policy); !valid) {
     // Every outcome comes through `done`, from the loop.
     late_.post([done = owed(std::move(done)), error = valid.error()] { done(error); });
     return;

@@ -39,6 +39,14 @@ struct Settings {
   // makes the shell backend detach them when the host leaves (detach_lingering_on_close).
   std::string state_dir{};
   std::function<void()> detach_lingering{};
+  // The operator's confinement policy as the faces describe it (docs/security.md): the
+  // mode a session gets when it names none, the modes it may name, the network fixed off.
+  // The backend enforces it; the engine and the MCP schema only say it.
+  struct Policy {
+    std::string sandbox_default = "none";
+    std::vector<std::string> sandbox_allowed = {"none", "workspace-write", "read-only"};
+    bool network_off = false;
+  } policy{};
 };
 
 // One lingering session an attach found: taken over (session), or failed (error), or a
@@ -58,8 +66,9 @@ using LingeringSession = dshpty::LingeringSession;
 inline constexpr std::int64_t kMaxWaitMs = 86'400'000;
 Status check_wait_bounds(const SendRequest& request);
 // An open's own checks before the backend's: a session name holds no control characters
-// (the text face prints names on status lines), and `network` comes with `sandbox`.
-Status check_open(const OpenRequest& request);
+// (the text face prints names on status lines), and `network` comes with `sandbox` (or an
+// operator's default mode that confines).
+Status check_open(const OpenRequest& request, const Settings::Policy& policy = {});
 
 class Engine {
  public:

@@ -25,10 +25,15 @@ struct OpenRequest {
 struct OpenOption {
   std::string_view flag;
   std::string_view key;
+  std::string_view value;  // its values, as a usage line shows them
 };
 inline constexpr OpenOption kOpenOptions[] = {
-    {"--shell", "shell"},     {"--rc", "rc"},           {"--history", "history"},
-    {"--term", "terminal"}, {"--sandbox", "sandbox"}, {"--network", "network"}};
+    {"--shell", "shell", "bash|zsh|fish|PATH"},
+    {"--rc", "rc", "none|user"},
+    {"--history", "history", "private|off|FILE"},
+    {"--term", "terminal", "dumb|xterm"},
+    {"--sandbox", "sandbox", "none|read-only|workspace-write"},
+    {"--network", "network", "on|off"}};
 
 struct SessionSend {
   std::string session_id{};

@@ -8,6 +8,7 @@ namespace dshpty::mcp {
 
 Result<Options> parse_options(const std::vector<std::string_view>& args) {
   Options options;
+  options.max_result_bytes = render::kMcpDefaultMaxResultBytes;  // --max-result-bytes overrides
   tool::ArgReader reader(args);
   while (reader.next()) {
     const std::string_view arg = reader.name();

@@ -93,7 +93,7 @@ void McpServer::handle_request(rpc::Request request) {
   } else if (request.method == "ping") {
     write(rpc::result(id, Json::object()));
   } else if (request.method == "tools/list") {
-    write(rpc::result(id, Json{{"tools", tool_list(engine_.backend_types())}}));
+    write(rpc::result(id, Json{{"tools", tool_list(engine_.backend_types(), engine_.settings().policy)}}));
   } else if (request.method == "tools/call") {
     call_tool(id, request.params);
   } else {

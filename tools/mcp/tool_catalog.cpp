@@ -42,7 +42,7 @@ Json tool(const char* name, const char* title, const char* description, Json sch
               {"annotations", {{"readOnlyHint", read_only}, {"openWorldHint", false}}}};
 }
 
-Json open_tool(const std::vector<std::string>& backend_types) {
+Json open_tool(const std::vector<std::string>& backend_types, const engine::Settings::Policy& policy) {
   std::string type_description = "The backend type; \"shell\" (the default) is a local interactive bash.";
   std::string remotes;
   for (const auto& type : backend_types)
@@ -72,9 +72,23 @@ Json open_tool(const std::vector<std::string>& backend_types) {
                                              "PATH from nvm, pyenv, conda); \"none\" (the default) reads none."}};
     else if (key == "history")
       properties[key] = string_property("Shell history: \"private\" (the default: in memory only), \"off\", or an absolute file path.");
+    else if (key == "sandbox")
+      properties[key] = Json{
+          {"type", "string"},
+          {"enum", policy.sandbox_allowed},
+          {"description", "Confinement (bubblewrap): \"read-only\" (nothing writable but a private /tmp), "
+                          "\"workspace-write\" (the cwd writable; .git's config and hooks stay read-only), "
+                          "\"none\" (the host as it is). The operator allows only the values listed; the "
+                          "default is \"" + policy.sandbox_default + "\"."}};
+    else if (key == "network")
+      properties[key] = Json{
+          {"type", "string"},
+          {"enum", policy.network_off ? Json::array({"off"}) : Json::array({"on", "off"})},
+          {"description", policy.network_off
+                              ? "A confined session's network: the operator fixed it \"off\" (loopback only)."
+                              : "A confined session's network: \"off\" (the default: loopback only) or \"on\"."}};
     else
-      properties[key] = string_property(key == "sandbox" ? "Run the session confined, where the backend supports it."
-                                                         : "A backend option, where the backend supports it.");
+      properties[key] = string_property("A backend option, where the backend supports it.");
   }
   properties["linger"] = Json{
       {"type", "integer"},
@@ -362,8 +376,8 @@ Result<ToolCall> parse_close(Arguments& a) {
 
 }  // namespace
 
-Json tool_list(const std::vector<std::string>& backend_types) {
-  return Json::array({open_tool(backend_types), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(),
+Json tool_list(const std::vector<std::string>& backend_types, const engine::Settings::Policy& policy) {
+  return Json::array({open_tool(backend_types, policy), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(),
                       resize_tool(), attach_tool()});
 }
 

@@ -12,6 +12,7 @@
 
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
+#include "engine.hpp"
 #include "requests.hpp"
 #include "rpc.hpp"
 
@@ -49,8 +50,9 @@ struct AttachCall {
 using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall, AttachCall>;
 
 // The `tools` array of a tools/list result; terminal_open's `type` names `backend_types`
-// (the service's, e.g. "shell" and each --remote NAME).
-Json tool_list(const std::vector<std::string>& backend_types = {"shell"});
+// (the service's, e.g. "shell" and each --remote NAME); its `sandbox` and `network` list what
+// the operator's `policy` allows.
+Json tool_list(const std::vector<std::string>& backend_types = {"shell"}, const engine::Settings::Policy& policy = {});
 
 // nullopt when `name` is no tool of ours; else the call, or INVALID_ARGUMENT naming the
 // argument that is missing, mistyped or unknown (the model can fix it and call again).

@@ -275,6 +275,11 @@ Json encode_snapshot(const SessionSnapshot& session) {
   out["type"] = session.type;
   if (session.pid) out["pid"] = *session.pid;
   out["status"] = encode_status(session.status);
+  if (session.confinement) {
+    const Confinement& c = *session.confinement;
+    out["confinement"] = Json{{"mode", c.mode}, {"network", c.network ? "on" : "off"},
+                              {"writableRoots", c.writable_roots}, {"protected", c.protected_paths}};
+  }
   return out;
 }
 

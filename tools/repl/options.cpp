@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "text_command.hpp"
+
 #ifndef DSHPTY_VERSION
 #define DSHPTY_VERSION "unknown"
 #endif
@@ -52,39 +54,12 @@ Options:
   --open-main             (text mode) open a shell session named "main" at start-up
 )HELP" + std::string(tool::session_options_usage()) + R"HELP(
 Text mode (a terminal: line editing, history, Tab completes commands and sessions):
-  open TYPE [NAME] [--cwd DIR]
-      start a session of TYPE (shell, or a --remote NAME); prints "started
-      terminal session pty-1 (main) [type: shell]" then its start-up output, or
-      "(no startup output)"
-  send [ID] [--no-submit] [--timeout MS] [--idle MS] [--] TEXT...
-      type TEXT (verbatim; Enter unless --no-submit) and wait until the shell reads
-      input again, goes idle, times out or exits; prints the output or
-      "(no new output)", then "[wait: REASON]" (stdin_read, inferred_idle, timeout,
-      session_exit) and "[session: running]", "[session: exited code=X signal=Y]"
-      or "[session: lost: REASON]" (a remote session's link ended), or
-      "[session: reconnecting: REASON]" (a lingering one's link is being restored)
-  read [ID] [OFFSET [COUNT]]
-      page retained output, OFFSET lines back from the newest, COUNT lines (500);
-      prints the page or "(no retained output)", then "[lines: B-E of T]"
-      (numbered from 1, oldest retained first)
-  signal [ID] SIGNAME
-      SIGINT, SIGTERM, SIGKILL, SIGTSTP or SIGHUP to the foreground process group;
-      prints "delivered SIGINT to foreground process group PGID"
-  close [ID]
-      close a session once its whole process tree is gone; prints "closed terminal
-      session pty-1" or "terminal session pty-1 was already closing"
-  list
-      one line per session: "pty-1 (main) [shell] running pid=9" or
-      "... exited code=2 signal=null pid=9"; "(no terminal sessions)" when none
-  use [ID]
-      make ID the current session, so the commands above may leave ID out
-  help, quit
-      list the commands; close every session and exit 0 (also Ctrl-D)
-  ID is a session id (pty-1) or the name it was opened with. Errors print
-  "error: CODE: message" and never end the REPL. Ctrl-C cancels a live send (a real
-  SIGINT to the session's foreground process group) or a pending open; at the
-  prompt it does nothing. Output over --max-result-bytes ends "[output truncated]".
-  When stdin is not a terminal, commands are read one per line, without prompts.
+)HELP" + text_commands_help() + R"HELP(  Results print the output or "(no new output)", then "[wait: REASON]" (stdin_read,
+  inferred_idle, timeout, session_exit), "[exit: N]" and "[cwd: DIR]" at the shell's
+  prompt, and "[session: running]" (or exited, lost, reconnecting). Errors print
+  "error: CODE: message" and never end the REPL. Output over --max-result-bytes keeps
+  its head and tail around "[output truncated: N lines, M bytes left out]". When stdin
+  is not a terminal, commands are read one per line, without prompts.
 
 JSON Lines (--json): one request object per line, one response per line. Every
 request has an "id" (any JSON value, echoed); "owner" (a label, default "default")

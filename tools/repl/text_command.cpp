@@ -121,8 +121,7 @@ std::optional<std::optional<std::string>> flag_value(const std::vector<std::stri
 }
 
 Result<TextCommand> parse_open(std::vector<std::string> args) {
-  constexpr std::string_view kUsage =
-      "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off] [--linger SECONDS]";
+  const std::string kUsage = open_usage();
   TextCommand command;
   command.kind = Kind::open;
   std::vector<std::string> positional;
@@ -335,8 +334,26 @@ const std::vector<std::string>& command_names() {
   return names;
 }
 
+std::string open_usage() {
+  std::string usage = "open TYPE [NAME] [--cwd DIR]";
+  for (const auto& option : engine::kOpenOptions) usage += " [" + std::string(option.flag) + " " + std::string(option.value) + "]";
+  return usage + " [--linger SECONDS]";
+}
+
+std::string text_commands_help() {
+  std::string out;
+  const std::string help = help_text();
+  std::size_t start = 0;
+  while (start < help.size()) {
+    const std::size_t end = help.find('\n', start);
+    out += "  " + help.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string help_text() {
-  return "open TYPE [NAME] [--cwd DIR] [--term dumb|xterm] [--sandbox MODE] [--network on|off] [--linger SECONDS]\n"
+  return open_usage() + "\n"
          "                               start a session (TYPE: shell) and print its start-up output;\n"
          "                               with --linger it outlives this REPL for SECONDS (see attach)\n"
          "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] TEXT...\n"

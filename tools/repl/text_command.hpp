@@ -69,5 +69,9 @@ const std::vector<std::string>& command_names();
 
 // `help`: one line per command.
 std::string help_text();
+// The open command's usage line, its flags from engine::kOpenOptions.
+std::string open_usage();
+// help_text() indented for --help.
+std::string text_commands_help();
 
 }  // namespace dshpty::repl

@@ -9,6 +9,9 @@
 namespace dshpty::render {
 
 inline constexpr std::size_t kDefaultMaxResultBytes = 256u << 10;
+// MCP's default: a model pays for every byte of a result (about 7,500 tokens here; Claude
+// Code's own tool caps at 30,000 characters); terminal_read pages the rest.
+inline constexpr std::size_t kMcpDefaultMaxResultBytes = 30'000;
 inline constexpr std::size_t kMinMaxResultBytes = 64;
 
 }  // namespace dshpty::render

@@ -22,7 +22,30 @@ std::string viewport_lines(const std::string& viewport, const char* placeholder)
 }
 
 std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
+
+// A protected path as it reads beside the writable roots: relative to the root it lies in.
+std::string relative_to_roots(const std::string& path, const std::vector<std::string>& roots) {
+  for (const auto& root : roots)
+    if (path.size() > root.size() + 1 && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
+      return path.substr(root.size() + 1);
+  return path;
+}
 }  // namespace
+
+std::string format_confinement(const Confinement& c, bool with_paths) {
+  std::string out = "[confined: " + escape(c.mode) + ", network " + (c.network ? "on" : "off");
+  if (!with_paths) return out + "]";
+  if (!c.writable_roots.empty()) {
+    out += ", writable: ";
+    for (std::size_t i = 0; i < c.writable_roots.size(); ++i) out += (i ? ", " : "") + escape(c.writable_roots[i]);
+  }
+  if (!c.protected_paths.empty()) {
+    out += "; read-only inside: ";
+    for (std::size_t i = 0; i < c.protected_paths.size(); ++i)
+      out += (i ? ", " : "") + escape(relative_to_roots(c.protected_paths[i], c.writable_roots));
+  }
+  return out + "]";
+}
 
 std::string session_label(const SessionSnapshot& session) {
   return session.name ? session.id + " (" + escape(*session.name) + ")" : session.id;
@@ -42,7 +65,9 @@ std::string format_status(const SessionStatus& status) {
 }
 
 std::string format_open(const SpawnResult& result, std::size_t cap) {
-  return "started " + session_head(result.session) + " [type: " + result.session.type + "]\n" +
+  std::string confined;
+  if (result.session.confinement) confined = format_confinement(*result.session.confinement, true) + "\n";
+  return "started " + session_head(result.session) + " [type: " + result.session.type + "]\n" + confined +
          body_lines(result.motd, cap, "(no startup output)");
 }
 
@@ -107,6 +132,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
   for (const auto& session : sessions) {
     out += session_label(session) + " [" + session.type + "] " + format_status(session.status);
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
+    if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     out += '\n';
   }
   return out;

@@ -21,6 +21,11 @@ std::string session_label(const SessionSnapshot& session);
 // remote session's link ended; the reason on one line, control characters as spaces).
 std::string format_status(const SessionStatus& status);
 
+// "[confined: workspace-write, network off, writable: /ws; read-only inside: .git/hooks]";
+// without the paths, "[confined: workspace-write, network off]" (a list's line).
+std::string format_confinement(const Confinement& confinement, bool with_paths);
+// "started terminal session pty-1 (main) [type: shell]", the confinement's line when
+// confined, then the motd.
 std::string format_open(const SpawnResult& result, std::size_t cap);
 std::string format_send(const SendResult& result, std::size_t cap);
 std::string format_read(const ReadPage& page, std::size_t cap);
