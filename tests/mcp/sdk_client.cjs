@@ -75,10 +75,11 @@ try {
        `registry; it could not then): ${e.code || e.message}`);
 }
 
+// A result's text items joined: a send's result is two, its output's and its status lines'.
 function text(result) {
-  check(Array.isArray(result.content) && result.content.length === 1 && result.content[0].type === 'text',
-        `content: ${JSON.stringify(result)}`);
-  return result.content[0].text;
+  check(Array.isArray(result.content) && [1, 2].includes(result.content.length) &&
+        result.content.every((item) => item.type === 'text'), `content: ${JSON.stringify(result)}`);
+  return result.content.map((item) => item.text).join('');
 }
 
 async function main() {
