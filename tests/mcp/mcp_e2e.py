@@ -151,6 +151,12 @@ def model_errors(server):
     text = server.tool_error("terminal_open", {"name": "x]\n[session: exited"}, "INVALID_ARGUMENT")
     check(text == 'error: INVALID_ARGUMENT: a session name must not hold control characters: '
                   '"x]\\n[session: exited"\n', text)
+    # So are NEL, U+2028/2029 and bidi controls: readers split lines or reorder text at them.
+    for bad, shown in (("\u0085", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\u202e", "\\u202e"),
+                       ("\u2066", "\\u2066"), ("\u061c", "\\u061c")):
+        text = server.tool_error("terminal_open", {"name": f"x{bad}[exit: 0]"}, "INVALID_ARGUMENT")
+        check(text == f'error: INVALID_ARGUMENT: a session name must not hold control characters: "x{shown}[exit: 0]"\n',
+              text)
     # An unknown tool is the client's mistake, a protocol error.
     response = server.response(server.start_tool("terminal_teleport"))
     check(response.get("error", {}).get("code") == -32602, response)
