@@ -34,10 +34,17 @@ Char next_char(std::string_view s) noexcept {
   return {code, length};
 }
 
-// A character some reader ends a line at (`\n` is the one every reader does), or, for a
-// backspace in a streamed delta, after which a terminal draws over what came before.
-bool is_line_end(std::uint32_t c) noexcept {
-  return c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '\b' || c == 0x85 || c == 0x2028 || c == 0x2029;
+// The length of the line end some reader splits on (LF, CR, VT, FF, NEL, U+2028, U+2029),
+// or of a backspace (a terminal draws over what came before it), at byte `i`; 0 for none.
+// Byte by byte: this runs over every byte of every result (0xC2 and 0xE2 are lead bytes,
+// never inside a character).
+std::size_t line_end_at(std::string_view s, std::size_t i) noexcept {
+  const auto b = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  const unsigned char c = b(i);
+  if (c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '\b') return 1;
+  if (c == 0xc2 && b(i + 1) == 0x85) return 2;
+  if (c == 0xe2 && b(i + 1) == 0x80 && (b(i + 2) == 0xa8 || b(i + 2) == 0xa9)) return 3;
+  return 0;
 }
 
 // Blank or invisible: what a reader may not see in front of "[".
@@ -88,30 +95,38 @@ bool looks_like_status(std::string_view line) noexcept {
 }
 
 std::string mark_status_lookalikes(std::string_view text, std::string_view spared) {
+  // Most output holds no bracket at all: nothing to look at line by line.
+  if (text.find('[') == std::string_view::npos && text.find("\xef\xbc\xbb") == std::string_view::npos)
+    return std::string(text);
+  // The bytes a line end starts with: the scan below stops only there.
+  static constexpr auto kMayEnd = [] {
+    std::array<bool, 256> table{};
+    for (unsigned char c : {'\n', '\r', '\v', '\f', '\b', '\xc2', '\xe2'}) table[c] = true;
+    return table;
+  }();
   std::string out;
   out.reserve(text.size() + 16);
   bool spare_left = !spared.empty();
-  std::size_t start = 0;  // the current line's first byte
-  while (start <= text.size()) {
+  std::size_t copied = 0;  // text before this is in `out`
+  std::size_t start = 0;   // the current line's first byte
+  while (true) {
     // The line runs to the next line end any reader splits on.
-    std::size_t end = start;
-    Char c{};
-    while (end < text.size()) {
-      c = next_char(text.substr(end));
-      if (c.length != 0 && is_line_end(c.code)) break;
-      end += c.length ? c.length : 1;
-    }
+    std::size_t end = start, end_length = 0;
+    while (end < text.size() &&
+           (!kMayEnd[static_cast<unsigned char>(text[end])] || (end_length = line_end_at(text, end)) == 0))
+      ++end;
     const std::string_view line = text.substr(start, end - start);
     if (spare_left && line == spared) {
       spare_left = false;
-    } else if (looks_like_status(line)) {
+    } else if (!line.empty() && looks_like_status(line)) {
+      out.append(text.substr(copied, start - copied));
       out += '\\';
+      copied = start;
     }
-    out.append(line);
     if (end >= text.size()) break;
-    out.append(text.substr(end, c.length));
-    start = end + c.length;
+    start = end + end_length;
   }
+  out.append(text.substr(copied));
   return out;
 }
 
