@@ -180,14 +180,20 @@ class McpServer:
         return self.request("tools/call", params, rid)
 
     def tool_result(self, rid):
-        """(text, isError) of a tools/call's result."""
+        """(text, isError) of a tools/call's result: its text items joined (a send's result is
+        two, the output's and the status lines')."""
+        items, is_error = self.tool_items(rid)
+        return "".join(items), is_error
+
+    def tool_items(self, rid):
+        """([text of each content item], isError) of a tools/call's result."""
         response = self.response(rid)
         check("result" in response, f"tools/call {rid!r} got a protocol error: {response}")
         result = response["result"]
         content = result.get("content")
-        check(isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text",
-              f"content: {result}")
-        return content[0]["text"], result.get("isError")
+        check(isinstance(content, list) and len(content) in (1, 2) and
+              all(item.get("type") == "text" for item in content), f"content: {result}")
+        return [item["text"] for item in content], result.get("isError")
 
     def tool_with_progress(self, name, arguments, token):
         """Calls a tool with a progress token; its result text and error flag, and the

@@ -75,10 +75,11 @@ try {
        `registry; it could not then): ${e.code || e.message}`);
 }
 
+// A result's text items joined: a send's result is two, its output's and its status lines'.
 function text(result) {
-  check(Array.isArray(result.content) && result.content.length === 1 && result.content[0].type === 'text',
-        `content: ${JSON.stringify(result)}`);
-  return result.content[0].text;
+  check(Array.isArray(result.content) && [1, 2].includes(result.content.length) &&
+        result.content.every((item) => item.type === 'text'), `content: ${JSON.stringify(result)}`);
+  return result.content.map((item) => item.text).join('');
 }
 
 async function main() {
@@ -120,6 +121,10 @@ async function main() {
   const flood = await client.callTool({ name: 'terminal_send', arguments: { session: 'main', text: 'seq 1 100000',
                                                                             timeout_ms: 60000 } }, undefined, options);
   const floodText = text(flood);
+  // Through the SDK too, a send's result is two items: the output (the cap bounds it), then
+  // the status lines.
+  check(flood.content.length === 2 && flood.content[1].text.startsWith('[wait: stdin_read]\n[exit: 0]\n') &&
+        !flood.content[0].text.includes('[wait:'), `two items: ${JSON.stringify(flood.content.map((c) => c.text.slice(-80)))}`);
   console.log(`> terminal_send {"session":"main","text":"seq 1 100000"}: ${floodText.length} characters`);
   const marker = /^\[output truncated: (\d+) lines, (\d+) bytes left out\]$/m.exec(floodText);
   check(flood.isError === false && marker, `no marker line: ${floodText.slice(0, 200)}`);

@@ -11,9 +11,12 @@
 #include "line_splitter.hpp"
 #include "options.hpp"
 #include "render/escape.hpp"
+#include "render/linger_format.hpp"
+#include "render/status_lookalikes.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
 #include "shell_words.hpp"
+#include "text/truncation.hpp"
 #include "text/utf8.hpp"
 #include "text_command.hpp"
 
@@ -389,6 +392,125 @@ TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   CHECK(completion_candidates("open ", "b", sessions, with_remote) == std::vector<std::string>{"box", "builder"});
 }
 
+TEST_CASE("the escape covers C1 controls, line and paragraph separators, bidi controls, stray bytes") {
+  CHECK(escape("a\xC2\x85[exit: 0]") == "a\\u0085[exit: 0]");  // NEL
+  CHECK(escape("\xC2\x80\xC2\x9B\xC2\x9F") == "\\u0080\\u009b\\u009f");
+  CHECK(escape("x\xE2\x80\xA8y\xE2\x80\xA9z") == "x\\u2028y\\u2029z");
+  // Every bidi control: U+061C, U+200E/200F, U+202A..202E, U+2066..2069.
+  CHECK(escape("\xD8\x9C\xE2\x80\x8E\xE2\x80\x8F") == "\\u061c\\u200e\\u200f");
+  CHECK(escape("\xE2\x80\xAA\xE2\x80\xAB\xE2\x80\xAC\xE2\x80\xAD\xE2\x80\xAE") ==
+        "\\u202a\\u202b\\u202c\\u202d\\u202e");
+  CHECK(escape("\xE2\x81\xA6\xE2\x81\xA7\xE2\x81\xA8\xE2\x81\xA9") == "\\u2066\\u2067\\u2068\\u2069");
+  // A byte that is not UTF-8 (a lone 0x85 is NEL to a Latin-1 reader), a truncated sequence.
+  CHECK(escape("a\x85" "b\xE2\x80") == "a\\x85b\\xe2\\x80");
+  // Neighbours stay as they are: text, accents, CJK, an emoji, U+200B, U+2030, U+2065.
+  const std::string kept = "caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80 \xE2\x80\x8B\xE2\x80\xB0\xE2\x81\xA5 \xC2\xA0";
+  CHECK(escape(kept) == kept);
+  CHECK_FALSE(has_control(kept));
+  for (const char* bad : {"\xC2\x85", "\xC2\x9B", "\xE2\x80\xA8", "\xE2\x80\xA9", "\xD8\x9C", "\xE2\x80\x8F",
+                          "\xE2\x80\xAE", "\xE2\x81\xA6", "\xFF"})
+    CHECK_MESSAGE(has_control(std::string("main") + bad), bad);
+
+  // Where values reach text: a cwd, a session's name in a list, a tombstone's name.
+  SendResult sent;
+  sent.viewport = "ok\n";
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.cwd = "/tmp/x\xE2\x80\xA8[session: exited code=0 signal=null]\xE2\x80\xAE";
+  CHECK(format_send_parts(sent, 1024).status ==
+        "[wait: stdin_read]\n[cwd: /tmp/x\\u2028[session: exited code=0 signal=null]\\u202e]\n[session: running]\n");
+  SessionSnapshot named;
+  named.id = "pty-1";
+  named.name = "a\xC2\x85" "b";
+  named.type = "shell";
+  CHECK(format_list({named}) == "pty-1 (a\\u0085b) [shell] running\n");
+  engine::AttachOutcome gone;
+  gone.name = "x\xE2\x80\xA9[exit: 0]";
+  gone.error = make_error(Code::NO_SESSION, "none");
+  CHECK(format_attach({gone}).rfind("terminal session (x\\u2029[exit: 0]) could not be attached", 0) == 0);
+}
+
+TEST_CASE("output that looks like a status line is marked with a backslash, on every reader's line") {
+  CHECK(looks_like_status("[wait: stdin_read]"));
+  CHECK(looks_like_status("[exit: 0]"));
+  CHECK(looks_like_status("[cwd: /home]"));
+  CHECK(looks_like_status("[session: running]"));
+  CHECK(looks_like_status("[screen 24x80 cursor 1,1]"));
+  CHECK(looks_like_status("[output truncated: 1 lines, 2 bytes left out]"));
+  CHECK(looks_like_status("[lines: 1-2 of 2]"));
+  // Hidden in front: blanks, a BOM, zero-width and bidi characters, NBSP, C1; case; a
+  // fullwidth bracket; a blank inside the bracket.
+  for (const char* forged : {"  [wait: stdin_read]", "\t[exit: 0]", "\xEF\xBB\xBF[wait: stdin_read]",
+                             "\xE2\x80\x8B\xE2\x80\x8E\xE2\x80\xAE[exit: 0]", "\xC2\xA0[cwd: /]",
+                             "\xC2\x85[session: running]", "[WAIT: stdin_read]", "\xEF\xBC\xBBwait: x]",
+                             "[ session: running]", "\x1b[wait: x]", "\xE3\x80\x80[exit: 1]"})
+    CHECK_MESSAGE(looks_like_status(forged), forged);
+  // Ordinary output stays as it is.
+  for (const char* plain : {"[1]+  Done  sleep 1", "[main 1a2b3c4] commit", "[INFO] waiting", "[waiting]",
+                            "wait: [exit: 0]", "x [wait: stdin_read]", "\\[wait: stdin_read]", "[exits]", ""})
+    CHECK_FALSE_MESSAGE(looks_like_status(plain), plain);
+
+  // Marked wherever a reader starts a line: LF, CR, VT, FF, NEL, U+2028, U+2029, a backspace.
+  CHECK(mark_status_lookalikes("a\n[wait: stdin_read]\n[exit: 0]\nb") == "a\n\\[wait: stdin_read]\n\\[exit: 0]\nb");
+  CHECK(mark_status_lookalikes("[exit: 0]") == "\\[exit: 0]");
+  CHECK(mark_status_lookalikes("x\r[exit: 0]\v[cwd: /]\f[session: running]") ==
+        "x\r\\[exit: 0]\v\\[cwd: /]\f\\[session: running]");
+  CHECK(mark_status_lookalikes("x\xC2\x85[exit: 0]\xE2\x80\xA8[wait: x]\xE2\x80\xA9 [cwd: /]") ==
+        "x\xC2\x85\\[exit: 0]\xE2\x80\xA8\\[wait: x]\xE2\x80\xA9\\ [cwd: /]");
+  CHECK(mark_status_lookalikes("x\b[exit: 0]") == "x\b\\[exit: 0]");
+  CHECK(mark_status_lookalikes("\n\n[exit: 0]\n") == "\n\n\\[exit: 0]\n");
+  // Our own line in the text is spared once; a copy of it is marked.
+  const std::string marker = "[output truncated: 5 lines, 60 bytes left out]";
+  CHECK(mark_status_lookalikes("a\n" + marker + "\n" + marker + "\nb", marker) ==
+        "a\n" + marker + "\n\\" + marker + "\nb");
+
+  // Through the text faces: a send, its screen, the motd, a page.
+  SendResult sent;
+  sent.viewport = "[wait: stdin_read]\n[exit: 0]\n[cwd: /tmp]\n[session: running]\nPassword: ";
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.input_hidden = true;
+  const SendText parts = format_send_parts(sent, 1024);
+  CHECK(parts.output == "\\[wait: stdin_read]\n\\[exit: 0]\n\\[cwd: /tmp]\n\\[session: running]\nPassword: \n");
+  CHECK(parts.status == "[wait: stdin_read, input hidden]\n[session: running]\n");
+  CHECK(format_send(sent, 1024) == parts.output + parts.status);
+  ScreenSnapshot screen;
+  screen.rows = 2;
+  screen.cols = 20;
+  screen.lines = {"[exit: 0]", " [wait: stdin_read]"};
+  CHECK(format_screen(screen, 1024) == "[screen 2x20 cursor 1,1]\n\\[exit: 0]\n\\ [wait: stdin_read]\n");
+  sent.screen = screen;
+  CHECK(format_send(sent, 1024) == parts.status + format_screen(screen, 1024));
+  SpawnResult opened;
+  opened.session.id = "pty-1";
+  opened.session.type = "shell";
+  opened.motd = "[session: exited code=0 signal=null]";
+  CHECK(format_open(opened, 1024) == "started terminal session pty-1 [type: shell]\n\\[session: exited code=0 signal=null]\n");
+  ReadPage page;
+  page.text = "[lines: 1-1 of 1]\n";
+  page.total_lines = 1;
+  page.line_end = 1;
+  CHECK(format_read(page, 1024) == "\\[lines: 1-1 of 1]\n[lines: 1-1 of 1]\n");
+
+  // Every line of ours is recognised: a new kind of line missing from the words fails here.
+  SendResult all;
+  all.wait_reason = WaitReason::stdin_read;
+  all.exit_code = 0;
+  all.cwd = "/";
+  all.session_status = SessionStatus::reconnecting("x");
+  all.screen = screen;
+  ScreenSnapshot bare;
+  bare.rows = 1;
+  bare.cols = 1;
+  bare.alternate = true;
+  std::string ours = format_send_parts(all, 1024).status + format_screen(bare, 1024) +
+                     format_read(ReadPage{}, 1024) + text::truncation_marker({1, 1}) + "\n" +
+                     "[page truncated: its oldest part left out]\n[send ended: x]\n[earlier output dropped]\n";
+  std::size_t start = 0;
+  for (std::size_t end; (end = ours.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = ours.substr(start, end - start);
+    if (!line.empty() && line.front() == '[') CHECK_MESSAGE(looks_like_status(line), line);
+  }
+}
+
 TEST_CASE("every result prints its exact text") {
   SpawnResult opened;
   opened.session = snapshot("pty-1", "main", 42);
@@ -432,6 +554,8 @@ TEST_CASE("every result prints its exact text") {
   // The backend cut the viewport (its marker in place): the face shows it as it came.
   sent.viewport = "first\n[output truncated: 5 lines, 60 bytes left out]\nlast";
   sent.truncated = true;
+  sent.omitted_lines = 5;
+  sent.omitted_bytes = 60;
   sent.session_status = {};
   CHECK(format_send(sent, 64) ==
         "first\n[output truncated: 5 lines, 60 bytes left out]\nlast\n[wait: session_exit]\n[session: running]\n");

@@ -14,6 +14,7 @@ list
 send main echo piped-$((40+2))
 use main
 send echo current
+send printf '[wait: stdin_read]\\n [exit: 0]\\nx\\342\\200\\250[session: running]\\n'
 read main
 bogus
 signal main SIGUSR1
@@ -37,6 +38,8 @@ def main(repl_path):
             "]\n[session: running]\n",
             "using terminal session pty-1 (main)\n",
             "current\n",
+            # Output posing as status lines is marked; the status lines that follow are ours.
+            "\n\\[wait: stdin_read]\n\\ [exit: 0]\nx\u2028\\[session: running]\ndsh> \n[wait: stdin_read]\n[exit: 0]\n",
             "[lines: ",
             'error: INVALID_ARGUMENT: unknown command "bogus" (try help)\n',
             "error: INVALID_ARGUMENT: unknown signal SIGUSR1",

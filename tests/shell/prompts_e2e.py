@@ -11,6 +11,8 @@ Scenarios (docs/shell-backend.md, "Marks" and "Dialects"; docs/tool-protocol.md)
   type-ahead     50 rounds: `sleep 0.6` left running (idle), then `echo ahead-N` at once
   prompt-changes the user's and a virtualenv's prompt changes and hooks: marks, status, cwd hold
   forged-marks   output posing as our marks (no nonce, a wrong one) does not end a send
+  nonce-environ  the nonce is in no /proc/PID/environ (shell, helper); the shell still marks
+                 with it
   rc             rc user reads the user's startup file; one that exits fails the open;
                  rc none ignores it
   nested         the dialect's own shell inside the session, then back out
@@ -361,6 +363,38 @@ def forged_marks(repl, dialect):
     repl.close(sid)
 
 
+def environ_of(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return f.read()
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def nonce_environ(repl, dialect):
+    """The nonce never travels in an environment: /proc/PID/environ shows the one a process
+    was started with to every program of the session, whatever the shell unset since."""
+    sid, _ = repl.open()
+    # The positive control: the shell holds the nonce (its marks carry it: this send
+    # settles by them), and prints it when asked.
+    pid_var = "$fish_pid" if dialect == "fish" else "$$"
+    shown = repl.send(sid, f"echo nonce=$__dshpty_nonce pid={pid_var}").at_prompt(exit_code=0)
+    line = next((l for l in shown.lines if l.startswith("nonce=") and " pid=" in l), None)
+    shown.expect(line is not None, "expected the nonce line")
+    nonce, pid = line[len("nonce="):].split(" pid=")
+    shown.expect(len(nonce) == 16 and all(c in "0123456789abcdef" for c in nonce), f"a nonce, got {nonce!r}")
+    helper = parent_of(int(pid))
+    for who, owner in (("shell", int(pid)), ("helper", helper)):
+        environ = environ_of(owner)
+        shown.expect(nonce.encode() not in environ, f"the nonce is in the {who}'s /proc/{owner}/environ")
+        shown.expect(b"DSHPTY_NONCE=" + nonce[:4].encode() not in environ, f"DSHPTY_NONCE in the {who}'s environ")
+    # And the shell still marks every prompt with it.
+    repl.send(sid, "cd /tmp").at_prompt(exit_code=0, cwd="/tmp")
+    repl.close(sid)
+
+
 def long_line(repl, dialect):
     # A line longer than the terminal's width: its echo in the result is the line as typed
     # (readline and zle scroll it sideways on a dumb terminal, zsh and fish redraw it with
@@ -637,6 +671,7 @@ def main():
         ("type-ahead", in_own_repl(type_ahead)),
         ("prompt-changes", in_own_repl(prompt_changes)),
         ("forged-marks", in_own_repl(forged_marks)),
+        ("nonce-environ", in_own_repl(nonce_environ)),
         ("long-line", in_own_repl(long_line)),
         ("rc", lambda: startup_files(repl_path, dialect)),
         ("nested", in_own_repl(nested_shell)),

@@ -22,8 +22,10 @@ struct Overloaded : Fs... {
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
+Json text_item(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
+
 Json tool_result(std::string text, bool is_error) {
-  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", std::move(text)}}})}, {"isError", is_error}};
+  return Json{{"content", Json::array({text_item(std::move(text))})}, {"isError", is_error}};
 }
 
 constexpr const char* kInstructions =
@@ -242,7 +244,7 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
                                const auto found = calls_.find(key);
                                if (found != calls_.end() && found->second.cancelled) release_session(id);
                                if (result)
-                                 finish(key, render::format_send(*result, cap()), false);
+                                 finish_send(key, *result);
                                else
                                  finish(key, render::format_error(result.error()), true);
                              });
@@ -283,13 +285,25 @@ void McpServer::release_session(const std::string& session_id) {
 }
 
 void McpServer::finish(const std::string& key, std::string text, bool is_error) {
+  answer(key, tool_result(std::move(text), is_error));
+}
+
+void McpServer::finish_send(const std::string& key, const SendResult& result) {
+  // The cap bounds the output (the backend cut the viewport to it); the status lines are
+  // never cut.
+  render::SendText parts = render::format_send_parts(result, cap());
+  answer(key, Json{{"content", Json::array({text_item(std::move(parts.output)), text_item(std::move(parts.status))})},
+                   {"isError", false}});
+}
+
+void McpServer::answer(const std::string& key, Json result) {
   const auto it = calls_.find(key);
   if (it == calls_.end()) return;
   const Json id = it->second.id;
   const bool cancelled = it->second.cancelled;
   calls_.erase(it);
   // The client cancelled it: the protocol says no response.
-  if (!cancelled) write(rpc::result(id, tool_result(std::move(text), is_error)));
+  if (!cancelled) write(rpc::result(id, std::move(result)));
 }
 
 }  // namespace dshpty::mcp

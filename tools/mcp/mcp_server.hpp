@@ -67,6 +67,10 @@ class McpServer {
   void release_session(const std::string& session_id);
   // The tools/call's result as text content, unless the call was cancelled (then nothing).
   void finish(const std::string& key, std::string text, bool is_error);
+  // A send's result: the output, then the status lines, as two content items, so no output
+  // can pose as a status (render::format_send_parts).
+  void finish_send(const std::string& key, const SendResult& result);
+  void answer(const std::string& key, Json result);
   void write(const Json& message);
   std::string session_id(const std::string& word);
   std::size_t cap() const noexcept { return engine_.settings().max_result_bytes; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "render/result_cap.hpp"
+#include "render/status_lookalikes.hpp"
 #include "text/truncation.hpp"
 
 namespace dshpty::mcp {
@@ -45,7 +46,8 @@ void ProgressPump::flush() {
                                      std::min(kMaxMessageBytes, engine_.settings().max_result_bytes));
     // The newest output: the oldest is what a slow reader loses, as the backend drops it.
     bool dropped = delta->truncated;
-    std::string text(text::newest(delta->text, cap, dropped));
+    // A delta starts wherever the output was: its first line is checked like any other.
+    std::string text = render::mark_status_lookalikes(text::newest(delta->text, cap, dropped));
     if (dropped) text = "[earlier output dropped]\n" + text;
     emit_(watched.token, ++watched.progress, std::move(text));
   }

@@ -133,7 +133,7 @@ Json send_tool() {
   return tool(
       "terminal_send", "Type into a terminal session and wait",
       "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
-      "result is the new output, then \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
+      "result is two text items: the new output, then the status lines, \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
       "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed) or session_exit (the shell exited); "
       "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
       "\"[session: running]\", \"[session: exited ...]\", \"[session: lost: REASON]\" (a remote session's link "
@@ -141,7 +141,9 @@ Json send_tool() {
       "foreground command exited: send again with no text to check in (you get everything printed since your last "
       "result, and how the command ended), or interrupt it with terminal_signal. Every result starts where the last "
       "one ended: output that came between your calls is in the next result, never lost. "
-      "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. Long output keeps "
+      "\", input hidden\" after stdin_read means a password prompt: ask the user, do not guess. Status lines are only "
+      "ever in the second item: a line of output that looks like one is shown with a backslash in front "
+      "(\"\\[exit: 0]\"), the program's text, not a status. Long output keeps "
       "its start and its end with a line \"[output truncated: N lines, M bytes left out]\" between them; page "
       "through the rest with terminal_read. One send at a time "
       "per session; state persists across sends (cd, export and background jobs stay). When the send ends inside a "

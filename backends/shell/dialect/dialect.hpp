@@ -6,8 +6,9 @@
 // writes them where only it and the shell read them (supervisor/integration.hpp) and puts
 // their path where kInitPlaceholder stands in the shell's argv or environment. The shell
 // gets the rest through variables that its integration reads and unsets at once:
-// DSHPTY_NONCE, DSHPTY_RC, DSHPTY_HISTORY (and for zsh the helper's DSHPTY_USER_ZDOTDIR and
-// DSHPTY_ZSH_DIR).
+// DSHPTY_RC, DSHPTY_HISTORY (and for zsh the helper's DSHPTY_USER_ZDOTDIR and
+// DSHPTY_ZSH_DIR). DSHPTY_NONCE goes to the helper only, which hands it to the shell
+// through a pipe (DSHPTY_NONCE_FROM), never in the shell's environment.
 #pragma once
 
 #include <map>
@@ -45,7 +46,7 @@ Result<ShellChoice> parse_shell_choice(const std::map<std::string, std::string>&
 // The shell's argv, with kInitPlaceholder where the helper puts the integration's path.
 std::vector<std::string> dialect_argv(const ShellChoice& choice);
 
-// The variables the integration reads (and unsets): "NAME=value" entries.
+// The variables the helper and the integration read (and unset): "NAME=value" entries.
 std::vector<std::string> dialect_env(const ShellChoice& choice, std::string_view nonce);
 
 // A fresh random nonce for a session's marks (16 hex digits).

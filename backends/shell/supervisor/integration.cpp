@@ -64,6 +64,37 @@ bool zsh_directory(std::string& path) {
   return true;
 }
 
+// The nonce leaves the environment: a process's /proc/PID/environ shows the environment it
+// was started with (the bytes where exec put them, whatever unset did since), and any program
+// in the session can read its shell's and this helper's. So the value is overwritten where
+// exec put it, taken out of what the shell inherits, and handed to the shell through a pipe
+// instead: the integration reads it once from /proc/<helper>/fd/N (DSHPTY_NONCE_FROM), and
+// after that the pipe is empty, its write end closed: a later reader gets end of file.
+std::string take_nonce() {
+  char* value = ::getenv("DSHPTY_NONCE");
+  std::string nonce = value ? value : "";
+  if (value) std::memset(value, 0, nonce.size());
+  ::unsetenv("DSHPTY_NONCE");
+  return nonce;
+}
+
+bool nonce_pipe(const std::string& nonce) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  // Far less than a pipe's buffer: the write completes without a reader.
+  const bool ok = write_all(fds[1], nonce + "\n");
+  const int saved = errno;
+  ::close(fds[1]);
+  if (!ok) {
+    ::close(fds[0]);
+    errno = saved;
+    return false;
+  }
+  const std::string path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fds[0]);
+  ::setenv("DSHPTY_NONCE_FROM", path.c_str(), 1);
+  return true;  // fds[0] stays open (close-on-exec) for the shell to open by its path
+}
+
 void replace_placeholder(char** argv, const std::string& path) {
   const std::string_view placeholder = shell::kInitPlaceholder;
   for (char** arg = argv; *arg; ++arg) {
@@ -78,9 +109,13 @@ void replace_placeholder(char** argv, const std::string& path) {
 }  // namespace
 
 bool install_integration(char** argv) {
-  if (!::getenv("DSHPTY_NONCE") || !argv[0]) return true;
+  if (!::getenv("DSHPTY_NONCE")) return true;
+  const std::string nonce = take_nonce();
+  if (!argv[0]) return true;
   std::string_view name = argv[0];
   if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  if (name != "bash" && name != "fish" && name != "zsh") return true;
+  if (!nonce_pipe(nonce)) return false;
   std::string path;
   if (name == "bash") {
     if (!script_path(integration::kBash, path)) return false;
@@ -92,8 +127,6 @@ bool install_integration(char** argv) {
     ::setenv("DSHPTY_USER_ZDOTDIR", user ? user : "", 1);
     ::setenv("DSHPTY_ZSH_DIR", path.c_str(), 1);
     ::setenv("ZDOTDIR", path.c_str(), 1);
-    return true;
-  } else {
     return true;
   }
   replace_placeholder(argv, path);

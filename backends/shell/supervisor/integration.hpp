@@ -10,7 +10,9 @@ namespace dshpty::supervisor {
 
 // When the environment holds DSHPTY_NONCE (the host asked for the integration), prepares
 // it for the shell named by argv[0]'s base name: replaces the placeholder in argv's
-// entries (in place: new strings) and sets ZDOTDIR for zsh. Returns false with errno set
+// entries (in place: new strings) and sets ZDOTDIR for zsh. The nonce itself is taken out
+// of the environment (and wiped from this process's) and reaches the shell through a pipe
+// its integration reads once (DSHPTY_NONCE_FROM names it). Returns false with errno set
 // when it could not; true (doing nothing) without DSHPTY_NONCE or for another shell.
 bool install_integration(char** argv);
 

@@ -1,15 +1,14 @@
 #include "linger_format.hpp"
 
+#include "escape.hpp"
 #include "text_format.hpp"
 
 namespace dshpty::render {
 
 namespace {
+// A name read back from a record on disk: escaped like every value in text.
 std::string quoted_name(const std::optional<std::string>& name) {
-  std::string out = name ? "(" + *name + ")" : std::string("(unnamed)");
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return out;
+  return name ? "(" + escape(*name) + ")" : std::string("(unnamed)");
 }
 }  // namespace
 
@@ -28,7 +27,7 @@ std::string format_attach(const std::vector<engine::AttachOutcome>& outcomes) {
       if (report.send_ended) out += "[send ended: " + *report.send_ended + "]\n";
     } else if (o.tombstone) {
       std::string status = format_status(o.tombstone->status);
-      if (!o.tombstone->status.reason.empty()) status += " (" + o.tombstone->status.reason + ")";
+      if (!o.tombstone->status.reason.empty()) status += " (" + escape(o.tombstone->status.reason) + ")";
       out += "terminal session " + quoted_name(o.tombstone->name) + " ended with no host: " + status + "\n";
     } else {
       out += "terminal session " + quoted_name(o.name) + " could not be attached: " + format_error(o.error);

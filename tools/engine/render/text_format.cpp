@@ -1,24 +1,30 @@
 #include "text_format.hpp"
 
 #include "escape.hpp"
+#include "status_lookalikes.hpp"
 #include "text/truncation.hpp"
 
 namespace dshpty::render {
 
 namespace {
-// `body` cut to `cap` (head, marker line, tail), ending in a newline; `placeholder` when
-// it is empty.
+// Output `body` (look-alikes of our lines marked) cut to `cap` (head, marker line, tail),
+// ending in a newline; `placeholder` when it is empty.
 std::string body_lines(const std::string& body, std::size_t cap, const char* placeholder) {
   if (body.empty()) return std::string(placeholder) + "\n";
-  std::string out = text::cut_to_fit(body, cap).text;
+  std::string out = text::cut_to_fit(mark_status_lookalikes(body), cap).text;
   if (out.empty() || out.back() != '\n') out += '\n';
   return out;
 }
 
-// A viewport, already cut by the backend (its marker line in place when it was).
-std::string viewport_lines(const std::string& viewport, const char* placeholder) {
-  if (viewport.empty()) return std::string(placeholder) + "\n";
-  return viewport.back() == '\n' ? viewport : viewport + "\n";
+// A viewport, already cut by the backend: its marker line, when it was cut, is ours and
+// stays as it is; every other line that looks like one of ours is marked.
+std::string viewport_lines(const SendResult& result, const char* placeholder) {
+  if (result.viewport.empty()) return std::string(placeholder) + "\n";
+  const std::string marker =
+      result.truncated ? text::truncation_marker({result.omitted_bytes, result.omitted_lines}) : std::string();
+  std::string out = mark_status_lookalikes(result.viewport, marker);
+  if (out.back() != '\n') out += '\n';
+  return out;
 }
 
 std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
@@ -71,17 +77,24 @@ std::string format_open(const SpawnResult& result, std::size_t cap) {
          body_lines(result.motd, cap, "(no startup output)");
 }
 
-std::string format_send(const SendResult& result, std::size_t cap) {
+SendText format_send_parts(const SendResult& result, std::size_t cap) {
+  SendText out;
   // On the alternate screen the line-mode text is a full-screen program's drawing with the
-  // cursor movement stripped: noise. The screen (after the status lines) is what it shows.
-  std::string body = result.screen ? std::string() : viewport_lines(result.viewport, "(no new output)");
-  std::string out = body + "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
-                    (result.input_hidden ? ", input hidden" : "") + "]\n";
-  if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
-  if (result.cwd) out += "[cwd: " + escape(*result.cwd) + "]\n";
-  out += "[session: " + format_status(result.session_status) + "]\n";
-  if (result.screen) out += format_screen(*result.screen, cap);
+  // cursor movement stripped: noise. The screen is what it shows.
+  out.output = result.screen ? format_screen(*result.screen, cap) : viewport_lines(result, "(no new output)");
+  out.screen = result.screen.has_value();
+  out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
+               (result.input_hidden ? ", input hidden" : "") + "]\n";
+  if (result.exit_code) out.status += "[exit: " + std::to_string(*result.exit_code) + "]\n";
+  if (result.cwd) out.status += "[cwd: " + escape(*result.cwd) + "]\n";
+  out.status += "[session: " + format_status(result.session_status) + "]\n";
   return out;
+}
+
+std::string format_send(const SendResult& result, std::size_t cap) {
+  SendText parts = format_send_parts(result, cap);
+  // A screen comes after the status lines, a line-mode output before them.
+  return parts.screen ? parts.status + parts.output : parts.output + parts.status;
 }
 
 std::string format_screen(const ScreenSnapshot& screen, std::size_t cap) {

@@ -1,6 +1,8 @@
 // The texts a person or a model reads for each result: the text REPL prints them and any
 // other text face shows the same words (docs/tool-protocol.md, "Text commands and their
-// output"). Every function returns whole lines, each ending in '\n'. A viewport comes cut by
+// output"). Every function returns whole lines, each ending in '\n'. What a program printed
+// (a viewport, the motd, a page, a screen's rows) has its lines that look like ours marked
+// (render/status_lookalikes.hpp). A viewport comes cut by
 // the backend; the motd, a page and a screen's rows are cut to `cap` bytes here, with the
 // same function (text/truncation.hpp: head, "[output truncated: ...]", tail).
 #pragma once
@@ -27,6 +29,16 @@ std::string format_confinement(const Confinement& confinement, bool with_paths);
 // "started terminal session pty-1 (main) [type: shell]", the confinement's line when
 // confined, then the motd.
 std::string format_open(const SpawnResult& result, std::size_t cap);
+// A send's result in two parts: what the program printed (the viewport, or the screen on the
+// alternate screen; a line that looks like one of ours marked: render/status_lookalikes.hpp),
+// and our status lines ("[wait: ...]", "[exit: N]", "[cwd: DIR]", "[session: ...]"). MCP
+// returns them as two content items; the text REPL prints format_send(), both in one.
+struct SendText {
+  std::string output;
+  std::string status;
+  bool screen = false;  // `output` is the screen (format_screen)
+};
+SendText format_send_parts(const SendResult& result, std::size_t cap);
 std::string format_send(const SendResult& result, std::size_t cap);
 std::string format_read(const ReadPage& page, std::size_t cap);
 // "[screen 24x80 cursor 3,17 alternate title="vim"]" (the cursor 1-based, "hidden" after

@@ -12,8 +12,11 @@
 # It runs at every session's start, and bash runs it cold: each statement costs several
 # microseconds the first time (tools/bench/integration_cost.py --startup), so the start-up
 # path is kept to few statements.
-__dshpty_nonce=$DSHPTY_NONCE __dshpty_rc=$DSHPTY_RC __dshpty_history=$DSHPTY_HISTORY
-unset DSHPTY_NONCE DSHPTY_RC DSHPTY_HISTORY
+# The nonce comes through a pipe the helper filled (never the environment, which
+# /proc/PID/environ shows to every program of the session); read once, it is gone.
+read -r __dshpty_nonce <"$DSHPTY_NONCE_FROM"
+__dshpty_rc=$DSHPTY_RC __dshpty_history=$DSHPTY_HISTORY
+unset DSHPTY_NONCE_FROM DSHPTY_RC DSHPTY_HISTORY
 export -n PS1 PS0 PROMPT_COMMAND
 
 # bash built with a system bashrc (Debian's: /etc/bash.bashrc) has read it before this

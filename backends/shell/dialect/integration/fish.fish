@@ -3,9 +3,10 @@
 # carry the session's nonce (see the bash integration for the kinds), by wrapping
 # fish_prompt: whatever prompt the user defines later is wrapped again before it is drawn.
 # Nothing here is exported; history is off by --private.
-set -g __dshpty_nonce $DSHPTY_NONCE
+# The nonce comes through a pipe the helper filled, read once (see the bash integration).
+read -g __dshpty_nonce <$DSHPTY_NONCE_FROM
 set -l rc $DSHPTY_RC
-set -e DSHPTY_NONCE
+set -e DSHPTY_NONCE_FROM
 set -e DSHPTY_RC
 set -e DSHPTY_HISTORY
 if test "$rc" != user
