@@ -1,7 +1,7 @@
 // Is an fd a process waits on for input, beside the terminal, an input it relays? The
 // stdin probe asks this of a process asleep in poll/select/epoll on the terminal *and*
 // other fds: ssh (the terminal and its socket), script and apt (the terminal and a PTY
-// master), tmux's client, sudo with use_pty. Such a process wakes for output from the far
+// master), sudo with use_pty. Such a process wakes for output from the far
 // side as readily as for the user's keys, so its sleep proves nobody waits for the user.
 //
 // What counts (from the fd's stat and, for pipes and sockets, whose the other end is):

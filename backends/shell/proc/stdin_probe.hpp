@@ -36,7 +36,7 @@
 // A relay is not a reader (verdict relaying; it never proves one): a thread asleep on the
 // terminal in poll/select/epoll whose wait
 //   - also reads another input the process relays (relayed_input.hpp: ssh's socket, the
-//     PTY master of script, apt, sudo's use_pty, tmux's client; a self-pipe does not
+//     PTY master of script, apt, sudo's use_pty; a self-pipe does not
 //     count), or holds more inputs than kMaxInputs, or
 //   - has a short timeout (at most a second: it wakes by itself and may act, print, and
 //     sleep again; a `select([stdin], [], [], 0.5)` loop), or
