@@ -25,6 +25,7 @@ std::string_view evidence_name(Evidence evidence) noexcept {
   switch (evidence) {
     case Evidence::prompt_marks: return "prompt_marks";
     case Evidence::stdin_probe: return "stdin_probe";
+    case Evidence::relay: return "relay";
     case Evidence::none: break;
   }
   return "none";

@@ -13,7 +13,9 @@
 //                  terminal (evidence stdin_probe: a program's prompt, `read`, a nested
 //                  shell; on a short timer, only once the write landed, and only after a
 //                  quiet interval: see on_probe_tick);
-//   inferred_idle  no output for the send's idle silence;
+//   inferred_idle  no output for the send's idle silence (evidence relay when the latest
+//                  probe found the foreground waiting on the terminal as a relay does:
+//                  ssh, script, apt's dpkg PTY, a short-timeout poll; never a stdin_read);
 //   timeout        the send's deadline, however much output trickles;
 //   session_exit   the shell's exit was published (after its output was drained).
 // Evidence resets when the write lands: a prompt printed for an earlier send never counts.
@@ -219,7 +221,6 @@ void ShellSession::on_write_progress() {
 
 void ShellSession::on_write_landed() {
   send_->landed = true;
-  send_->landed_time = ev_now(loop_);
   prompt_watch_.reset();
   if (channel_->proves_readers()) {
     send_->last_probe = ev_now(loop_);
@@ -344,13 +345,11 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
     w->repeat = interval;
     ev_timer_again(loop, w);
   }
-  if (!s->channel_->foreground_reading() || s->input_waiting()) return;
-  // The screen settle: a reader that will wake by itself (a timeout) after keys, or on the
-  // alternate screen, may still draw what the keys did before it reads again.
-  if ((!s->send_->keys.empty() || s->emulator_.alternate()) && s->channel_->reader_waits_with_timeout() &&
-      now - s->send_->landed_time < seconds(kScreenSettleBound)) {
-    return;
-  }
+  // A relay (or a wait that wakes by itself soon: vim waiting out its escape timeout) is
+  // no reader: the send settles by quiet output, its evidence says why.
+  const bool reading = s->channel_->foreground_reading();
+  s->send_->relaying = !reading && s->channel_->foreground_relays();
+  if (!reading || s->input_waiting()) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
@@ -382,6 +381,7 @@ void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
 
 void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader_proven) {
   SendResult result;
+  if (reason == WaitReason::inferred_idle && send_ && send_->relaying) evidence = Evidence::relay;
   result.evidence = evidence;
   if (reason == WaitReason::stdin_read) {
     // A signal's aftermath ends when a reader is seen blocked: a prompt alone may still be

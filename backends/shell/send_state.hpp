@@ -78,7 +78,9 @@ struct SendState {
   // latest probe (or the landing, before the first).
   double last_output = 0.;
   double last_probe = 0.;
-  double landed_time = 0.;  // when the write landed (the screen settle's bound counts from it)
+  // The latest probe found the foreground relaying the terminal, no reader: a quiet
+  // settle's evidence is relay.
+  bool relaying = false;
   Callback<SendResult> done;
   ShellSession* session = nullptr;  // cleared when the session lets go of it (release_send)
 };

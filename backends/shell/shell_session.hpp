@@ -125,11 +125,6 @@ class ShellSession final : public BackendSession,
 
   // How often the stdin probe looks at /proc while a send's write has landed.
   static constexpr std::chrono::milliseconds kProbeInterval{20};
-  // Screens settle before they are returned: after keys, or on the alternate screen, a
-  // reader that waits with a timeout (vim waiting out its escape timeout) has not drawn
-  // yet; the send waits for it to wake, draw and read again, at most this long after its
-  // write landed (a program that always polls with a timeout, like top, then settles).
-  static constexpr std::chrono::milliseconds kScreenSettleBound{1'500};
 
   // How long past close_grace the helper may take to report quiescence before a close
   // fails (a wedged or stopped helper).

@@ -67,12 +67,15 @@ enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit };
 // "stdin_read", "inferred_idle", "timeout", "session_exit".
 std::string_view wait_reason_name(WaitReason reason) noexcept;
 
-// What settled a stdin_read: the shell's prompt marks (its own prompt, after this send's
-// input was read and run), the stdin probe (a reader proven blocked on the terminal: a
-// program's prompt, `read`, a nested shell), or nothing (every other reason).
-enum class Evidence { none, prompt_marks, stdin_probe };
+// What settled a send: for a stdin_read the shell's prompt marks (its own prompt, after
+// this send's input was read and run) or the stdin probe (a reader proven blocked on the
+// terminal: a program's prompt, `read`, a nested shell); for an inferred_idle, relay: the
+// output went quiet while the foreground relayed the terminal (ssh, script, apt's dpkg
+// PTY, a short-timeout poll of it), which the probe never takes for a reader; whether
+// the far side waits for the user is not known. Else nothing.
+enum class Evidence { none, prompt_marks, stdin_probe, relay };
 
-// "none", "prompt_marks", "stdin_probe".
+// "none", "prompt_marks", "stdin_probe", "relay".
 std::string_view evidence_name(Evidence evidence) noexcept;
 
 struct SendRequest {

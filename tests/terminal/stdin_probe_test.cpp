@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 
 #include "dshpty/errors.hpp"
 #include "proc/process_tree.hpp"
+#include "proc/relayed_input.hpp"
 #include "proc/stdin_probe.hpp"
 
 extern char** environ;
@@ -400,5 +402,168 @@ TEST_CASE("the tree walk does not see a reader outside the root's tree") {
   StdinProbe gone(pty.device, 0x7FFFFFF0);
   CHECK(verdict(gone, cat.pid) == ProbeVerdict::not_proven);
 }
+
+// Relays: a process asleep on the terminal together with another input it relays (ssh's
+// socket, script's PTY master, apt's dpkg PTY), or with a short timeout, is no reader.
+
+namespace {
+
+// A python program that waits as `wait` says after `setup`; a helper it forks (holding the
+// far end of a pipe or socket) exits when the program dies, so killing the Child is enough.
+std::string relay_program(const std::string& setup, const std::string& wait) {
+  return "import os,select,socket,sys,threading\n"
+         "dr,dw=os.pipe()\n" + setup +
+         "os.close(dr)\n" + wait + "\n";
+}
+
+// A helper that keeps `far` (a pipe's write end, a socket) open until the program dies:
+// forked, it closes what is not its own and waits for the death pipe's end of file.
+std::string fork_holder(const std::string& near, const std::string& far) {
+  return "if os.fork()==0:\n"
+         "    os.close(dw); os.close(" + near + "); os.read(dr,1); os._exit(0)\n"
+         "os.close(" + far + ")\n";
+}
+
+ProbeVerdict settled_verdict(const StdinProbe& probe, pid_t pid, ProbeEvidence* evidence = nullptr) {
+  ProbeVerdict v = ProbeVerdict::not_proven;
+  eventually([&] {
+    v = verdict(probe, pid, evidence);
+    return v != ProbeVerdict::not_proven;
+  });
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a wait on the terminal and a relayed input is a relay, never a reader") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  struct Case {
+    const char* name;
+    std::string program;
+  };
+  const Case cases[] = {
+      {"select on a PTY master (script, apt)", relay_program("m,s=os.openpty()\n", "select.select([0,m],[],[])")},
+      {"poll on a PTY master", relay_program("m,s=os.openpty()\n",
+                                             "p=select.poll(); p.register(0,select.POLLIN); p.register(m,select.POLLIN); p.poll()")},
+      {"epoll on a PTY master", relay_program("m,s=os.openpty()\n",
+                                              "e=select.epoll(); e.register(0,select.EPOLLIN); e.register(m,select.EPOLLIN); e.poll()")},
+      {"a pipe another process writes", relay_program("r,w=os.pipe()\n" + fork_holder("r", "w"), "select.select([0,r],[],[])")},
+      {"a UNIX socket another process holds the peer of (ssh's agent, docker's socket)",
+       relay_program("a,b=[x.detach() for x in socket.socketpair()]\n" + fork_holder("a", "b"),
+                     "select.select([0,a],[],[])")},
+      {"a TCP connection (ssh)",
+       relay_program("l=socket.socket(); l.bind(('127.0.0.1',0)); l.listen(); c=socket.create_connection(l.getsockname()); x,_=l.accept()\n",
+                     "select.select([c,0],[],[])")},
+      {"a short timeout on the terminal alone (a loop that checks for a key between steps)",
+       relay_program("", "while True: select.select([sys.stdin],[],[],0.5)")},
+      {"another thread waits on the relayed input while one reads the terminal (Go's docker, kubectl)",
+       relay_program("m,s=os.openpty()\n",
+                     "threading.Thread(target=lambda: select.select([m],[],[]), daemon=True).start(); os.read(0,1)")},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    Pty pty;
+    Child child({py, "-c", c.program}, pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    ProbeEvidence evidence;
+    CHECK(settled_verdict(probe, child.pid, &evidence) == ProbeVerdict::relaying);
+    CHECK(evidence.pid == child.pid);
+    CHECK((evidence.relayed_fd >= 0 || evidence.timed));
+  }
+}
+
+TEST_CASE("beside the terminal, a self-pipe, a socketpair of its own or a long timeout leaves a reader") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  const std::string programs[] = {
+      // libuv's and Go's wake-up pipe: both ends held.
+      relay_program("r,w=os.pipe()\n", "select.select([0,r],[],[])"),
+      // asyncio's self-pipe (ipython, prompt_toolkit): a socketpair, both ends held.
+      relay_program("a,b=socket.socketpair()\n", "e=select.epoll(); e.register(0,select.EPOLLIN); e.register(a,select.EPOLLIN); e.poll()"),
+      // fish's notifier: a FIFO opened read-write.
+      relay_program("import tempfile\nd=tempfile.mkdtemp(); f=d+'/n'; os.mkfifo(f); n=os.open(f, os.O_RDWR); os.unlink(f); os.rmdir(d)\n",
+                    "select.select([0,n],[],[])"),
+      // An eventfd (libuv's, Go's wake-up) is no far side.
+      relay_program("ev=os.eventfd(0)\n", "select.select([0,ev],[],[])"),
+      // A long timeout (top's 3 s refresh, vim's 4 s CursorHold) is a program at rest.
+      relay_program("", "select.select([sys.stdin],[],[],30)"),
+      // A thread reads the terminal; the others only join or sleep.
+      relay_program("", "t=threading.Thread(target=lambda: os.read(0,1)); t.start(); t.join()"),
+  };
+  for (const std::string& program : programs) {
+    INFO(program);
+    Pty pty;
+    Child child({py, "-c", program}, pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    ProbeEvidence evidence;
+    CHECK(settled_verdict(probe, child.pid, &evidence) == ProbeVerdict::blocked_reading);
+    CHECK(evidence.relayed_fd == -1);
+    CHECK_FALSE(evidence.timed);
+  }
+}
+
+TEST_CASE("real relays: script(1) relays the terminal; bash at its prompt stays a reader") {
+  if (::access("/usr/bin/script", X_OK) == 0) {
+    Pty pty;
+    Child script({"/usr/bin/script", "-q", "-c", "sleep 60", "/dev/null"}, pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    ProbeEvidence evidence;
+    CHECK(settled_verdict(probe, script.pid, &evidence) == ProbeVerdict::relaying);
+    CHECK(evidence.relayed_fd >= 0);
+  } else {
+    MESSAGE("no script(1): that part skipped");
+  }
+  // readline sleeps in pselect6 on the terminal alone, without a timeout.
+  Pty pty;
+  Child bash({"bash", "--norc", "--noprofile", "-i"}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  ProbeEvidence evidence;
+  CHECK(settled_verdict(probe, bash.pid, &evidence) == ProbeVerdict::blocked_reading);
+  CHECK(evidence.relayed_fd == -1);
+}
+
+TEST_CASE("a relay and a plain reader in one group: the reader proves it") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  Pty pty;
+  Child relay({py, "-c", relay_program("m,s=os.openpty()\n", "select.select([0,m],[],[])")}, pty.slave, pty.slave);
+  StdinProbe probe(pty.device);
+  REQUIRE(settled_verdict(probe, relay.pid) == ProbeVerdict::relaying);
+  Child cat({"cat"}, pty.slave, pty.slave, relay.pid);
+  ProbeEvidence evidence;
+  CHECK(eventually([&] { return verdict(probe, relay.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+  CHECK(evidence.pid == cat.pid);
+}
+
+TEST_CASE("unix_peer_inode names a socketpair's other end, and nothing for a pipe") {
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+  struct stat a {}, b {};
+  REQUIRE(::fstat(pair[0], &a) == 0);
+  REQUIRE(::fstat(pair[1], &b) == 0);
+  const ino_t peer = dshpty::proc::unix_peer_inode(a.st_ino);
+  if (peer == 0) {
+    MESSAGE("no sock_diag for UNIX sockets here: every socket counts as relayed");
+  } else {
+    CHECK(peer == b.st_ino);
+  }
+  ::close(pair[0]);
+  ::close(pair[1]);
+  Pipe pipe;
+  struct stat p {};
+  REQUIRE(::fstat(pipe.read_end, &p) == 0);
+  CHECK(dshpty::proc::unix_peer_inode(p.st_ino) == 0);
+}
+
 
 #endif

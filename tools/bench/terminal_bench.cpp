@@ -3,6 +3,11 @@
 // (libvterm's own screen layer beside it), and the stdin probe's cost. Not a test: it
 // prints numbers. Usage: terminal-bench [MiB, default 64]
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <vterm.h>
 
@@ -26,7 +32,51 @@ using namespace dshpty::text;
 using namespace dshpty::proc;
 using Clock = std::chrono::steady_clock;
 
+extern char** environ;
+
 namespace {
+
+// What one probe check costs on one program waiting on a fresh PTY (a plain reader, a relay,
+// a reader beside a self-pipe): the program is spawned in a group of its own, looked at until
+// its wait is seen (a bounded wait), measured, killed and reaped. Nothing when it cannot run.
+void probe_cost(const char* label, std::vector<const char*> argv, ProbeVerdict expected) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0) return;
+  int slave = ::unlockpt(master) == 0 ? ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+  dev_t device = 0;
+  if (slave >= 0) {
+    if (auto dev = terminal_device(slave); dev.ok()) device = *dev;
+  }
+  pid_t pid = -1;
+  if (device != 0) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_adddup2(&actions, slave, fd);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    argv.push_back(nullptr);
+    if (::posix_spawnp(&pid, argv[0], &actions, &attr, const_cast<char* const*>(argv.data()), environ) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  if (pid > 0) {
+    StdinProbe probe(device, ::getpid());  // the tree walk, as a session's probe walks from its helper
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (probe.check(pid) != expected && Clock::now() < deadline) ::usleep(2000);
+    if (probe.check(pid) == expected) {
+      const int rounds = 500;
+      const auto start = Clock::now();
+      for (int i = 0; i < rounds; ++i) (void)probe.check(pid);
+      std::printf("stdin probe on %s: check %.1f us\n", label,
+                  std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  if (slave >= 0) ::close(slave);
+  ::close(master);
+}
 
 // A session's marks around its prompt (text/sanitizer.hpp), with its nonce.
 constexpr const char* kNonce = "0123456789abcdef";
@@ -190,6 +240,16 @@ int main(int argc, char** argv) {
     std::printf("stdin probe, tree walk from this process: group %.1f us, baseline %.1f us, check %.1f us "
                 "(%zu in the group)\n",
                 walk, baseline, check, members / rounds);
+    // A relay costs its other fds' looks (docs/shell-backend.md, "Relays are not readers").
+    probe_cost("cat (a plain read)", {"cat"}, ProbeVerdict::blocked_reading);
+    probe_cost("a python select on the terminal and a PTY master (a relay)",
+               {"python3", "-c", "import os,select; m,s=os.openpty(); select.select([0,m],[],[])"},
+               ProbeVerdict::relaying);
+    probe_cost("a python epoll on the terminal and its own socketpair (asyncio's self-pipe)",
+               {"python3", "-c",
+                "import select,socket; a,b=socket.socketpair(); e=select.epoll(); e.register(0,select.EPOLLIN); "
+                "e.register(a,select.EPOLLIN); e.poll()"},
+               ProbeVerdict::blocked_reading);
   }
   return 0;
 }

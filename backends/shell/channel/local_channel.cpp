@@ -345,13 +345,13 @@ void LocalChannel::forget_readers() {
 }
 
 bool LocalChannel::foreground_reading() {
-  reader_timed_ = false;
+  relaying_ = false;
   if (!probe_) return false;
   pid_t pgid = foreground_group();
-  proc::ProbeEvidence evidence;
-  if (pgid <= 0 || probe_->check(pgid, &evidence) != proc::ProbeVerdict::blocked_reading) return false;
-  reader_timed_ = evidence.timed;
-  return true;
+  if (pgid <= 0) return false;
+  const proc::ProbeVerdict verdict = probe_->check(pgid);
+  relaying_ = verdict == proc::ProbeVerdict::relaying;
+  return verdict == proc::ProbeVerdict::blocked_reading;
 }
 
 // ---- the helper ---------------------------------------------------------------------------

@@ -57,7 +57,7 @@ class LocalChannel final : public ProcessChannel {
   void mark_shell_reader(pid_t shell) override;
   void forget_readers() override;
   bool foreground_reading() override;
-  bool reader_waits_with_timeout() const override { return reader_timed_; }
+  bool foreground_relays() const override { return relaying_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
   void release() override;
@@ -112,7 +112,7 @@ class LocalChannel final : public ProcessChannel {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t bytes_queued_ = 0;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
-  bool reader_timed_ = false;              // the last proven reader waits with a timeout
+  bool relaying_ = false;                  // the last probe found a relay, not a reader
 };
 
 }  // namespace dshpty::shell

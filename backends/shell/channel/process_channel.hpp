@@ -118,9 +118,10 @@ class ProcessChannel {
   virtual void forget_readers() = 0;
   // Is the foreground group provably blocked reading the terminal right now?
   virtual bool foreground_reading() = 0;
-  // The reader the last foreground_reading() found waits with a timeout (it will wake by
-  // itself, and may draw before it reads); false when that cannot be told.
-  virtual bool reader_waits_with_timeout() const { return false; }
+  // The last foreground_reading() found no reader but the foreground waiting on the
+  // terminal as a relay does (proc/stdin_probe.hpp: beside a socket or a PTY master it
+  // relays, or with a short timeout); false when that cannot be told.
+  virtual bool foreground_relays() const { return false; }
 
   // ---- the tree -----------------------------------------------------------------------
   // SIGHUP/SIGTERM to the tree, SIGKILL to all of it after `grace`, until none is left;

@@ -470,6 +470,7 @@ void StreamChannel::apply_state(PayloadReader& r) {
   if (seq != 0 && seq > stale_before_) {
     answered_seq_ = std::max(answered_seq_, seq);
     reading_ = (facts_.flags & frames::kStateReading) != 0;
+    relaying_ = (facts_.flags & frames::kStateRelaying) != 0;
     leader_is_shell_ = (facts_.flags & frames::kStateLeaderIsShell) != 0;
   }
 }

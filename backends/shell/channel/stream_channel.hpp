@@ -108,6 +108,7 @@ class StreamChannel final : public ProcessChannel {
   void mark_shell_reader(pid_t shell) override;
   void forget_readers() override;
   bool foreground_reading() override;
+  bool foreground_relays() const override { return relaying_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_gone_; }
   void release() override;
@@ -244,6 +245,7 @@ class StreamChannel final : public ProcessChannel {
   // The far terminal's facts (see the top).
   frames::TerminalFacts facts_;
   bool reading_ = false;          // from the latest fresh answer, until output follows it
+  bool relaying_ = false;         // the same answer found a relay (kStateRelaying)
   bool leader_is_shell_ = true;   // likewise
   std::uint32_t next_seq_ = 0;    // the last PROBE's seq
   std::uint32_t stale_before_ = 0;  // answers to probes up to this seq are stale

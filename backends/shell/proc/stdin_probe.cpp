@@ -24,6 +24,7 @@
 
 #include "proc/procfs.hpp"
 #include "proc/process_tree.hpp"
+#include "proc/relayed_input.hpp"
 #endif
 
 namespace dshpty::proc {
@@ -85,7 +86,8 @@ std::optional<Wait> waiting_call(long number) {
 // Bounds on the work one thread can cost us.
 constexpr std::size_t kMaxPollEntries = 1024;
 constexpr std::size_t kMaxSelectBytes = 128;  // FD_SETSIZE bits
-constexpr int kMaxCandidateFds = 16;
+constexpr std::size_t kMaxInputs = 16;  // fds of one wait looked at (one stat each)
+constexpr int kMaxSiblings = 64;        // threads of a relay candidate looked at
 
 using procfs::read_small;
 using ProcStat = procfs::Stat;
@@ -237,6 +239,11 @@ struct Found {
   int fd;
   std::uint64_t activity;
   bool timed;
+  int relayed_fd;  // another input of the wait it relays, or -1
+
+  // Not evidence that anyone waits for the user: it wakes by itself soon, or it waits as
+  // much for the far side of something it relays.
+  bool relays() const { return timed || relayed_fd >= 0; }
 };
 
 // A wait that wakes by itself soon: its timeout is at most this. A short timeout is a
@@ -284,15 +291,28 @@ class GroupScan {
   GroupScan(dev_t terminal, pid_t pgid, pid_t tree_root)
       : terminal_(terminal), pgid_(pgid), tree_root_(tree_root) {}
 
-  // Calls visit(found) for each thread blocked reading the terminal until it returns true.
+  // Calls visit(found) for each thread blocked reading the terminal until it returns true;
+  // a process's threads together, so that a thread relaying beside a plain read of the
+  // terminal marks that read a relay's.
   template <class F>
   void run(F&& visit) {
     for_each_member([&](pid_t pid, const ProcStat& stat) {
       std::optional<bool> wide;  // 64-bit, asked only when a thread looks like it waits
-      return for_each_task(pid, stat, [&](pid_t tid) {
-        std::optional<Found> found = thread(pid, tid, stat, wide);
-        return found && visit(*found);
+      RelayedInputs relays(pid, terminal_);
+      std::vector<Found> found;
+      for_each_task(pid, stat, [&](pid_t tid) {
+        if (std::optional<Found> f = thread(pid, tid, stat, wide, relays)) found.push_back(*f);
+        return false;
       });
+      if (found.empty()) return false;
+      if (stat.threads > 1 && std::any_of(found.begin(), found.end(), [](const Found& f) { return !f.relays(); })) {
+        if (int fd = sibling_relayed_fd(pid, found, relays); fd >= 0)
+          for (Found& f : found)
+            if (f.relayed_fd < 0) f.relayed_fd = fd;
+      }
+      for (const Found& f : found)
+        if (visit(f)) return true;
+      return false;
     });
   }
 
@@ -346,14 +366,25 @@ class GroupScan {
     return stop;
   }
 
-  std::optional<Found> thread(pid_t pid, pid_t tid, const ProcStat& stat, std::optional<bool>& wide) {
+  std::optional<Found> thread(pid_t pid, pid_t tid, const ProcStat& stat, std::optional<bool>& wide,
+                             RelayedInputs& relays) {
     std::optional<Syscall> call = read_syscall(pid, tid);
     if (!call) return std::nullopt;
     std::optional<Wait> how = waiting_call(call->number);
     if (!how) return std::nullopt;
     if (!wide) wide = is_64_bit_process(pid);
     if (!*wide) return std::nullopt;
-    int fd = terminal_fd(pid, stat, *how, *call);
+    Inputs inputs;
+    if (!waited_inputs(pid, *how, *call, inputs)) return std::nullopt;
+    int fd = -1;
+    std::vector<Input> others;
+    for (const Input& input : inputs.fds) {
+      if (fd < 0 && is_terminal(stat, input.st)) {
+        fd = input.fd;
+      } else {
+        others.push_back(input);
+      }
+    }
     if (fd < 0) return std::nullopt;
     if (thread_state(pid, tid) != 'S') return std::nullopt;
     const std::optional<std::uint64_t> ran = activity(pid, tid);
@@ -361,73 +392,121 @@ class GroupScan {
     // Still in the very same call after the state and activity reads: they describe one
     // sleep.
     if (read_syscall(pid, tid) != call) return std::nullopt;
-    return Found{pid, tid, call->number, fd, *ran, short_timed_wait(pid, *how, *call)};
+    Found found{pid, tid, call->number, fd, *ran, short_timed_wait(pid, *how, *call), -1};
+    // A set too big to look through whole is not one a plain reader waits on.
+    if (inputs.more) found.relayed_fd = others.empty() ? fd : others.front().fd;
+    for (const Input& other : others) {
+      if (found.relayed_fd >= 0) break;
+      if (relays.relayed(other.fd, other.st)) found.relayed_fd = other.fd;
+    }
+    return found;
   }
 
-  // Does fd n of pid refer to this terminal? Fills st for the epoll identity check.
-  bool is_terminal(pid_t pid, const ProcStat& stat, long n, struct stat* out = nullptr) const {
-    if (n < 0 || n > 0x7FFFFFFF) return false;
+  // Does another thread of pid (than those in `found`) wait on an input the process relays?
+  // A relay may read the terminal on one thread in a plain read() and wait for the far
+  // side on another (a Go client: docker, kubectl). At most kMaxSiblings threads.
+  int sibling_relayed_fd(pid_t pid, const std::vector<Found>& found, RelayedInputs& relays) const {
+    int result = -1;
+    int looked = 0;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task", pid);
+    for_each_numeric_entry(path, [&](pid_t tid) {
+      if (++looked > kMaxSiblings) return true;
+      if (std::any_of(found.begin(), found.end(), [&](const Found& f) { return f.tid == tid; })) return false;
+      std::optional<Syscall> call = read_syscall(pid, tid);
+      if (!call) return false;
+      std::optional<Wait> how = waiting_call(call->number);
+      if (!how) return false;
+      Inputs inputs;
+      if (!waited_inputs(pid, *how, *call, inputs)) return false;
+      for (const Input& input : inputs.fds) {
+        if (input.st.st_rdev == terminal_ && S_ISCHR(input.st.st_mode)) continue;
+        if (relays.relayed(input.fd, input.st)) {
+          result = input.fd;
+          return true;
+        }
+      }
+      return false;
+    });
+    return result;
+  }
+
+  // The fds a wait reads from, each stat'ed through /proc/<pid>/fd (epoll's checked against
+  // the file its registration keeps); `more` when the set held more than kMaxInputs.
+  struct Input {
+    int fd;
+    struct stat st;
+  };
+  struct Inputs {
+    std::vector<Input> fds;
+    bool more = false;
+  };
+
+  bool add_input(pid_t pid, long n, Inputs& inputs) const {
+    if (n < 0 || n > 0x7FFFFFFF) return true;
+    if (inputs.fds.size() == kMaxInputs) {
+      inputs.more = true;
+      return false;
+    }
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/fd/%ld", pid, n);
-    struct stat st {};
-    if (::stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return false;
-    if (out) *out = st;
+    Input input{static_cast<int>(n), {}};
+    if (::stat(path, &input.st) == 0) inputs.fds.push_back(input);
+    return true;
+  }
+
+  bool waited_inputs(pid_t pid, Wait how, const Syscall& call, Inputs& inputs) const {
+    switch (how) {
+      case Wait::read: add_input(pid, static_cast<int>(call.args[0]), inputs); return true;
+      case Wait::poll: return poll_inputs(pid, call, inputs);
+      case Wait::select: return select_inputs(pid, call, inputs);
+      case Wait::epoll: return epoll_inputs(pid, call, inputs);
+    }
+    return false;
+  }
+
+  // Is the fd stat'ed as st this terminal?
+  bool is_terminal(const ProcStat& stat, const struct stat& st) const {
+    if (!S_ISCHR(st.st_mode)) return false;
     if (st.st_rdev == terminal_) return true;
     return st.st_rdev == makedev(5, 0) && decode_tty_nr(stat.tty_nr) == terminal_;  // /dev/tty
   }
 
-  // The terminal fd this call waits to read, or -1.
-  int terminal_fd(pid_t pid, const ProcStat& stat, Wait how, const Syscall& call) const {
-    switch (how) {
-      case Wait::read: {
-        int fd = static_cast<int>(call.args[0]);
-        return is_terminal(pid, stat, fd) ? fd : -1;
-      }
-      case Wait::poll: return poll_fd(pid, stat, call);
-      case Wait::select: return select_fd(pid, stat, call);
-      case Wait::epoll: return epoll_fd(pid, stat, call);
-    }
-    return -1;
-  }
-
-  int poll_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+  bool poll_inputs(pid_t pid, const Syscall& call, Inputs& inputs) const {
     std::size_t count = std::min<std::uint64_t>(call.args[1], kMaxPollEntries);
-    if (call.args[0] == 0 || count == 0) return -1;
+    if (call.args[0] == 0 || count == 0) return false;
     std::vector<struct pollfd> fds(count);
-    if (!read_memory(pid, call.args[0], fds.data(), count * sizeof(struct pollfd))) return -1;
-    int tried = 0;
+    if (!read_memory(pid, call.args[0], fds.data(), count * sizeof(struct pollfd))) return false;
     for (const struct pollfd& entry : fds) {
       if (entry.fd < 0 || !(entry.events & (POLLIN | POLLRDNORM))) continue;
-      if (is_terminal(pid, stat, entry.fd)) return entry.fd;
-      if (++tried == kMaxCandidateFds) break;
+      if (!add_input(pid, entry.fd, inputs)) break;
     }
-    return -1;
+    return true;
   }
 
-  int select_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+  bool select_inputs(pid_t pid, const Syscall& call, Inputs& inputs) const {
     std::uint64_t nfds = static_cast<std::uint32_t>(call.args[0]);
-    if (call.args[1] == 0 || nfds == 0) return -1;
+    if (call.args[1] == 0 || nfds == 0) return false;
     std::size_t bytes = std::min<std::uint64_t>((nfds + 7) / 8, kMaxSelectBytes);
     std::array<unsigned char, kMaxSelectBytes> set{};
-    if (!read_memory(pid, call.args[1], set.data(), bytes)) return -1;
+    if (!read_memory(pid, call.args[1], set.data(), bytes)) return false;
     // fd_set is an array of longs, bit n%64 of long n/64: on these little-endian targets
     // that is bit n%8 of byte n/8.
-    int tried = 0;
     for (std::size_t n = 0; n < std::min<std::uint64_t>(nfds, bytes * 8); ++n) {
       if (!(set[n / 8] & (1u << (n % 8)))) continue;
-      if (is_terminal(pid, stat, static_cast<long>(n))) return static_cast<int>(n);
-      if (++tried == kMaxCandidateFds) break;
+      if (!add_input(pid, static_cast<long>(n), inputs)) break;
     }
-    return -1;
+    return true;
   }
 
-  int epoll_fd(pid_t pid, const ProcStat& stat, const Syscall& call) const {
+  bool epoll_inputs(pid_t pid, const Syscall& call, Inputs& inputs) const {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", pid, static_cast<int>(call.args[0]));
     std::array<char, 16384> buf;  // a big epoll set is read in part
-    if (read_small(path, buf.data(), buf.size()) <= 0) return -1;
+    const long length = read_small(path, buf.data(), buf.size());
+    if (length <= 0) return false;
+    if (static_cast<std::size_t>(length) + 1 >= buf.size()) inputs.more = true;
     // "tfd: %8d events: %8x data: %16llx  pos:%lli ino:%lx sdev:%x"
-    int tried = 0;
     for (const char* line = std::strstr(buf.data(), "tfd:"); line; line = std::strstr(line + 4, "tfd:")) {
       int tfd = -1;
       unsigned events = 0;
@@ -438,13 +517,15 @@ class GroupScan {
                       &data, &pos, &ino, &sdev) != 6)
         continue;
       if (!(events & (POLLIN | POLLRDNORM))) continue;
-      struct stat st {};
-      // sdev is the kernel's internal dev_t: major in the top 12 bits, minor in the low 20.
-      if (is_terminal(pid, stat, tfd, &st) && st.st_ino == ino && st.st_dev == makedev(sdev >> 20, sdev & 0xFFFFF))
-        return tfd;
-      if (++tried == kMaxCandidateFds) break;
+      const std::size_t before = inputs.fds.size();
+      if (!add_input(pid, tfd, inputs)) break;
+      if (inputs.fds.size() == before) continue;
+      // epoll keeps a file, not an fd number: the fd must still be that file (sdev is the
+      // kernel's internal dev_t: major in the top 12 bits, minor in the low 20).
+      const struct stat& st = inputs.fds.back().st;
+      if (st.st_ino != ino || st.st_dev != makedev(sdev >> 20, sdev & 0xFFFFF)) inputs.fds.pop_back();
     }
-    return -1;
+    return true;
   }
 
   dev_t terminal_;
@@ -522,15 +603,28 @@ void StdinProbe::baseline_process(pid_t pid) {
 
 ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   bool blocked = false;
+  std::optional<ProbeEvidence> relay;
+  const auto describe = [](const Found& found) {
+    return ProbeEvidence{found.pid, found.tid, found.syscall, found.fd, found.timed, found.relayed_fd};
+  };
   GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
+    // A relay proves nothing, run since the baseline or not; a plain reader elsewhere in
+    // the group still does.
+    if (found.relays()) {
+      if (!relay) relay = describe(found);
+      return false;
+    }
     auto same = std::find_if(baseline_.begin(), baseline_.end(),
                              [&](const auto& mark) { return mark.first == found.tid; });
     if (same != baseline_.end() && same->second == found.activity) return false;  // not run since
     blocked = true;
-    if (evidence) *evidence = {found.pid, found.tid, found.syscall, found.fd, found.timed};
+    if (evidence) *evidence = describe(found);
     return true;
   });
-  return blocked ? ProbeVerdict::blocked_reading : ProbeVerdict::not_proven;
+  if (blocked) return ProbeVerdict::blocked_reading;
+  if (!relay) return ProbeVerdict::not_proven;
+  if (evidence) *evidence = *relay;
+  return ProbeVerdict::relaying;
 }
 
 std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {

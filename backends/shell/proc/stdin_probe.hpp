@@ -1,7 +1,8 @@
 // The Linux stdin probe: is the terminal's foreground process group provably blocked
 // waiting for terminal input right now? It catches what the prompt marker cannot (bash's
 // `read`, `cat`, `python3 -c 'input()'`, a pager): the shell backend calls check() on a
-// short timer while a send is live. It reads only /proc files, never blocks on I/O a
+// short timer while a send is live. It reads only /proc files (and asks the kernel's
+// sock_diag whose a UNIX socket's peer is: relayed_input.hpp), never blocks on I/O a
 // process can control, keeps no fds open, and signals nothing.
 //
 // The rule (sound: it prefers "not proven" to a false stdin_read):
@@ -32,6 +33,21 @@
 //     of those reading then): one that was not asleep in a read then can only be asleep in
 //     one now after a switch, so the answer is the same, and the baseline costs one status
 //     read per thread instead of a full proof.
+// A relay is not a reader (verdict relaying; it never proves one): a thread asleep on the
+// terminal in poll/select/epoll whose wait
+//   - also reads another input the process relays (relayed_input.hpp: ssh's socket, the
+//     PTY master of script, apt, sudo's use_pty; a self-pipe does not
+//     count), or holds more inputs than kMaxInputs, or
+//   - has a short timeout (at most a second: it wakes by itself and may act, print, and
+//     sleep again; a `select([stdin], [], [], 0.5)` loop), or
+//   - belongs to a process another thread of which waits on such an input (a relay that
+//     reads the terminal in a plain read() on one thread: docker's and kubectl's Go clients).
+// Such a wait wakes for the far side as readily as for the user; whether the far side then
+// waits for the user (a remote `read x`, a password prompt) cannot be told from here. A
+// plain reader elsewhere in the group still proves the group reading. The extra work (the
+// other fds' stats, a listing of the process's fds for a pipe, a netlink query for a UNIX
+// socket, the sibling threads' syscall files) is done only once a wait on the terminal was
+// found in poll/select/epoll beside other fds, or in a multi-threaded process.
 // Re-reading the syscall file after the status file confirms the thread did not move
 // between the two reads. What remains unprovable, and is accepted: a thread woken for an
 // unrelated reason in the microseconds between baseline() and the write's bytes reaching
@@ -68,6 +84,7 @@ namespace dshpty::proc {
 
 enum class ProbeVerdict {
   blocked_reading,  // proven: the group is waiting for terminal input
+  relaying,         // it waits on the terminal as a relay does (below): no proof of a reader
   not_proven,       // no proof (nothing reads, it is busy, or /proc was not readable)
   unsupported,      // this platform cannot tell
 };
@@ -79,9 +96,12 @@ struct ProbeEvidence {
   long syscall = -1;  // the native syscall number
   int fd = -1;        // the terminal fd waited on
   // The wait has a short timeout (poll/select/epoll, at most a second): the reader will
-  // wake by itself and may still act and draw (vim waiting out its escape timeout). A plain
-  // read never has one.
+  // wake by itself and may still act and draw (vim waiting out its escape timeout, a loop
+  // that checks for a key between steps). A plain read never has one. Only a relay has it.
   bool timed = false;
+  // Another input the process waits on beside the terminal and relays (a socket, a PTY
+  // master, a pipe; relayed_input.hpp), in this wait or another thread's; -1 when none.
+  int relayed_fd = -1;
 };
 
 class StdinProbe {

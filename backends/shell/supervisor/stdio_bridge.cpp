@@ -735,7 +735,7 @@ class Bridge final : private ChannelEvents {
         .facts(f)
         .end();
     last_ = f;
-    last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateLeaderIsShell));
+    last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateRelaying | frames::kStateLeaderIsShell));
   }
 
   void answer_probe(std::uint32_t seq) {
@@ -752,6 +752,7 @@ class Bridge final : private ChannelEvents {
     if (f.foreground > 0) {
       f.ignored_signals = ignored_signals(f.foreground);
       if (!paused_ && channel_->foreground_reading()) f.flags |= frames::kStateReading;
+      if (!paused_ && channel_->foreground_relays()) f.flags |= frames::kStateRelaying;
       if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {
         f.flags |= frames::kStateLeaderIsShell;
       }

@@ -1,0 +1,208 @@
+"""Relays are not readers, end to end (docs/shell-backend.md, "Relays"): programs that relay
+the terminal sleep in poll on the terminal *and* a socket or a PTY master, and a send to
+them must settle by quiet output (inferred_idle, evidence "relay"), never stdin_read from
+the stdin probe. Through the real dshpty-repl --json:
+
+  ssh     into a second shell over the loopback sshd (sshd_fixture.py): the login and five
+          sends in a row each hold their own command's output, none says stdin_read; a
+          command that sleeps before it prints, and a check-in after a send that went quiet
+          early, get their output; a far `read x` (what cannot be told) settles by quiet
+          too, and the answer reaches it; `exit` is back at the shell's prompt.
+  local   `script -q -c`, a python `select([stdin], [], [], 0.5)` loop and a python PTY relay
+          (what apt does with dpkg) run to their end; the positive controls `read x` and
+          python `input()` still settle stdin_read (evidence stdin_probe).
+  far     the same relay on a remote session (`sh -c 'exec SUPERVISOR --stdio'`): the far
+          helper's probe says relay, the host's result says so too.
+
+Usage: relay_e2e.py REPL SUPERVISOR ssh|local|far
+
+Loopback only; every wait has a deadline; the REPL (and with it every session) and sshd are
+gone when a case ends. A missing tool is a skip (77) with the reason."""
+
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "repl"))
+
+from repl_harness import JsonRepl, check, fail  # noqa: E402
+from sshd_fixture import Skip, SshServer, skip  # noqa: E402
+
+REPL = SUPERVISOR = None
+# Quiet output ends a send to a relay; the deadline is never what settles one here. A send
+# that runs to the shell's prompt gets a long idle time: the prompt ends it, not the quiet.
+IDLE_MS = 3000
+TO_THE_END_MS = 20000
+TIMEOUT_MS = 60000
+
+# A python PTY relay, as apt relays dpkg's terminal: the child runs on a PTY of its own,
+# the parent sleeps in select on its stdin and the master and copies both ways.
+PTY_RELAY = r"""
+import os, pty, select, sys
+pid, master = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", sys.argv[1]])
+while True:
+    r, _, _ = select.select([0, master], [], [])
+    if master in r:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        os.write(1, data)
+    if 0 in r:
+        os.write(master, os.read(0, 4096))
+os.waitpid(pid, 0)
+"""
+
+# A loop that checks for a key between steps (a progress display that quits on `q`).
+SELECT_LOOP = ("import select,sys\n"
+               "for i in range(3):\n"
+               "    select.select([sys.stdin],[],[],0.5)\n"
+               "    print('tick', i*7, flush=True)\n")
+
+
+class Face:
+    def __init__(self, extra=()):
+        self.home = tempfile.mkdtemp(prefix="dshpty-relay-home-")
+        self.state = tempfile.mkdtemp(prefix="dshpty-relay-state-")
+        os.environ["HOME"] = self.home
+        self.repl = JsonRepl(REPL, ["--idle-ms", str(IDLE_MS), "--timeout-ms", str(TIMEOUT_MS),
+                                    "--state-dir", self.state, *extra])
+        self.n = 0
+
+    def call(self, op, **fields):
+        self.n += 1
+        return self.repl.ok({"id": self.n, "op": op, **fields})
+
+    def open(self, type="shell"):
+        return self.call("open", type=type)["sessionId"]
+
+    def send(self, session, text=None, **fields):
+        if text is not None:
+            fields["text"] = text
+        return self.call("send", sessionId=session, **fields)
+
+    def close(self):
+        self.repl.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def show(result):
+    return f"{result.get('waitReason')}/{result.get('evidence')}: {result.get('viewport')!r}"
+
+
+def expect_relay_output(result, needle, what):
+    """A send to a relay: its own output, and never a stdin_read from the probe."""
+    check(needle in result["viewport"], f"{what}: '{needle}' missing: {show(result)}")
+    check(result["waitReason"] == "inferred_idle", f"{what}: expected inferred_idle: {show(result)}")
+    check(result["evidence"] == "relay", f"{what}: expected evidence relay: {show(result)}")
+
+
+def run_to_end(face, session, text):
+    return face.send(session, text, idleMs=TO_THE_END_MS)
+
+
+def expect_prompt(result, needle, what):
+    """A relay that ran to its end: back at the shell's prompt with all of its output."""
+    check(needle in result["viewport"], f"{what}: '{needle}' missing: {show(result)}")
+    check(result["waitReason"] == "stdin_read" and result["evidence"] == "prompt_marks",
+          f"{what}: expected the shell's prompt: {show(result)}")
+
+
+def positive_controls(face, session):
+    for text, answer in (("read x; echo got-$x", "got-ok"),
+                         ("python3 -c 'print(\"py-\" + input())'", "py-ok")):
+        r = face.send(session, text)
+        check(r["waitReason"] == "stdin_read" and r["evidence"] == "stdin_probe", f"{text}: {show(r)}")
+        expect_prompt(run_to_end(face, session, answer.split("-")[1]), answer, text)
+
+
+def case_ssh():
+    try:
+        server = SshServer().start()
+    except Skip as why:
+        skip(str(why))
+    face = Face()
+    try:
+        session = face.open()
+        argv = server.ssh_argv()
+        argv[argv.index("-T")] = "-tt"
+        login = face.send(session, shlex.join(argv) + " 'PS1=far\\$\\  exec bash --norc -i'")
+        check(login["waitReason"] == "inferred_idle" and login["evidence"] == "relay", f"login: {show(login)}")
+        for n in range(1, 6):
+            expect_relay_output(face.send(session, f"echo far-{n}-$(({n}*7))"), f"far-{n}-{n * 7}", f"send {n}")
+        # Quiet for less than the idle time first: the output still is this send's.
+        expect_relay_output(face.send(session, "sleep 1; echo slept-far", idleMs=5000), "slept-far", "sleep 1")
+        # Gone quiet before its output: the next check-in waits for it as a send does.
+        early = face.send(session, "sleep 2; echo later-$((6*7))", idleMs=200)
+        check(early["waitReason"] == "inferred_idle" and "later-42" not in early["viewport"], f"early: {show(early)}")
+        expect_relay_output(face.send(session, idleMs=5000), "later-42", "check-in")
+        # What cannot be told: the far shell waits for the user behind the relay. It settles
+        # by quiet (never at once), and the answer reaches the far `read`.
+        asked = face.send(session, "read -p 'far-question? ' x; echo far-answer-$x")
+        expect_relay_output(asked, "far-question?", "far read")
+        expect_relay_output(face.send(session, "yes"), "far-answer-yes", "the answer")
+        expect_prompt(run_to_end(face, session, "exit"), "", "exit")
+        positive_controls(face, session)
+    finally:
+        face.close()
+        server.stop()
+
+
+def case_local():
+    face = Face()
+    try:
+        session = face.open()
+        expect_prompt(run_to_end(face, session, "script -q -c 'echo start; sleep 1; echo done-$((6*7))' /dev/null"),
+                      "done-42", "script")
+        expect_prompt(run_to_end(face, session, "python3 -c " + shlex.quote(SELECT_LOOP)), "tick 14", "select loop")
+        relay = "python3 -c " + shlex.quote(PTY_RELAY) + " 'echo start; sleep 1; echo relayed-$((6*7))'"
+        expect_prompt(run_to_end(face, session, relay), "relayed-42", "pty relay")
+        # The relay waits for its child's input: a send to it settles by quiet, and its
+        # answer is its own.
+        asking = "python3 -c " + shlex.quote(PTY_RELAY) + " 'read x; echo inner-$x'"
+        r = face.send(session, asking)
+        check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"pty relay asking: {show(r)}")
+        expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "pty relay answered")
+        positive_controls(face, session)
+    finally:
+        face.close()
+
+
+def case_far():
+    command = shlex.join(["sh", "-c", f"exec {shlex.quote(SUPERVISOR)} --stdio"])
+    face = Face(["--remote", f"far={command}"])
+    try:
+        session = face.open(type="far")
+        expect_prompt(run_to_end(face, session, "script -q -c 'echo start; sleep 1; echo done-$((6*7))' /dev/null"),
+                      "done-42", "far script")
+        asking = "python3 -c " + shlex.quote(PTY_RELAY) + " 'read x; echo inner-$x'"
+        r = face.send(session, asking)
+        check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"far pty relay asking: {show(r)}")
+        expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "far pty relay answered")
+    finally:
+        face.close()
+
+
+def main():
+    global REPL, SUPERVISOR
+    if len(sys.argv) != 4 or sys.argv[3] not in ("ssh", "local", "far"):
+        fail(f"usage: {sys.argv[0]} REPL SUPERVISOR ssh|local|far")
+    REPL, SUPERVISOR = sys.argv[1], sys.argv[2]
+    if not shutil.which("python3"):
+        skip("no python3")
+    if sys.argv[3] == "local" and not shutil.which("script"):
+        skip("no script(1) (util-linux)")
+    {"ssh": case_ssh, "local": case_local, "far": case_far}[sys.argv[3]]()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
