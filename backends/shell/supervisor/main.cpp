@@ -31,6 +31,7 @@
 #include "descendants.hpp"
 #include "integration.hpp"
 #include "landlock_scope.hpp"
+#include "linger/session_mark.hpp"
 #include "prompt_hold.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
@@ -322,6 +323,11 @@ int stdio_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // Non-dumpable, before anything else: a process of the session runs as the same user, and
+  // could otherwise ptrace this one or take its fds (pidfd_getfd on the control socket: a
+  // forged "exited", a swallowed "kill"). The kernel then asks for CAP_SYS_PTRACE in the
+  // helper's user namespace, which the sandbox drops. exec gives the shell its own flag.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // The far side of a remote session: a face of its own (supervisor/stdio_bridge.cpp).
   if (argc >= 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_main(argc, argv);
   const char* cwd = nullptr;
@@ -349,6 +355,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
+  // The session's tree is recognisable from outside whatever this file is called: the
+  // lingering sessions' peer check reads it (linger/session_mark.hpp).
+  dshpty::linger::mark_session_tree();
   // Before the terminal arrives: fd 2 is still the sandbox's diagnostics pipe, which the
   // host reads when a start fails.
   if (scope_abstract && dshpty::supervisor::scope_abstract_unix_sockets() == dshpty::supervisor::ScopeResult::failed) {
