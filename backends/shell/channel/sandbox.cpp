@@ -293,6 +293,9 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   // and POSIX message queues, semaphores and shared memory are rendezvous too.
   a.insert(a.end(), {"--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent",
                      "--new-session", "--ro-bind", "/", "/"});
+  // No capabilities inside, whoever the host is: bwrap run by root otherwise keeps them all
+  // in the session's user namespace (which maps uid 0 to the host's root).
+  a.insert(a.end(), {"--cap-drop", "ALL"});
   std::vector<std::string> roots;
   if (spec.workspace) roots.push_back(*spec.workspace);
   roots.insert(roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
