@@ -18,8 +18,8 @@ bool install_integration(char** argv);
 void remove_integration();
 
 // The memfd bash or fish reads through /proc/<helper>/fd/N, or -1 (zsh, no integration).
-// Reading that path needs ptrace access to this helper: it is dumpable until the shell has
-// read it (supervisor/main.cpp), and the fd is closed then.
+// Opening that path needs ptrace access to this helper: it is dumpable until the shell has
+// opened it (supervisor/main.cpp), and the fd is closed then.
 int integration_memfd();
 void close_integration_memfd();
 
