@@ -133,7 +133,9 @@ Status check_peer(int fd, const FileId& helper_file) {
     }
     // The peer itself may be named like a helper: the relay a reconnecting remote host
     // reaches over its transport (supervisor/attach_relay.hpp) is its --stdio face.
-    if (depth > 0 && line.helper_named) return inside(cred.pid, "pid " + std::to_string(pid) + " above it is a session helper");
+    if (depth > 0 && line.helper_named) {
+      return inside(cred.pid, "pid " + std::to_string(pid) + " above it is a session helper");
+    }
     if (depth > 0 && same_file(pid, helper_file)) {
       return inside(cred.pid, "pid " + std::to_string(pid) + " above it runs the helper's executable");
     }
