@@ -354,15 +354,30 @@ void ShellSession::check_teardown() {
     }
     return;
   }
+  if (forced_end_) {
+    Error report = make_error(Code::BACKEND_FAILED, *forced_end_ + "; every process of the session is gone");
+    forced_end_.reset();
+    finish_teardown(report);
+    return;
+  }
   finish_teardown(nullptr);
 }
 
 void ShellSession::on_quiesce_timeout(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<ShellSession*>(w->data);
-  s->finish_teardown(make_error(
-      Code::BACKEND_FAILED,
-      "PTY supervisor did not report quiescence within " +
-          std::to_string((s->config_.close_grace + kQuiesceSlack).count()) + " ms"));
+  const std::string missed = "PTY supervisor did not report quiescence within " +
+                             std::to_string((s->config_.close_grace + kQuiesceSlack).count()) + " ms";
+  if (!s->forced_end_) {
+    // The channel may end the tree without the helper (a sandbox's namespace): the close
+    // then waits for that proof, as long again at most, and reports what was done.
+    if (auto how = s->channel_->force_end()) {
+      s->forced_end_ = missed + ": " + *how;
+      ev_timer_set(&s->quiesce_timer_, seconds(kQuiesceSlack), 0.);
+      ev_timer_start(s->loop_, &s->quiesce_timer_);
+      return;
+    }
+  }
+  s->finish_teardown(make_error(Code::BACKEND_FAILED, missed));
 }
 
 void ShellSession::on_drain_timeout(struct ev_loop*, ev_timer* w, int) {

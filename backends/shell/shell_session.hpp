@@ -249,6 +249,9 @@ class ShellSession final : public BackendSession,
   bool exit_published_ = false;                // status() says exited
   Error lost_;  // the channel ended without proving the tree gone
   std::string lost_reason_;  // a remote link's end, in the transport's words (status lost)
+  // The helper missed the quiescence bound and the channel ended the tree itself: the close
+  // that waited reports it (once; a later close finds the tree gone and succeeds).
+  std::optional<std::string> forced_end_;
 
   // The output, in the order the sinks are fed: scrollback, motd, the emulator (so a send
   // settled by this read sees the screen it drew), then this session.

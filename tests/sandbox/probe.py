@@ -24,7 +24,8 @@ libc.syscall.restype = ctypes.c_long
 ANSWER = b"HOST-ANSWER"
 
 # x86_64 system call numbers the probes make directly.
-NR = {"keyctl": 250, "io_uring_setup": 425, "clone3": 435, "fsopen": 430, "personality": 135}
+NR = {"keyctl": 250, "io_uring_setup": 425, "clone3": 435, "fsopen": 430, "personality": 135,
+      "pidfd_open": 434, "pidfd_getfd": 438}
 
 
 def report(name, ok, detail=""):
@@ -213,6 +214,19 @@ def capabilities():
     report("caps", True, eff)
 
 
+def getfd(pid, fd):
+    # Takes a copy of another process's fd: the helper's control socket is its fd 3.
+    pidfd, e = syscall("pidfd_open", int(pid), 0)
+    if pidfd < 0:
+        report("pidfd_open", False, err_name(e))
+        return
+    got, e = syscall("pidfd_getfd", pidfd, int(fd), 0)
+    os.close(pidfd)
+    if got >= 0:
+        os.close(got)
+    report("pidfd_getfd", got >= 0, err_name(e) if got < 0 else "")
+
+
 def serve(args):
     # serve --unix PATH ... --abstract NAME ... : listeners, plus a TCP one and a UDP
     # resolver on 127.0.0.1; prints "READY TCP_PORT UDP_PORT", answers until stdin closes.
@@ -289,6 +303,8 @@ def main():
         netlink(args[0])
     elif name == "caps":
         capabilities()
+    elif name == "getfd":
+        getfd(args[0], args[1])
     else:
         sys.exit("unknown probe " + name)
 

@@ -262,6 +262,13 @@ TEST_CASE("probe battery: workspace-write, network off, beside an unconfined ses
     CHECK(probe(confined_fx, in, "kill " + host_pid) == "kill err ESRCH");
     CHECK(probe(control_fx, out, "kill " + host_pid) == "kill ok");
   }
+  SUBCASE("the helper's fds: pidfd_getfd on the namespace's init refused, on a process of its own taken") {
+    // The helper (pid 1 inside) is non-dumpable and nothing inside has CAP_SYS_PTRACE: its
+    // control socket (fd 3) cannot be taken to forge "exited" or swallow "kill".
+    CHECK(probe(confined_fx, in, "getfd 1 3") == "pidfd_getfd err EPERM");
+    // Positive control: the same call against a dumpable process of the session's own.
+    CHECK(probe(confined_fx, in, "getfd $! 0", "sleep 300 </dev/null & ") == "pidfd_getfd ok");
+  }
   SUBCASE("writes outside the roots") {
     CHECK(probe(confined_fx, in, "write " + b.outside + "/f") == "write err EROFS");
     CHECK(probe(control_fx, out, "write " + b.outside + "/g") == "write ok");

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "../shell/child_process.hpp"
@@ -21,6 +24,21 @@ Spawned spawn_confined(ShellFixture& fx, const ScratchDir& scratch, ShellConfig 
   SpawnRequest r;
   r.cwd = scratch.path();
   return fx.spawn(std::move(config), r);
+}
+
+// Field 4 of /proc/PID/stat (the fields start after comm's last ')'), and comm.
+pid_t parent_of(pid_t pid, std::string* comm = nullptr) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const auto open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return -1;
+  if (comm) *comm = line.substr(open + 1, close - open - 1);
+  std::istringstream rest(line.substr(close + 2));
+  char state;
+  pid_t ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
 }
 
 }  // namespace
@@ -118,4 +136,42 @@ TEST_CASE("a SIGKILLed host leaves nothing of its sandboxes alive") {
   }
   CHECK(left.empty());
   kill_marked(marker);
+}
+
+TEST_CASE("a helper that does not answer: close kills the namespace's init, bwrap ends, the close says so") {
+  ScratchDir scratch;
+  ShellFixture fx;
+  auto s = spawn_confined(fx, scratch, sandbox_config(fx, SandboxMode::workspace_write));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  fx.type(*s.session, "setsid sleep 300 &");
+  REQUIRE(run_until(fx.loop(), [&] { return marked_processes_named(fx.marker(), "sleep").size() == 1; }));
+  // The helper is the shell's parent (the namespace's init), the outer bwrap its parent.
+  std::string comm;
+  const pid_t helper = parent_of(static_cast<pid_t>(*s.session->pid()));
+  const pid_t bwrap = parent_of(helper, &comm);
+  REQUIRE(comm == "dshpty-supervis");
+  REQUIRE(bwrap == s.shell()->supervisor_pid());
+  parent_of(bwrap, &comm);
+  REQUIRE(comm == "bwrap");
+  // Stopped, it neither hears the kill nor reports quiescence: as if a process of the
+  // session had taken its control socket.
+  REQUIRE(::kill(helper, SIGSTOP) == 0);
+
+  Status st = fx.close(*s.session, 60s);
+  REQUIRE_FALSE(st.ok());
+  const std::string said = describe(st.error());
+  CHECK_MESSAGE(said.find("PTY supervisor did not report quiescence within") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("the sandbox's namespace init (the helper, pid " + std::to_string(helper) +
+                          ") was killed through its pidfd, and its bwrap (pid " + std::to_string(bwrap) +
+                          ") ended with it") != std::string::npos,
+                said);
+  CHECK_MESSAGE(said.find("every process of the session is gone") != std::string::npos, said);
+  CHECK(s.shell()->quiescent());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+  CHECK(::kill(helper, 0) < 0);
+  CHECK(::kill(bwrap, 0) < 0);
+  CHECK(zombie_children().empty());
+  // Reported once: the next close finds the tree gone and completes.
+  Status again = fx.close(*s.session);
+  CHECK_MESSAGE(again.ok(), (again ? "" : describe(again.error())));
 }

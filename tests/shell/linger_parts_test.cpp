@@ -1,14 +1,27 @@
 // The pure and file-level parts of lingering (docs/outlive.md): the replay ring's offsets
-// and drops, the rendezvous records' escaping, and the state directory's checks.
+// and drops, the rendezvous records' escaping, the state directory's checks, and the peer
+// check against real process trees.
 #include <doctest/doctest.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <functional>
 #include <string>
 
+#include "linger/peer_check.hpp"
 #include "linger/record.hpp"
 #include "linger/replay_ring.hpp"
+#include "linger/session_mark.hpp"
 #include "linger/state_dir.hpp"
 
 using namespace dshpty::linger;
@@ -99,4 +112,104 @@ TEST_CASE("the state directory is created 0700 and refused when others may enter
   CHECK(::access(missing.c_str(), F_OK) != 0);
   auto there = existing_state_dir(fresh);
   CHECK_FALSE(there);  // still 0750: refused, not created or repaired
+}
+
+namespace {
+
+// The keeper's side: the helper's file, as the lingering helper (the supervisor) knows it.
+FileId supervisor_file() {
+  const char* path = std::getenv("DSHPTY_SUPERVISOR");
+  REQUIRE_MESSAGE(path, "DSHPTY_SUPERVISOR is not set");
+  struct stat st {};
+  REQUIRE(::stat(path, &st) == 0);
+  return FileId{st.st_dev, st.st_ino, true};
+}
+
+enum class Leave { stays, exits_first };
+
+// A child runs `setup` (what a helper does to itself), then forks the peer, which runs
+// `peer_setup` and connects; with exits_first the child is gone (as a SIGKILLed helper)
+// before the peer connects, and the peer has been reparented. The check's verdict on it.
+dshpty::Status check_from(const std::function<void()>& setup, Leave leave,
+                  const std::function<void()>& peer_setup = [] {}) {
+  TempDir dir;
+  const std::string path = dir.path + "/peer.sock";
+  int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    setup();
+    int gone[2];
+    if (::pipe(gone) < 0) _exit(1);
+    const pid_t peer = ::fork();
+    if (peer == 0) {
+      ::close(gone[1]);
+      char c;
+      while (::read(gone[0], &c, 1) > 0) {
+      }
+      // exits_first: the read ends when the child is gone; else at once (see below).
+      peer_setup();
+      int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) _exit(1);
+      while (::read(fd, &c, 1) > 0) {  // until the test closed its end
+      }
+      _exit(0);
+    }
+    ::close(gone[0]);
+    if (leave == Leave::exits_first) _exit(peer > 0 ? 0 : 1);
+    ::close(gone[1]);
+    int status = 0;
+    ::waitpid(peer, &status, 0);
+    _exit(0);
+  }
+  if (leave == Leave::stays) {
+    // The child outlives its peer's connect: its end before a connection means the peer failed.
+    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+    REQUIRE(pidfd >= 0);
+    pollfd fds[2] = {{listener, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+    }
+    ::close(pidfd);
+    REQUIRE_MESSAGE(fds[0].revents, "the peer never connected");
+  }
+  int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(conn >= 0);
+  dshpty::Status verdict = check_peer(conn, supervisor_file());
+  ::close(conn);
+  ::close(listener);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  return verdict;
+}
+
+std::string why(const dshpty::Status& st) { return st ? "allowed" : st.error()->message; }
+
+}  // namespace
+
+TEST_CASE("the peer check knows a session by its marks, not by the helper's file") {
+  // Positive control: a process of this test, outside any session.
+  CHECK_MESSAGE(check_from([] {}, Leave::stays).ok(), "an unmarked peer is let through");
+  // A helper's tree, whatever the helper's file is called (mark_session_tree names it):
+  // the peer inherited the limit.
+  auto marked = check_from(mark_session_tree, Leave::stays);
+  CHECK_MESSAGE(why(marked).find("runs inside a dshpty session (its RLIMIT_RTTIME carries a session's mark)") !=
+                    std::string::npos,
+                why(marked));
+  // The helper SIGKILLed first, its orphan reparented past it: the mark stays with the peer.
+  auto orphan = check_from(mark_session_tree, Leave::exits_first);
+  CHECK_MESSAGE(why(orphan).find("carries a session's mark") != std::string::npos, why(orphan));
+  // The peer itself may carry the helper's name (a remote host's relay is its --stdio face).
+  auto relay = check_from([] {}, Leave::stays, [] { ::prctl(PR_SET_NAME, kHelperComm, 0, 0, 0); });
+  CHECK_MESSAGE(relay.ok(), why(relay));
+  // A peer without the limit's mark (CAP_SYS_RESOURCE raises a hard limit again) still has
+  // the helper above it, by name.
+  auto named = check_from([] { ::prctl(PR_SET_NAME, kHelperComm, 0, 0, 0); }, Leave::stays);
+  CHECK_MESSAGE(why(named).find("above it is a session helper") != std::string::npos, why(named));
 }

@@ -248,6 +248,36 @@ def main():
     r = h2.ok({"id": 15, "op": "send", "sessionId": sid2, "timeoutMs": 60000,
                "text": f"{sys.executable} {PROBE} {sock} {rec['key']} {rec['token']} default"})
     check("runs inside a dshpty session" in r["viewport"], f"a peer inside a session is refused: {r['viewport']}")
+    # The same from sessions whose helper is another file, with the right token: a copy at
+    # another path (another install beside this one), and a copy under another name that
+    # is renamed again once it runs. The helper's marks say "inside", not its path.
+    for n, (label, name) in enumerate((("copied", "dshpty-supervisor"), ("renamed", "sh-helper"))):
+        other = os.path.join(WORK, label)
+        os.mkdir(other)
+        copy = os.path.join(other, name)
+        shutil.copy2(SUPERVISOR, copy)
+        saved = os.environ.get("DSHPTY_SUPERVISOR")
+        os.environ["DSHPTY_SUPERVISOR"] = copy
+        try:
+            hx = host()
+        finally:
+            if saved is None:
+                os.environ.pop("DSHPTY_SUPERVISOR")
+            else:
+                os.environ["DSHPTY_SUPERVISOR"] = saved
+        ox = hx.ok({"id": 150 + 10 * n, "op": "open", "type": "shell", "name": label})
+        stray.append(ox["pid"])
+        helper_x = int(open(f"/proc/{ox['pid']}/stat").read().rsplit(")", 1)[1].split()[1])
+        check(os.path.realpath(f"/proc/{helper_x}/exe") == os.path.realpath(copy) or os.getuid() != 0,
+              f"the {label} session runs the copy: {os.path.realpath(f'/proc/{helper_x}/exe')}")
+        if label == "renamed":
+            os.rename(copy, os.path.join(other, "renamed-again"))
+        r = hx.ok({"id": 151 + 10 * n, "op": "send", "sessionId": ox["sessionId"], "timeoutMs": 60000,
+                   "text": f"{sys.executable} {PROBE} {sock} {rec['key']} {rec['token']} default"})
+        check("runs inside a dshpty session" in r["viewport"],
+              f"a peer inside a session of a {label} helper is refused: {r['viewport']}")
+        hx.ok({"id": 152 + 10 * n, "op": "close", "sessionId": ox["sessionId"]})
+        wait_gone([ox["pid"], helper_x], f"close of the {label} helper's session")
     # None of it touched the attachment.
     r = h2.ok({"id": 16, "op": "send", "sessionId": sid2, "text": "echo still-$((2+3))", "timeoutMs": 60000})
     check("still-5" in r["viewport"], f"the session is still ours: {r}")

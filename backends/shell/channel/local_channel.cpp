@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@ LocalChannel::LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLau
   ev_io_init(&master_write_, &LocalChannel::on_master_writable, -1, EV_WRITE);
   ev_io_init(&control_io_, &LocalChannel::on_control_readable, -1, EV_READ);
   ev_io_init(&pidfd_io_, &LocalChannel::on_pidfd_readable, -1, EV_READ);
-  master_read_.data = master_write_.data = control_io_.data = pidfd_io_.data = this;
+  ev_io_init(&init_io_, &LocalChannel::on_init_readable, -1, EV_READ);
+  master_read_.data = master_write_.data = control_io_.data = pidfd_io_.data = init_io_.data = this;
 }
 
 LocalChannel::~LocalChannel() { release(); }
@@ -160,6 +162,8 @@ void LocalChannel::release() {
   ev_io_stop(loop_, &master_write_);
   ev_io_stop(loop_, &control_io_);
   ev_io_stop(loop_, &pidfd_io_);
+  ev_io_stop(loop_, &init_io_);
+  init_pidfd_.reset();
   if (pidfd_.valid() && !helper_gone_) {
     // Best effort, never blocks: a helper still killing the tree becomes the host's zombie.
     siginfo_t info{};
@@ -441,7 +445,9 @@ void LocalChannel::reap_helper() {
   if (rc == 0 && info.si_pid == 0) return;  // spurious wake-up: not exited yet
   helper_gone_ = true;
   ev_io_stop(loop_, &pidfd_io_);
-  if (quiescent_reported_) {
+  if (forced_ == Forced::waiting) {
+    check_forced_end();
+  } else if (quiescent_reported_) {
     events_.on_quiescent();
   } else if (!helper_spoke_ && launch_.plan.tty_by_message) {
     // The wrapper (bwrap) failed before the helper said anything: it could not build the
@@ -473,6 +479,55 @@ void LocalChannel::kill_tree(std::chrono::milliseconds grace) {
   while (::send(control_.get(), &msg, sizeof msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
          errno == EINTR) {
   }
+}
+
+}  // namespace dshpty::shell
+
+namespace dshpty::shell {
+
+// The helper of a sandbox is its pid namespace's init (bwrap --as-pid-1), the outer bwrap's
+// only child. A helper that does not answer (stopped, or its control socket taken from
+// inside) is not needed to end the tree: the kernel kills every process of a namespace whose
+// init dies (SIGKILL reaches a stopped init from outside), and the init's exit completes
+// only after they are gone. The proof: the init's pidfd and the outer bwrap's exit.
+std::optional<std::string> LocalChannel::force_end() {
+  if (!launch_.plan.pid_namespace || helper_gone_ || quiescent_reported_ || forced_ != Forced::no) {
+    return std::nullopt;
+  }
+  // The outer bwrap is ours and unreaped, so its child keeps its pid while bwrap lives: the
+  // init is found, pinned, then checked to be that child still.
+  const pid_t init = proc::host_pid_of_nested(helper_pid_, 1);
+  if (init <= 0) return std::nullopt;
+  init_pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, init, 0)));
+  procfs::Stat st;
+  if (!init_pidfd_.valid() || !procfs::read_stat(init, st) || st.ppid != helper_pid_) {
+    init_pidfd_.reset();
+    return std::nullopt;
+  }
+  // The init alone: the outer bwrap reaps it and exits, as at every end. Killing bwrap too
+  // would hand the init's zombie to whoever reaps orphans here (the host, if it is a
+  // subreaper). bwrap is out of the session's reach (another pid namespace).
+  ::syscall(SYS_pidfd_send_signal, init_pidfd_.get(), SIGKILL, nullptr, 0);
+  forced_ = Forced::waiting;
+  ev_io_set(&init_io_, init_pidfd_.get(), EV_READ);
+  ev_io_start(loop_, &init_io_);
+  return "the sandbox's namespace init (the helper, pid " + std::to_string(init) +
+         ") was killed through its pidfd, and its bwrap (pid " + std::to_string(helper_pid_) + ") ended with it";
+}
+
+void LocalChannel::on_init_readable(struct ev_loop*, ev_io* w, int) {
+  auto* c = static_cast<LocalChannel*>(w->data);
+  // A pidfd turns readable once its process exited (a zombie included): for the init of a
+  // namespace, after every other process in it.
+  ev_io_stop(c->loop_, &c->init_io_);
+  c->check_forced_end();
+}
+
+void LocalChannel::check_forced_end() {
+  if (forced_ != Forced::waiting || !helper_gone_ || ev_is_active(&init_io_)) return;
+  forced_ = Forced::proven;
+  quiescent_reported_ = true;
+  events_.on_quiescent();
 }
 
 }  // namespace dshpty::shell

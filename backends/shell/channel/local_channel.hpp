@@ -60,6 +60,8 @@ class LocalChannel final : public ProcessChannel {
   bool foreground_relays() const override { return relaying_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
+  // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
+  std::optional<std::string> force_end() override;
   void release() override;
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
@@ -76,6 +78,7 @@ class LocalChannel final : public ProcessChannel {
   static void on_master_writable(struct ev_loop*, ev_io* w, int);
   static void on_control_readable(struct ev_loop*, ev_io* w, int);
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
+  static void on_init_readable(struct ev_loop*, ev_io* w, int);
 
   // A confined launch: the slave for the helper, queued on the control socket.
   static Status send_tty(int socket_fd, int slave_fd);
@@ -88,6 +91,8 @@ class LocalChannel final : public ProcessChannel {
   void read_control();
   void handle_message(const shell_protocol::ControlMessage& msg);
   void reap_helper();
+  // force_end's proof: the outer bwrap reaped and the namespace's init gone.
+  void check_forced_end();
 
   struct ev_loop* loop_;
   ChannelEvents& events_;
@@ -103,6 +108,12 @@ class LocalChannel final : public ProcessChannel {
   ev_io master_write_{};
   ev_io control_io_{};
   ev_io pidfd_io_{};
+  // force_end: the namespace's init, pinned while its parent (the outer bwrap) holds its
+  // pid. Its exit as init comes only after every other process of the namespace is gone.
+  enum class Forced { no, waiting, proven };
+  Forced forced_ = Forced::no;
+  UniqueFd init_pidfd_;
+  ev_io init_io_{};
 
   bool output_ended_ = false;
   bool output_paused_ = false;

@@ -129,6 +129,11 @@ class ProcessChannel {
   virtual void kill_tree(std::chrono::milliseconds grace) = 0;
   // on_quiescent was reported.
   virtual bool quiescent() const = 0;
+  // The helper did not prove the tree gone in time (it hangs, or a process of the session
+  // took its control socket). A channel that can end the tree without it (a sandbox, whose
+  // namespace dies with its init) kills it and says what it did; on_quiescent follows once
+  // that end is proven. nullopt: it cannot, and nothing proves the tree gone.
+  virtual std::optional<std::string> force_end() { return std::nullopt; }
   // Stops watching and closes every fd once the session is done with the channel; the
   // facts above stay readable.
   virtual void release() = 0;

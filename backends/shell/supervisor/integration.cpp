@@ -19,6 +19,7 @@ namespace dshpty::supervisor {
 namespace {
 
 std::string zsh_dir;  // the directory made for zsh, until removed
+int script_fd = -1;   // the memfd made for bash or fish, until the shell read it
 
 bool write_all(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -36,6 +37,7 @@ bool script_path(std::string_view script, std::string& path) {
   if (fd < 0) return false;
   if (!write_all(fd, script)) return false;
   ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  script_fd = fd;
   path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd);
   return true;
 }
@@ -131,6 +133,13 @@ bool install_integration(char** argv) {
   }
   replace_placeholder(argv, path);
   return true;
+}
+
+int integration_memfd() { return script_fd; }
+
+void close_integration_memfd() {
+  if (script_fd >= 0) ::close(script_fd);
+  script_fd = -1;
 }
 
 void remove_integration() {

@@ -19,4 +19,10 @@ bool install_integration(char** argv);
 // Removes what install_integration left on a file system, if it still exists.
 void remove_integration();
 
+// The memfd bash or fish reads through /proc/<helper>/fd/N, or -1 (zsh, no integration).
+// Opening that path needs ptrace access to this helper: it is dumpable until the shell has
+// opened it (supervisor/main.cpp), and the fd is closed then.
+int integration_memfd();
+void close_integration_memfd();
+
 }  // namespace dshpty::supervisor

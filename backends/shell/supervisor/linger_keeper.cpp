@@ -28,12 +28,6 @@ constexpr double kAuthSeconds = 5.0;
 // not acknowledged is then always still in it while a host is attached.
 constexpr std::uint64_t kMinRing = frames::kWindow + frames::kMaxOutChunk;
 
-std::string self_executable() {
-  char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path);
-  return n > 0 && static_cast<std::size_t>(n) < sizeof path ? std::string(path, static_cast<std::size_t>(n)) : "";
-}
-
 std::int64_t wall_now() { return static_cast<std::int64_t>(::time(nullptr)); }
 
 }  // namespace
@@ -55,7 +49,7 @@ Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, 
   auto dir = linger::prepare_state_dir(k->spec_.state_dir);
   if (!dir) return dir.error();
   k->dir_ = *dir;
-  k->self_exe_ = self_executable();
+  k->self_file_ = linger::own_executable();
   auto key = linger::random_hex(8);
   if (!key) return key.error();
   auto token = linger::random_hex(32);
@@ -168,7 +162,7 @@ void LingerKeeper::accept_one() {
       if (errno == EINTR) continue;
       return;  // EAGAIN, or a connection that went away before we took it
     }
-    if (Status st = linger::check_peer(fd.get(), self_exe_); !st) {
+    if (Status st = linger::check_peer(fd.get(), self_file_); !st) {
       refuse(std::move(fd), st.error()->message);
       continue;
     }

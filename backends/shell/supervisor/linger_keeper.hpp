@@ -18,6 +18,7 @@
 
 #include "channel/frames.hpp"
 #include "dshpty/result.hpp"
+#include "linger/peer_check.hpp"
 #include "linger/record.hpp"
 #include "linger/replay_ring.hpp"
 #include "proc/unique_fd.hpp"
@@ -93,7 +94,7 @@ class LingerKeeper {
   LingerSpec spec_;
   Hooks hooks_;
   std::string dir_;
-  std::string self_exe_;
+  linger::FileId self_file_;
   linger::SessionRecord record_;
   linger::ReplayRing ring_;
   bool send_live_ = false;

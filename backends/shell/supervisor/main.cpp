@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -31,6 +32,8 @@
 #include "descendants.hpp"
 #include "integration.hpp"
 #include "landlock_scope.hpp"
+#include "linger/session_mark.hpp"
+#include "proc/procfs.hpp"
 #include "prompt_hold.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
@@ -117,6 +120,8 @@ struct Supervisor {
   std::int64_t fallback_round_ms = 0;  // killing: a round then even if nothing was reaped
   std::int64_t fallback_ms = kFirstFallbackMs;
   bool reaped_since_round = false;
+  // Watches the shell's read of its integration script (watch_integration_read), or -1.
+  int script_watch = -1;
 
   // Starts the shell and reports started / start_failed. vfork, not fork: the helper
   // waits for the exec anyway (the pipe below), and fork would first copy its page tables,
@@ -182,6 +187,7 @@ struct Supervisor {
     }
     phase = Phase::grace;
     kill_at_ms = at;
+    seal();  // a shell that never read its script (it failed to start) waits for nothing
     // SIGCONT last: a stopped job wakes with HUP and TERM already pending.
     tree.signal_all({SIGHUP, SIGTERM, SIGCONT});
   }
@@ -208,6 +214,15 @@ struct Supervisor {
     if (phase == Phase::running) return -1;
     std::int64_t due = phase == Phase::grace ? kill_at_ms : next_round_ms();
     return due <= now ? 0 : static_cast<int>(due - now);
+  }
+
+  // The shell opened its integration script (or the watch broke, or a kill began): from
+  // here on nothing of the session may ptrace this helper or take its fds (see main).
+  void seal() {
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (script_watch >= 0) ::close(script_watch);
+    script_watch = -1;
+    dshpty::supervisor::close_integration_memfd();
   }
 
   // Reads pending commands; EOF or a broken socket means the host is gone.
@@ -245,8 +260,8 @@ struct Supervisor {
         kill_round();
         continue;
       }
-      pollfd fds[2] = {{sigfd, POLLIN, 0}, {proto::kSocketFd, POLLIN, 0}};
-      int nfds = socket_open ? 2 : 1;
+      pollfd fds[3] = {{sigfd, POLLIN, 0}, {script_watch, POLLIN, 0}, {proto::kSocketFd, POLLIN, 0}};
+      int nfds = socket_open ? 3 : 2;
       if (::poll(fds, static_cast<nfds_t>(nfds), next_timeout(now)) < 0 && errno != EINTR) {
         begin_kill(0);  // cannot wait for commands any more: finish the job instead
       }
@@ -255,7 +270,8 @@ struct Supervisor {
         while (::read(sigfd, info, sizeof info) > 0) {
         }
       }
-      if (nfds == 2 && fds[1].revents) read_commands();
+      if (fds[1].revents) seal();
+      if (nfds == 3 && fds[2].revents) read_commands();
     }
   }
 };
@@ -322,6 +338,12 @@ int stdio_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // Non-dumpable, before anything else: a process of the session runs as the same user, and
+  // could otherwise ptrace this one or take its fds (pidfd_getfd on the control socket: a
+  // forged "exited", a swallowed "kill"). The kernel then asks for CAP_SYS_PTRACE in the
+  // helper's user namespace, which the sandbox drops. exec gives the shell its own flag.
+  // (The local face lifts it while the shell reads its integration script: see below.)
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // The far side of a remote session: a face of its own (supervisor/stdio_bridge.cpp).
   if (argc >= 2 && std::strcmp(argv[1], "--stdio") == 0) return stdio_main(argc, argv);
   const char* cwd = nullptr;
@@ -349,6 +371,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
+  // The session's tree is recognisable from outside whatever this file is called: the
+  // lingering sessions' peer check reads it (linger/session_mark.hpp).
+  dshpty::linger::mark_session_tree();
   // Before the terminal arrives: fd 2 is still the sandbox's diagnostics pipe, which the
   // host reads when a start fails.
   if (scope_abstract && dshpty::supervisor::scope_abstract_unix_sockets() == dshpty::supervisor::ScopeResult::failed) {
@@ -377,6 +402,22 @@ int main(int argc, char** argv) {
   // The shell integration first (dialect/dialect.hpp); like a failed fork, a failure is
   // reported and the helper then waits for the kill like any session.
   if (dshpty::supervisor::install_integration(argv + i)) {
+    // bash and fish read their script through /proc/<this helper>/fd/N, whose open needs
+    // ptrace access to this helper: it stays dumpable until the shell opened that script
+    // (inotify says so; its reads go on through the open file), before any command of the
+    // session can run. Not until the close: fish's first run starts a background job that
+    // inherits the open script, and would hold the helper dumpable as long as it runs.
+    // Without the watch: sealed now.
+    if (const int script = dshpty::supervisor::integration_memfd(); script >= 0) {
+      sup.script_watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+      dshpty::procfs::Path path(::getpid());
+      path.text("/fd/").number(script);
+      if (sup.script_watch >= 0 && ::inotify_add_watch(sup.script_watch, path.c_str(), IN_OPEN) >= 0) {
+        ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+      } else {
+        sup.seal();
+      }
+    }
     sup.start(cwd, argv + i);
   } else {
     send_message(proto::Type::start_failed, static_cast<int>(proto::StartStage::integration), errno);
