@@ -185,8 +185,10 @@ std::string_view session_options_usage() {
   --remote-timeout-ms MS  a link silent this long is lost (default 30000)
   --allow-socket PATH     a host unix socket confined sessions may reach (repeatable;
                           every other host socket is hidden from them)
-  --protect PATH          read-only inside workspace-write's writable roots, like .git
-                          (repeatable; relative: in each root)
+  --protect PATH          read-only inside workspace-write's writable roots, besides .git
+                          and .husky .pre-commit-config.yaml .envrc .vscode .idea
+                          (repeatable; relative: in each root; !NAME leaves a default
+                          out; .git: all of it read-only, no commits)
   --state-dir DIR         where lingering sessions wait for their next host (default
                           $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
                           a directory of ours with mode 0700)

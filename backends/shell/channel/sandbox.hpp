@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "channel/launch_plan.hpp"
+#include "channel/sandbox_paths.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/shell.hpp"
 
@@ -38,7 +39,7 @@ struct SandboxSpec {
   bool network = true;                          // false: a private network namespace
   std::optional<std::string> workspace;         // writable in workspace-write (the cwd)
   std::vector<std::string> writable_roots;      // writable in workspace-write
-  std::vector<std::string> protected_entries;   // ".git" and ShellConfig::protected_paths
+  std::vector<std::string> protected_entries;   // the defaults and ShellConfig::protected_paths
   std::vector<std::string> allow_sockets;       // ShellConfig::allow_sockets, as given
   std::map<std::string, std::optional<std::string>> env;  // ShellConfig::env (XDG_RUNTIME_DIR)
   std::shared_ptr<const std::string> seccomp_program;     // the backend's filter (BPF)
@@ -49,7 +50,7 @@ struct SandboxSpec {
   std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR
   std::vector<std::string> masked_sockets;      // the host's other path sockets: /dev/null
   std::vector<std::string> allowed_sockets;     // canonical, bound back in
-  std::vector<std::string> protected_mounts;    // read-only over the writable roots
+  std::vector<ProtectedMount> protected_mounts; // over the writable roots, outer first
 
   bool confined() const { return mode != SandboxMode::none; }
 };
@@ -57,9 +58,14 @@ struct SandboxSpec {
 // "none", "read-only", "workspace-write".
 std::string_view sandbox_mode_name(SandboxMode mode);
 
+// Protected in every writable root besides `.git`, unless ShellConfig::protected_paths
+// names them with a leading "!": what editors, direnv, husky and pre-commit run later.
+extern const std::vector<std::string> kDefaultProtectedPaths;
+
 // The spawn's "sandbox" and "network" options over the config's defaults.
 // INVALID_ARGUMENT for an unknown mode or network value, or network=off without a
-// confined mode (it would be silently weaker than asked).
+// confined mode (it would be silently weaker than asked), or a "!" entry in
+// protected_paths that names no default (`.git` cannot be left out).
 Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::string>& options,
                                           const ShellConfig& config);
 
