@@ -148,7 +148,7 @@ TEST_CASE("workspace-write: git commits; what runs later is read-only; an unconf
     CHECK_MESSAGE(!contains(r.output, "\nSTATUS=0"), r.output);
     CHECK(host_output("git -C " + ws + " config --get core.hooksPath") == ".husky/_");
     CHECK(run(control_fx, *control.session, "git config core.hooksPath /tmp/h").exit_code == 0);
-    for (const auto& move : {"mv .git moved-git", "mv .git/hooks .git/hooks-old", "mv .git/config .git/config-old",
+    for (const std::string move : {"mv .git moved-git", "mv .git/hooks .git/hooks-old", "mv .git/config .git/config-old",
                              "rm -f .git/config", "mv .husky husky-old", "mv .vscode vscode-old"}) {
       CAPTURE(move);
       r = run(fx, *s.session, move);
@@ -291,5 +291,60 @@ TEST_CASE("a --separate-git-dir repository in another root commits; its hooks st
     CHECK(contains(run(fx, *s.session, write).output, "Read-only file system"));
   }
   CHECK(fx.close(*s.session).ok());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
+
+TEST_CASE("a protected path's parents cannot be renamed away; a hook's link target is protected; hard links refuse") {
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  REQUIRE(sh("git init -q " + ws) == 0);
+  const std::string base_config = read_file(ws + "/.git/config");
+  write_file(ws + "/.git/config", base_config + "[core]\n\thooksPath = tools/git/hooks\n"
+                                  "[include]\n\tpath = ../conf/deep/repo.gitconfig\n");
+  for (const auto& dir : {"/tools", "/tools/git", "/tools/git/hooks", "/conf", "/conf/deep", "/scripts"}) {
+    ::mkdir((ws + dir).c_str(), 0755);
+  }
+  write_file(ws + "/conf/deep/repo.gitconfig", "[alias]\n\tst = status\n");
+  write_file(ws + "/scripts/pre-push", "#!/bin/sh\nexit 0\n");
+  REQUIRE(::symlink("../../../scripts/pre-push", (ws + "/tools/git/hooks/pre-push").c_str()) == 0);
+  ShellFixture fx;
+  auto config = patient(sandbox_config(fx, SandboxMode::workspace_write));
+  auto s = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  // Renaming a parent would let the session make the protected path anew under its name.
+  for (const std::string move : {"mv tools tools-old", "mv tools/git tools/git-old", "mv conf conf-old",
+                           "mv conf/deep conf/deep-old", "mv scripts scripts-old"}) {
+    CAPTURE(move);
+    auto r = run(fx, *s.session, move);
+    CHECK_MESSAGE(contains(r.output, "Device or resource busy"), r.output);
+  }
+  for (const std::string write : {"echo x >> scripts/pre-push", "echo x >> conf/deep/repo.gitconfig",
+                            "echo x > tools/git/hooks/pre-commit"}) {
+    CAPTURE(write);
+    CHECK(contains(run(fx, *s.session, write).output, "Read-only file system"));
+  }
+  // The parents themselves stay writable.
+  CHECK(run(fx, *s.session, "echo x > tools/free && echo x > scripts/other && echo x > conf/free").exit_code == 0);
+  CHECK(fx.close(*s.session).ok());
+
+  // A second name for a protected file (an earlier session made .vscode/tasks.json while
+  // .vscode was not there, and linked it): refused before anything runs.
+  ::mkdir((ws + "/.vscode").c_str(), 0755);
+  write_file(ws + "/.vscode/tasks.json", "{}\n");
+  REQUIRE(::link((ws + "/.vscode/tasks.json").c_str(), (ws + "/innocent.json").c_str()) == 0);
+  auto refused = fx.spawn(config, in_dir(ws));
+  REQUIRE_FALSE(refused.session);
+  CHECK_MESSAGE(contains(describe(refused.error), ws + "/.vscode/tasks.json has 2 hard links"), describe(refused.error));
+  // A hook linking to a file the session may still make: refused too.
+  ::unlink((ws + "/innocent.json").c_str());
+  REQUIRE(::symlink("../../../scripts/missing", (ws + "/tools/git/hooks/pre-commit").c_str()) == 0);
+  refused = fx.spawn(config, in_dir(ws));
+  REQUIRE_FALSE(refused.session);
+  CHECK_MESSAGE(contains(describe(refused.error), "tools/git/hooks/pre-commit links to"), describe(refused.error));
+  // Positive control: without them, the spawn starts.
+  ::unlink((ws + "/tools/git/hooks/pre-commit").c_str());
+  auto again = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(again.session, describe(again.error));
+  CHECK(fx.close(*again.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }

@@ -4,8 +4,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "channel/sandbox_git.hpp"
@@ -113,6 +115,20 @@ void MountPlan::add(const std::string& path, MountAccess access) {
   mounts_.push_back({path, access});
 }
 
+void MountPlan::pin_ancestors(const std::vector<std::string>& roots) {
+  const std::vector<ProtectedMount> mounts = mounts_;
+  for (const auto& m : mounts) {
+    std::string root;
+    for (const auto& r : roots) {
+      if (strictly_inside(m.path, r) && r.size() > root.size()) root = r;
+    }
+    if (root.empty()) continue;
+    for (std::string dir = parent_dir(m.path); strictly_inside(dir, root); dir = parent_dir(dir)) {
+      add(dir, MountAccess::writable);
+    }
+  }
+}
+
 std::vector<ProtectedMount> MountPlan::ordered() const {
   std::vector<ProtectedMount> out;
   for (const auto& m : mounts_) {
@@ -128,6 +144,86 @@ std::vector<ProtectedMount> MountPlan::ordered() const {
     return a.path.size() < b.path.size();
   });
   return out;
+}
+
+namespace {
+
+constexpr std::size_t kMaxProtectedEntries = 65536;
+
+// One entry under a read-only mount: a link's target in a root is added to `targets`.
+Status check_protected_entry(const std::string& path, const struct stat& st,
+                             const std::vector<std::string>& roots, std::vector<std::string>& targets) {
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+    return make_error(Code::BACKEND_FAILED,
+                      "protected file " + path + " has " + std::to_string(st.st_nlink) +
+                          " hard links: another name for it may lie in a writable root, so the "
+                          "session is refused",
+                      {}, EMLINK);
+  }
+  if (!S_ISLNK(st.st_mode)) return {};
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return path_error("protected path " + path, errno);
+  std::string target(buf, static_cast<std::size_t>(n));
+  if (target.empty() || target.front() != '/') target = parent_dir(path) + "/" + target;
+  auto canonical = resolve_unplanted(target, roots);
+  if (!canonical) {
+    return make_error(Code::BACKEND_FAILED, "protected path " + path + " links to " + target + ": " +
+                                                canonical.error()->message,
+                      {}, canonical.error()->sys_errno);
+  }
+  if (!inside_a_root(*canonical, roots)) return {};
+  if (inside_or_at(parent_dir(path), *canonical)) {
+    // Protecting the target would make read-only what holds the link (a whole root).
+    return make_error(Code::BACKEND_FAILED, "protected path " + path + " links to " + *canonical +
+                                                ", a directory that holds it: the session is refused",
+                      {}, ELOOP);
+  }
+  targets.push_back(*canonical);
+  return {};
+}
+
+}  // namespace
+
+Status protect_link_targets(MountPlan& plan, const std::vector<std::string>& roots) {
+  std::vector<std::string> walked;
+  std::size_t seen = 0;
+  for (bool grew = true; grew;) {
+    grew = false;
+    const std::vector<ProtectedMount> mounts = plan.mounts();
+    for (const auto& m : mounts) {
+      if (m.access != MountAccess::read_only ||
+          std::find(walked.begin(), walked.end(), m.path) != walked.end()) {
+        continue;
+      }
+      walked.push_back(m.path);
+      std::vector<std::string> targets;
+      struct stat st {};
+      if (::lstat(m.path.c_str(), &st) < 0) return path_error("protected path " + m.path, errno);
+      if (Status s = check_protected_entry(m.path, st, roots, targets); !s) return s;
+      if (!S_ISDIR(st.st_mode)) continue;
+      std::error_code ec;
+      // Not following links to directories: each link is an entry of its own.
+      std::filesystem::recursive_directory_iterator it(m.path, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        if (++seen > kMaxProtectedEntries) {
+          return make_error(Code::BACKEND_FAILED, "protected paths hold more than " +
+                                                      std::to_string(kMaxProtectedEntries) +
+                                                      " entries: too many to check, so the session is refused",
+                            {}, E2BIG);
+        }
+        const std::string path = it->path().string();
+        if (::lstat(path.c_str(), &st) < 0) return path_error("protected path " + path, errno);
+        if (Status s = check_protected_entry(path, st, roots, targets); !s) return s;
+      }
+      if (ec) return path_error("protected path " + m.path, ec.value());
+      for (const auto& t : targets) {
+        plan.add(t, MountAccess::read_only);
+        grew = true;
+      }
+    }
+  }
+  return {};
 }
 
 Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::string>& roots,
@@ -155,6 +251,8 @@ Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::stri
       if (Status st = protect(root + "/" + entry); !st) return st.error();
     }
   }
+  if (Status st = protect_link_targets(plan, roots); !st) return st.error();
+  plan.pin_ancestors(roots);
   return plan.ordered();
 }
 

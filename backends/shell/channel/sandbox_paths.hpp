@@ -31,6 +31,10 @@ struct ProtectedMount {
 class MountPlan {
  public:
   void add(const std::string& path, MountAccess access);
+  // Every directory between a root and a mount, bound writable onto itself: one that is no
+  // mount point could be renamed away, and the protected path made anew under its name.
+  void pin_ancestors(const std::vector<std::string>& roots);
+  const std::vector<ProtectedMount>& mounts() const { return mounts_; }
   std::vector<ProtectedMount> ordered() const;
 
  private:
@@ -65,6 +69,13 @@ Result<std::optional<std::string>> protected_target(const std::string& path,
 // read-only, and a `.git` file's git directory and common directory with it.
 Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::string>& roots,
                                                      const std::vector<std::string>& entries);
+
+// What the read-only mounts hold must not be reachable from a writable place: a symbolic
+// link in them that leads into a root (a hook linked to scripts/pre-commit) has its target
+// protected too; one whose way holds a link planted in a root, or whose target is missing,
+// refuses the spawn, as does a file with more than one hard link (another name for it may
+// lie in a root, writable). BACKEND_FAILED naming the path.
+Status protect_link_targets(MountPlan& plan, const std::vector<std::string>& roots);
 
 // The host's bound unix sockets with a path (its /proc/net/unix), canonical and existing,
 // that a sandbox would see: those under `hidden` (masked or private directories) unless
