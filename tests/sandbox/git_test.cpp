@@ -348,3 +348,26 @@ TEST_CASE("a protected path's parents cannot be renamed away; a hook's link targ
   CHECK(fx.close(*again.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
+
+TEST_CASE("the known limit: a session can make .git/commondir; the next spawn there is refused, naming it") {
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  REQUIRE(sh("git init -q " + ws) == 0);
+  ShellFixture fx;
+  auto config = patient(sandbox_config(fx, SandboxMode::workspace_write));
+  auto s = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  // A new name in the writable .git: bind mounts cannot refuse it (docs/security.md).
+  auto r = run(fx, *s.session, "mkdir -p elsewhere/objects elsewhere/refs && echo " + ws +
+                                   "/elsewhere > .git/commondir && echo MADE");
+  CHECK_MESSAGE(contains(r.output, "\nMADE"), r.output);
+  CHECK(fx.close(*s.session).ok());
+  auto refused = fx.spawn(config, in_dir(ws));
+  REQUIRE_FALSE(refused.session);
+  CHECK_MESSAGE(contains(describe(refused.error), ws + "/.git/commondir exists"), describe(refused.error));
+  ::unlink((ws + "/.git/commondir").c_str());
+  auto again = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(again.session, describe(again.error));
+  CHECK(fx.close(*again.session).ok());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}

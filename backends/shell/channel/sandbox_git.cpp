@@ -317,6 +317,17 @@ Status protect_git(const std::string& dot_git, GitProtection how,
   if (::stat(canonical.c_str(), &st) < 0) return {};
   if (S_ISDIR(st.st_mode)) {
     if (!inside_a_root(canonical, roots)) return {};  // read-only already
+    // git reads config, hooks and objects from the directory a `commondir` names; in a
+    // `.git` directory only an earlier session is likely to have put one (a session can,
+    // docs/security.md, "Limits"): said, and refused, rather than protected in the wrong place.
+    struct stat common {};
+    if (::lstat((canonical + "/commondir").c_str(), &common) == 0) {
+      return make_error(Code::BACKEND_FAILED,
+                        canonical + "/commondir exists: git takes config and hooks from the directory "
+                                    "it names (an earlier session may have made it); remove it to "
+                                    "start a session here",
+                        {}, EEXIST);
+    }
     if (how == GitProtection::whole_read_only) {
       plan.add(canonical, MountAccess::read_only);
       return {};
