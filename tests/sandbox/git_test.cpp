@@ -341,8 +341,15 @@ TEST_CASE("a protected path's parents cannot be renamed away; a hook's link targ
   refused = fx.spawn(config, in_dir(ws));
   REQUIRE_FALSE(refused.session);
   CHECK_MESSAGE(contains(describe(refused.error), "tools/git/hooks/pre-commit links to"), describe(refused.error));
-  // Positive control: without them, the spawn starts.
+  // A .git/hooks linked to a directory of the worktree: the link could be replaced.
   ::unlink((ws + "/tools/git/hooks/pre-commit").c_str());
+  REQUIRE(sh("mv " + ws + "/.git/hooks " + ws + "/shared-hooks") == 0);
+  REQUIRE(::symlink("../shared-hooks", (ws + "/.git/hooks").c_str()) == 0);
+  refused = fx.spawn(config, in_dir(ws));
+  REQUIRE_FALSE(refused.session);
+  CHECK_MESSAGE(contains(describe(refused.error), ws + "/.git/hooks is a symbolic link"), describe(refused.error));
+  // Positive control: without them, the spawn starts.
+  ::unlink((ws + "/.git/hooks").c_str());
   auto again = fx.spawn(config, in_dir(ws));
   REQUIRE_MESSAGE(again.session, describe(again.error));
   CHECK(fx.close(*again.session).ok());
