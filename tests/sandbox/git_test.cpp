@@ -13,10 +13,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "channel/sandbox_git.hpp"
 #include "sandbox_support.hpp"
 
 using namespace dshpty;
 using namespace dshpty::test;
+using dshpty::shell::GitConfigRefs;
+using dshpty::shell::read_git_config;
 
 namespace {
 
@@ -377,4 +380,33 @@ TEST_CASE("the known limit: a session can make .git/commondir; the next spawn th
   REQUIRE_MESSAGE(again.session, describe(again.error));
   CHECK(fx.close(*again.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
+
+TEST_CASE("git config as dshpty reads it: includes (any condition, nested, cyclic), hooksPath, worktreeConfig") {
+  ScratchDir scratch;
+  const std::string d = scratch.sub("cfg");
+  ::mkdir((d + "/sub").c_str(), 0755);
+  write_file(d + "/config",
+             "# a comment\n"
+             "[core]hooksPath=first ; same line as the header\n"
+             "[Include]\n\tPATH = \"sub/a.inc\" # quoted, then a comment\n"
+             "[includeIf \"gitdir:/nowhere/]\"]\n  path = missing.inc\n"
+             "[extensions]\n\tworktreeConfig\n"
+             "[alias]\n\tx = \"!echo # not a comment\"\n"
+             "[core]\n\thooksPath = with\\\n continued\n");
+  write_file(d + "/sub/a.inc", "[include]\n\tpath = b.inc\n\tpath = ~/home.inc\n");
+  write_file(d + "/sub/b.inc", "[core]\n\thookspath = \"  spaced  \"\n[include]\n\tpath = a.inc\n");
+  const char* saved = std::getenv("HOME");
+  const std::string old_home = saved ? saved : "";
+  ::setenv("HOME", d.c_str(), 1);
+  GitConfigRefs refs = read_git_config({d + "/config"});
+  if (saved) {
+    ::setenv("HOME", old_home.c_str(), 1);
+  } else {
+    ::unsetenv("HOME");
+  }
+  CHECK(refs.includes == std::vector<std::string>{d + "/sub/a.inc", d + "/sub/b.inc", d + "/sub/a.inc",
+                                                  d + "/home.inc", d + "/missing.inc"});
+  CHECK(refs.hooks_paths == std::vector<std::string>{"first", "  spaced  ", "with continued"});
+  CHECK(refs.worktree_config);
 }
