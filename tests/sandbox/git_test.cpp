@@ -344,6 +344,12 @@ TEST_CASE("a protected path's parents cannot be renamed away; a hook's link targ
   refused = fx.spawn(config, in_dir(ws));
   REQUIRE_FALSE(refused.session);
   CHECK_MESSAGE(contains(describe(refused.error), "tools/git/hooks/pre-commit links to"), describe(refused.error));
+  // A link to a missing file outside the roots is harmless: nothing can make it there.
+  ::unlink((ws + "/tools/git/hooks/pre-commit").c_str());
+  REQUIRE(::symlink("/nonexistent-dshpty/hook", (ws + "/tools/git/hooks/pre-commit").c_str()) == 0);
+  auto outside = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(outside.session, describe(outside.error));
+  CHECK(fx.close(*outside.session).ok());
   // A .git/hooks linked to a directory of the worktree: the link could be replaced.
   ::unlink((ws + "/tools/git/hooks/pre-commit").c_str());
   REQUIRE(sh("mv " + ws + "/.git/hooks " + ws + "/shared-hooks") == 0);

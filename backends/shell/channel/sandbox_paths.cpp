@@ -167,6 +167,14 @@ Status check_protected_entry(const std::string& path, const struct stat& st,
   std::string target(buf, static_cast<std::size_t>(n));
   if (target.empty() || target.front() != '/') target = parent_dir(path) + "/" + target;
   auto canonical = resolve_unplanted(target, roots);
+  if (!canonical && canonical.error()->sys_errno == ENOENT) {
+    // Missing: harmless where it would lie outside the roots (nothing can make it there).
+    std::string existing = parent_dir(target);
+    struct stat up {};
+    while (existing != "/" && ::lstat(existing.c_str(), &up) < 0) existing = parent_dir(existing);
+    auto above = resolve_unplanted(existing, roots);
+    if (above && !inside_a_root(*above, roots)) return {};
+  }
   if (!canonical) {
     return make_error(Code::BACKEND_FAILED, "protected path " + path + " links to " + target + ": " +
                                                 canonical.error()->message,
