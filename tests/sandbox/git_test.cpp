@@ -293,7 +293,13 @@ TEST_CASE("a --separate-git-dir repository in another root commits; its hooks st
     CAPTURE(write);
     CHECK(contains(run(fx, *s.session, write).output, "Read-only file system"));
   }
+  // A FIFO where the next spawn reads a file (the git directory is writable): that spawn
+  // must not wait on it, on the host's loop.
+  CHECK(run(fx, *s.session, "mkfifo " + gitdirs + "/repo/commondir").exit_code == 0);
   CHECK(fx.close(*s.session).ok());
+  auto next = fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(next.session, describe(next.error));
+  CHECK(fx.close(*next.session).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 

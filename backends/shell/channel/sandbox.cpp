@@ -350,9 +350,11 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   if (cwd && under_any(*cwd, replaced) && std::find(roots.begin(), roots.end(), *cwd) == roots.end()) {
     a.insert(a.end(), {"--ro-bind", *cwd, *cwd});
   }
-  // Over the writable roots, outer first: `.git` bound writable onto itself, its config and
-  // hooks read-only over it, the other protected paths read-only; then the host's sockets covered (a char device: connect() says ECONNREFUSED), those inside a protected
-  // directory included, then the sockets passed in on purpose.
+  // Over the writable roots, outer first: `.git` (and each parent of a protected path)
+  // bound writable onto itself, read-only over it its config and hooks and the other
+  // protected paths; then the host's sockets covered (a char device: connect() says
+  // ECONNREFUSED), those inside a protected directory included, then the sockets passed
+  // in on purpose.
   for (const auto& m : spec.protected_mounts) {
     a.insert(a.end(), {m.access == MountAccess::writable ? "--bind" : "--ro-bind", m.path, m.path});
   }

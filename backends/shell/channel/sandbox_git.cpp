@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
 
@@ -21,6 +20,29 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 10;             // git's own limit
 constexpr std::size_t kMaxConfigBytes = 1 << 20;  // more than any real config
+
+// A regular file's first `max` bytes, else empty. Never blocks: a session may have put a
+// FIFO where git reads a file (`mkfifo .git/commondir`), and the host's loop must not wait.
+std::string read_regular(const std::string& path, std::size_t max) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    max = std::min(max, static_cast<std::size_t>(st.st_size));
+    text.resize(max);
+    std::size_t got = 0;
+    while (got < max) {
+      ssize_t n = ::read(fd, text.data() + got, max - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  return text;
+}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -159,11 +181,7 @@ bool config_true(const ConfigEntry& e) {
 
 void read_config_file(const std::string& file, int depth, std::set<std::string>& seen, GitConfigRefs& refs) {
   if (depth > kMaxIncludeDepth || !seen.insert(file).second) return;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return;
-  std::string text(kMaxConfigBytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string text = read_regular(file, kMaxConfigBytes);
   const std::string dir = parent_dir(file);
   for (const auto& e : parse_config(text)) {
     if ((e.section == "include" || e.section == "includeif") && e.key == "path" && e.has_value) {
@@ -181,9 +199,8 @@ void read_config_file(const std::string& file, int depth, std::set<std::string>&
 
 // The first line of a small file, trimmed, after `prefix` (empty `prefix`: the line).
 std::string first_line_after(const std::string& file, const std::string& prefix) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
+  std::string line = read_regular(file, 4096);
+  line = line.substr(0, line.find('\n'));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.rfind(prefix, 0) != 0) return {};
   line.erase(0, prefix.size());
