@@ -371,6 +371,37 @@ TEST_CASE("a protected path's parents cannot be renamed away; a hook's link targ
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 
+TEST_CASE("a linked worktree commits when its repository is a root; what points git elsewhere stays read-only") {
+  ScratchDir scratch;
+  const std::string main_ws = scratch.sub("main");
+  const std::string linked = scratch.path() + "/linked";
+  const std::string other = scratch.path() + "/other";
+  REQUIRE(sh("git init -q " + main_ws + " && git -C " + main_ws + " " + kCommit.substr(4) + " base --allow-empty") == 0);
+  REQUIRE(sh("git -C " + main_ws + " worktree add -q -b lb " + linked) == 0);
+  REQUIRE(sh("git -C " + main_ws + " worktree add -q -b ob " + other) == 0);
+  ShellFixture fx;
+  auto config = patient(sandbox_config(fx, SandboxMode::workspace_write));
+  config.writable_roots = {main_ws};
+  auto s = fx.spawn(config, in_dir(linked));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto r = run(fx, *s.session, "echo f > f && git add f && " + kCommit + " in-linked; echo STATUS=$?");
+  CHECK_MESSAGE(contains(r.output, "\nSTATUS=0"), r.output);
+  CHECK(host_output("git -C " + main_ws + " log -1 --format=%s lb") == "in-linked");
+  const std::string gd = main_ws + "/.git";
+  for (const std::string& write : {"echo x >> " + gd + "/config", "echo x > " + gd + "/hooks/post-commit",
+                                   "echo . > " + gd + "/worktrees/linked/commondir",
+                                   "echo x > " + gd + "/worktrees/other/commondir", std::string("echo x > .git")}) {
+    CAPTURE(write);
+    CHECK(contains(run(fx, *s.session, write).output, "Read-only file system"));
+  }
+  for (const std::string& move : {"mv " + gd + "/worktrees " + gd + "/wt-old", "mv " + gd + "/worktrees/other " + gd + "/o"}) {
+    CAPTURE(move);
+    CHECK(contains(run(fx, *s.session, move).output, "Device or resource busy"));
+  }
+  CHECK(fx.close(*s.session).ok());
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
+
 TEST_CASE("the known limit: a session can make .git/commondir; the next spawn there is refused, naming it") {
   ScratchDir scratch;
   const std::string ws = scratch.sub("ws");

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -262,13 +263,27 @@ Status protect_part(const std::string& path, Make make, const std::vector<std::s
   return {};
 }
 
-// A git directory that is no linked worktree's (`gitdir`, canonical, in a root): writable,
-// a mount point, with the parts that decide what git runs read-only over it.
-Status protect_git_dir(const std::string& gitdir, const std::string& worktree,
+// A linked worktree's own git directory (`dir`, canonical, in a root): HEAD, the index and
+// logs writable; what points git elsewhere read-only. git reads no config or hooks here,
+// but `commondir` names where it does, and `config.worktree` is config.
+Status protect_linked_dir(const std::string& dir, bool worktree_config, const std::vector<std::string>& roots,
+                          MountPlan& plan) {
+  plan.add(dir, MountAccess::writable);
+  for (auto [name, make] : {std::pair{"commondir", Make::nothing}, {"gitdir", Make::nothing},
+                            {"config.worktree", worktree_config ? Make::empty_file : Make::nothing}}) {
+    if (Status st = protect_part(dir + "/" + name, make, roots, plan); !st) return st;
+  }
+  return {};
+}
+
+// A repository's git directory (`gitdir`, canonical, in a root; no linked worktree's):
+// writable, a mount point, with the parts that decide what git runs read-only over it.
+// `worktrees`: the working trees a relative core.hooksPath is taken in.
+Status protect_git_dir(const std::string& gitdir, const std::vector<std::string>& worktrees,
                        const std::vector<std::string>& roots, MountPlan& plan) {
   plan.add(gitdir, MountAccess::writable);
   for (auto [name, make] : {std::pair{"config", Make::empty_file}, {"hooks", Make::directory},
-                            {"info", Make::directory}, {"worktrees", Make::nothing}}) {
+                            {"info", Make::directory}}) {
     if (Status st = protect_part(gitdir + "/" + name, make, roots, plan); !st) return st;
   }
   std::vector<std::string> files = host_git_config_files();
@@ -287,10 +302,26 @@ Status protect_git_dir(const std::string& gitdir, const std::string& worktree,
     if (Status st = protect_part(include, Make::empty_file, roots, plan); !st) return st;
   }
   for (const auto& value : refs.hooks_paths) {
-    std::string dir = config_path(value, worktree);
-    if (dir.empty()) continue;
-    if (Status st = protect_part(without_trailing_slashes(dir), Make::directory, roots, plan); !st) return st;
+    for (const auto& worktree : worktrees) {
+      std::string dir = config_path(value, worktree);
+      if (dir.empty()) continue;
+      if (Status st = protect_part(without_trailing_slashes(dir), Make::directory, roots, plan); !st) return st;
+    }
   }
+  // The linked worktrees' own directories, each as above (a new one the session makes is
+  // no host worktree's: their `.git` files name the existing ones).
+  const std::string linked = gitdir + "/worktrees";
+  auto listed = protected_target(linked, roots);
+  if (!listed) return listed.error();
+  if (!*listed) return {};
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(**listed, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    const std::string child = it->path().string();
+    if (::lstat(child.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) continue;
+    if (Status s = protect_linked_dir(child, refs.worktree_config, roots, plan); !s) return s;
+  }
+  if (ec) return make_system_error(Code::BACKEND_FAILED, "protected path " + linked, ec.value());
   return {};
 }
 
@@ -349,7 +380,7 @@ Status protect_git(const std::string& dot_git, GitProtection how,
       plan.add(canonical, MountAccess::read_only);
       return {};
     }
-    return protect_git_dir(canonical, parent_dir(canonical), roots, plan);
+    return protect_git_dir(canonical, {parent_dir(canonical)}, roots, plan);
   }
   if (!S_ISREG(st.st_mode)) return {};
   // A worktree's, submodule's or --separate-git-dir's `.git` file: "gitdir: DIR". The
@@ -362,20 +393,28 @@ Status protect_git(const std::string& dot_git, GitProtection how,
   const std::string dir = real;
   if (!inside_a_root(dir, roots)) return {};
   // A linked worktree's: "commondir" names the repository's shared directory (config,
-  // hooks, objects). Both stay read-only whole.
+  // hooks, objects, refs), which is protected as any git directory where a root holds it.
   std::string common = first_line_after(dir + "/commondir", "");
   if (!common.empty()) {
-    plan.add(dir, MountAccess::read_only);
-    if (::realpath(relative_to(dir, common).c_str(), real) && inside_a_root(real, roots)) {
-      plan.add(real, MountAccess::read_only);
+    std::string shared = ::realpath(relative_to(dir, common).c_str(), real) ? real : "";
+    bool shared_in_root = !shared.empty() && inside_a_root(shared, roots);
+    if (how == GitProtection::whole_read_only) {
+      plan.add(dir, MountAccess::read_only);
+      if (shared_in_root) plan.add(shared, MountAccess::read_only);
+      return {};
     }
-    return {};
+    const bool worktree_config = !shared.empty() && read_git_config({shared + "/config"}).worktree_config;
+    if (!shared_in_root) return protect_linked_dir(dir, worktree_config, roots, plan);
+    std::vector<std::string> worktrees = {parent_dir(canonical)};
+    if (base_name(shared) == ".git") worktrees.push_back(parent_dir(shared));
+    if (Status st = protect_git_dir(shared, worktrees, roots, plan); !st) return st;
+    return protect_linked_dir(dir, worktree_config, roots, plan);
   }
   if (how == GitProtection::whole_read_only) {
     plan.add(dir, MountAccess::read_only);
     return {};
   }
-  return protect_git_dir(dir, parent_dir(canonical), roots, plan);
+  return protect_git_dir(dir, {parent_dir(canonical)}, roots, plan);
 }
 
 }  // namespace dshpty::shell
