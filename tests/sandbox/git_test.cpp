@@ -299,7 +299,14 @@ TEST_CASE("a --separate-git-dir repository in another root commits; its hooks st
   CHECK(fx.close(*s.session).ok());
   auto next = fx.spawn(config, in_dir(ws));
   REQUIRE_MESSAGE(next.session, describe(next.error));
+  // A commondir made there with a path in it: no linked worktree's, so the next spawn says so.
+  CHECK(run(fx, *next.session, "rm " + gitdirs + "/repo/commondir && echo " + ws + " > " + gitdirs +
+                                   "/repo/commondir").exit_code == 0);
   CHECK(fx.close(*next.session).ok());
+  auto refused = fx.spawn(config, in_dir(ws));
+  REQUIRE_FALSE(refused.session);
+  CHECK_MESSAGE(contains(describe(refused.error), "/repo/commondir exists in no linked worktree's"),
+                describe(refused.error));
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
 

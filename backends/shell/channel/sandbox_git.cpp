@@ -395,6 +395,15 @@ Status protect_git(const std::string& dot_git, GitProtection how,
   // A linked worktree's: "commondir" names the repository's shared directory (config,
   // hooks, objects, refs), which is protected as any git directory where a root holds it.
   std::string common = first_line_after(dir + "/commondir", "");
+  struct stat back {};
+  if (!common.empty() && ::lstat((dir + "/gitdir").c_str(), &back) < 0) {
+    // No linked worktree's (git writes `gitdir` beside its `commondir`): a session's.
+    return make_error(Code::BACKEND_FAILED,
+                      dir + "/commondir exists in no linked worktree's git directory: git takes config "
+                            "and hooks from the directory it names (an earlier session may have made "
+                            "it); remove it to start a session here",
+                      {}, EEXIST);
+  }
   if (!common.empty()) {
     std::string shared = ::realpath(relative_to(dir, common).c_str(), real) ? real : "";
     bool shared_in_root = !shared.empty() && inside_a_root(shared, roots);
