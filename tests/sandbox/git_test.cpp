@@ -460,3 +460,25 @@ TEST_CASE("git config as dshpty reads it: includes (any condition, nested, cycli
   CHECK(refs.hooks_paths == std::vector<std::string>{"first", "  spaced  ", "with continued"});
   CHECK(refs.worktree_config);
 }
+
+TEST_CASE("the known limit: a submodule the session adds runs its config in the host's git status") {
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  const std::string marker = scratch.path() + "/fsmonitor-ran";
+  REQUIRE(sh("git init -q " + ws) == 0);
+  ShellFixture fx;
+  auto s = fx.spawn(patient(sandbox_config(fx, SandboxMode::workspace_write)), in_dir(ws));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto r = run(fx, *s.session,
+               "git init -q sub && git -C sub " + kCommit.substr(4) + " s --allow-empty && echo x > sub/untracked && "
+               "printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> sub/.git/config && "
+               "git add sub 2>/dev/null; echo STATUS=$?");
+  CHECK_MESSAGE(contains(r.output, "\nSTATUS=0"), r.output);
+  CHECK(fx.close(*s.session).ok());
+  // With diff.ignoreSubmodules=dirty the host's status does not run git in it.
+  sh("git -C " + ws + " -c diff.ignoreSubmodules=dirty status");
+  CHECK_FALSE(exists(marker));
+  sh("git -C " + ws + " status");
+  CHECK(exists(marker));  // docs/security.md, "Limits": named .git keeps the index read-only
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}
