@@ -90,9 +90,12 @@ struct ShellConfig {
   // (everything else of the host's is hidden: /run and $XDG_RUNTIME_DIR are empty inside,
   // other path sockets covered). Each must be a socket when a session starts.
   std::vector<std::string> allow_sockets;
-  // Read-only inside the writable roots of workspace-write, besides `.git` (always): a
-  // relative path is taken in each root, an absolute one where it lies in a root. A
-  // protected path that is a symbolic link fails the spawn (docs/security.md).
+  // Read-only inside the writable roots of workspace-write, besides `.git` (always: git
+  // may commit, its config, hooks and hooksPath stay read-only) and the defaults `.husky`,
+  // `.pre-commit-config.yaml`, `.envrc`, `.vscode`, `.idea`: a relative path is taken in
+  // each root, an absolute one where it lies in a root; "!NAME" leaves a default out;
+  // ".git" makes all of it read-only. A protected path that is a symbolic link fails the
+  // spawn (docs/security.md).
   std::vector<std::string> protected_paths;
   // The size of each tmpfs a confined session may fill (/tmp, /dev/shm, the masked /run
   // and $XDG_RUNTIME_DIR). 0: the smaller of 1 GiB and a tenth of the host's RAM. A setuid

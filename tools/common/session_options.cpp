@@ -218,8 +218,10 @@ std::string_view session_options_usage() {
   --remote-timeout-ms MS  a link silent this long is lost (default 30000)
   --allow-socket PATH     a host unix socket confined sessions may reach (repeatable;
                           every other host socket is hidden from them)
-  --protect PATH          read-only inside workspace-write's writable roots, like .git
-                          (repeatable; relative: in each root)
+  --protect PATH          read-only inside workspace-write's writable roots, besides .git
+                          and .husky .pre-commit-config.yaml .envrc .vscode .idea
+                          (repeatable; relative: in each root; !NAME leaves a default
+                          out; .git: all of it read-only, no commits)
   --sandbox MODE          none (the default), read-only or workspace-write: the mode
                           of a session that names none, and the floor: a session
                           asking for less is refused

@@ -197,7 +197,35 @@ Status check_confined_cwd(const std::string& cwd, const std::vector<std::string>
   return refuse("outside the operator's workspaces (" + roots + ")");
 }
 
+// The defaults, less those `configured` names with "!", then the rest of `configured`.
+// `.git` needs no entry (it is always protected, commits allowed); naming it makes the
+// whole of it read-only.
+Result<std::vector<std::string>> protected_entries(const std::vector<std::string>& configured) {
+  std::vector<std::string> entries = kDefaultProtectedPaths;
+  std::vector<std::string> added;
+  for (const auto& entry : configured) {
+    if (entry.empty() || entry.front() != '!') {
+      added.push_back(entry);
+      continue;
+    }
+    auto it = std::find(entries.begin(), entries.end(), entry.substr(1));
+    if (it == entries.end()) {
+      std::string known;
+      for (const auto& d : kDefaultProtectedPaths) known += (known.empty() ? "" : ", ") + d;
+      return make_error(Code::INVALID_ARGUMENT,
+                        "protected path \"" + entry + "\" leaves out no default (defaults: " + known +
+                            "; .git is always protected)");
+    }
+    entries.erase(it);
+  }
+  entries.insert(entries.end(), added.begin(), added.end());
+  return entries;
+}
+
 }  // namespace
+
+const std::vector<std::string> kDefaultProtectedPaths = {".husky", ".pre-commit-config.yaml", ".envrc",
+                                                         ".vscode", ".idea"};
 
 std::string_view sandbox_mode_name(SandboxMode mode) {
   switch (mode) {
@@ -288,10 +316,10 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
                                                     "floor (network off): choose read-only or workspace-write"));
   }
   if (spec.mode == SandboxMode::workspace_write) {
+    auto entries = protected_entries(config.protected_paths);
+    if (!entries) return entries.error();
     spec.writable_roots = config.writable_roots;
-    spec.protected_entries.push_back(".git");
-    spec.protected_entries.insert(spec.protected_entries.end(), config.protected_paths.begin(),
-                                  config.protected_paths.end());
+    spec.protected_entries = std::move(*entries);
   }
   spec.allow_sockets = config.allow_sockets;
   spec.workspaces = config.workspaces;
@@ -470,10 +498,14 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   if (cwd && under_any(*cwd, replaced) && std::find(roots.begin(), roots.end(), *cwd) == roots.end()) {
     a.insert(a.end(), {"--ro-bind", *cwd, *cwd});
   }
-  // Read-only over the writable roots (.git and the configured ones), then the host's
-  // sockets covered (a char device: connect() says ECONNREFUSED), those inside a protected
-  // directory included, then the sockets passed in on purpose.
-  for (const auto& path : spec.protected_mounts) a.insert(a.end(), {"--ro-bind", path, path});
+  // Over the writable roots, outer first: `.git` (and each parent of a protected path)
+  // bound writable onto itself, read-only over it its config and hooks and the other
+  // protected paths; then the host's sockets covered (a char device: connect() says
+  // ECONNREFUSED), those inside a protected directory included, then the sockets passed
+  // in on purpose.
+  for (const auto& m : spec.protected_mounts) {
+    a.insert(a.end(), {m.access == MountAccess::writable ? "--bind" : "--ro-bind", m.path, m.path});
+  }
   for (const auto& sock : spec.masked_sockets) a.insert(a.end(), {"--ro-bind", "/dev/null", sock});
   for (const auto& sock : spec.allowed_sockets) a.insert(a.end(), {"--bind", sock, sock});
   if (!spec.network) a.push_back("--unshare-net");

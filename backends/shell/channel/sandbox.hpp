@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "channel/launch_plan.hpp"
+#include "channel/sandbox_paths.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
 #include "dshpty/shell.hpp"
@@ -39,7 +40,7 @@ struct SandboxSpec {
   bool network = true;                          // false: a private network namespace
   std::optional<std::string> workspace;         // writable in workspace-write (the cwd)
   std::vector<std::string> writable_roots;      // writable in workspace-write
-  std::vector<std::string> protected_entries;   // ".git" and ShellConfig::protected_paths
+  std::vector<std::string> protected_entries;   // the defaults and ShellConfig::protected_paths
   std::vector<std::string> allow_sockets;       // ShellConfig::allow_sockets, as given
   std::vector<std::string> workspaces;          // ShellConfig::workspaces: where a cwd may be
   std::map<std::string, std::optional<std::string>> env;  // ShellConfig::env (XDG_RUNTIME_DIR)
@@ -52,7 +53,7 @@ struct SandboxSpec {
   std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR
   std::vector<std::string> masked_sockets;      // the host's other path sockets: /dev/null
   std::vector<std::string> allowed_sockets;     // canonical, bound back in
-  std::vector<std::string> protected_mounts;    // read-only over the writable roots
+  std::vector<ProtectedMount> protected_mounts; // over the writable roots, outer first
 
   bool confined() const { return mode != SandboxMode::none; }
 };
@@ -66,10 +67,14 @@ std::string_view sandbox_mode_name(SandboxMode mode);
 
 // What a checked spec confines, as callers see it; nullopt for mode none.
 std::optional<Confinement> describe_confinement(const SandboxSpec& spec);
+// Protected in every writable root besides `.git`, unless ShellConfig::protected_paths
+// names them with a leading "!": what editors, direnv, husky and pre-commit run later.
+extern const std::vector<std::string> kDefaultProtectedPaths;
 
 // The spawn's "sandbox" and "network" options over the config's defaults.
 // INVALID_ARGUMENT for an unknown mode or network value, or network=off without a
-// confined mode (it would be silently weaker than asked).
+// confined mode (it would be silently weaker than asked), or a "!" entry in
+// protected_paths that names no default (`.git` cannot be left out).
 Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::string>& options,
                                           const ShellConfig& config);
 

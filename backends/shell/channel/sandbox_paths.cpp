@@ -4,9 +4,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+
+#include "channel/sandbox_git.hpp"
 
 namespace dshpty::shell {
 
@@ -16,31 +20,9 @@ Error path_error(const std::string& what, int err) {
   return make_system_error(Code::BACKEND_FAILED, what, err);
 }
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-}
-
 std::string base_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// `target` as written in a git pointer file, relative to `dir` unless absolute.
-std::string relative_to(const std::string& dir, const std::string& target) {
-  return !target.empty() && target.front() == '/' ? target : dir + "/" + target;
-}
-
-// The first line of a small file, trimmed, after `prefix` (empty `prefix`: the line).
-std::string first_line_after(const std::string& file, const std::string& prefix) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  if (line.rfind(prefix, 0) != 0) return {};
-  line.erase(0, prefix.size());
-  while (!line.empty() && line.front() == ' ') line.erase(0, 1);
-  return line;
 }
 
 void add_unique(std::vector<std::string>& list, const std::string& path) {
@@ -58,6 +40,15 @@ bool inside_or_at(const std::string& path, const std::string& dir) {
   return path == dir || strictly_inside(path, dir);
 }
 
+bool inside_a_root(const std::string& path, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return inside_or_at(path, r); });
+}
+
+std::string parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
 Result<std::string> resolve_unplanted(const std::string& path, const std::vector<std::string>& writable) {
   if (path.empty() || path.front() != '/') {
     return make_error(Code::BACKEND_FAILED, "path " + path + " is not absolute", {}, EINVAL);
@@ -71,7 +62,7 @@ Result<std::string> resolve_unplanted(const std::string& path, const std::vector
     start = end + 1;
     if (part.empty() || part == ".") continue;
     if (part == "..") {
-      resolved = resolved.empty() ? "" : parent_of(resolved);
+      resolved = resolved.empty() ? "" : parent_dir(resolved);
       if (resolved == "/") resolved.clear();
       continue;
     }
@@ -98,44 +89,166 @@ Result<std::string> resolve_unplanted(const std::string& path, const std::vector
   return resolved.empty() ? std::string("/") : resolved;
 }
 
-Result<std::vector<std::string>> protected_mounts(const std::vector<std::string>& roots,
-                                                  const std::vector<std::string>& entries) {
-  std::vector<std::string> mounts;
-  auto in_a_root = [&](const std::string& p) {
-    return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return inside_or_at(p, r); });
-  };
-  // One protected path: refused when it is a link, else resolved (its parents checked).
+Result<std::optional<std::string>> protected_target(const std::string& path,
+                                                    const std::vector<std::string>& roots) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return path_error("protected path " + path, errno);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return make_error(Code::BACKEND_FAILED,
+                      "protected path " + path + " is a symbolic link: it would be followed onto "
+                      "the host, so the session is refused (remove the link)", {}, ELOOP);
+  }
+  auto canonical = resolve_unplanted(path, roots);
+  if (!canonical) return canonical.error();
+  return std::optional<std::string>(*canonical);
+}
+
+void MountPlan::add(const std::string& path, MountAccess access) {
+  for (auto& m : mounts_) {
+    if (m.path != path) continue;
+    if (access == MountAccess::read_only) m.access = access;  // read-only wins
+    return;
+  }
+  mounts_.push_back({path, access});
+}
+
+void MountPlan::pin_ancestors(const std::vector<std::string>& roots) {
+  const std::vector<ProtectedMount> mounts = mounts_;
+  for (const auto& m : mounts) {
+    std::string root;
+    for (const auto& r : roots) {
+      if (strictly_inside(m.path, r) && r.size() > root.size()) root = r;
+    }
+    if (root.empty()) continue;
+    for (std::string dir = parent_dir(m.path); strictly_inside(dir, root); dir = parent_dir(dir)) {
+      add(dir, MountAccess::writable);
+    }
+  }
+}
+
+std::vector<ProtectedMount> MountPlan::ordered() const {
+  std::vector<ProtectedMount> out;
+  for (const auto& m : mounts_) {
+    // A writable mount inside a read-only one would open what that one closes.
+    bool covered = m.access == MountAccess::writable &&
+                   std::any_of(mounts_.begin(), mounts_.end(), [&](const ProtectedMount& ro) {
+                     return ro.access == MountAccess::read_only && inside_or_at(m.path, ro.path);
+                   });
+    if (!covered) out.push_back(m);
+  }
+  // Outer paths first, so a protected path inside another is bound over it, not under it.
+  std::stable_sort(out.begin(), out.end(), [](const ProtectedMount& a, const ProtectedMount& b) {
+    return a.path.size() < b.path.size();
+  });
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t kMaxProtectedEntries = 65536;
+
+// One entry under a read-only mount: a link's target in a root is added to `targets`.
+Status check_protected_entry(const std::string& path, const struct stat& st,
+                             const std::vector<std::string>& roots, std::vector<std::string>& targets) {
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+    return make_error(Code::BACKEND_FAILED,
+                      "protected file " + path + " has " + std::to_string(st.st_nlink) +
+                          " hard links: another name for it may lie in a writable root, so the "
+                          "session is refused",
+                      {}, EMLINK);
+  }
+  if (!S_ISLNK(st.st_mode)) return {};
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return path_error("protected path " + path, errno);
+  std::string target(buf, static_cast<std::size_t>(n));
+  if (target.empty() || target.front() != '/') target = parent_dir(path) + "/" + target;
+  auto canonical = resolve_unplanted(target, roots);
+  if (!canonical && canonical.error()->sys_errno == ENOENT) {
+    // Missing: harmless where it would lie outside the roots (nothing can make it there).
+    std::string existing = parent_dir(target);
+    struct stat up {};
+    while (existing != "/" && ::lstat(existing.c_str(), &up) < 0) existing = parent_dir(existing);
+    auto above = resolve_unplanted(existing, roots);
+    if (above && !inside_a_root(*above, roots)) return {};
+  }
+  if (!canonical) {
+    return make_error(Code::BACKEND_FAILED, "protected path " + path + " links to " + target + ": " +
+                                                canonical.error()->message,
+                      {}, canonical.error()->sys_errno);
+  }
+  if (!inside_a_root(*canonical, roots)) return {};
+  if (inside_or_at(parent_dir(path), *canonical)) {
+    // Protecting the target would make read-only what holds the link (a whole root).
+    return make_error(Code::BACKEND_FAILED, "protected path " + path + " links to " + *canonical +
+                                                ", a directory that holds it: the session is refused",
+                      {}, ELOOP);
+  }
+  targets.push_back(*canonical);
+  return {};
+}
+
+}  // namespace
+
+Status protect_link_targets(MountPlan& plan, const std::vector<std::string>& roots) {
+  std::vector<std::string> walked;
+  std::size_t seen = 0;
+  for (bool grew = true; grew;) {
+    grew = false;
+    const std::vector<ProtectedMount> mounts = plan.mounts();
+    for (const auto& m : mounts) {
+      if (m.access != MountAccess::read_only ||
+          std::find(walked.begin(), walked.end(), m.path) != walked.end()) {
+        continue;
+      }
+      walked.push_back(m.path);
+      std::vector<std::string> targets;
+      struct stat st {};
+      if (::lstat(m.path.c_str(), &st) < 0) return path_error("protected path " + m.path, errno);
+      if (Status s = check_protected_entry(m.path, st, roots, targets); !s) return s;
+      if (!S_ISDIR(st.st_mode)) continue;
+      std::error_code ec;
+      // Not following links to directories: each link is an entry of its own.
+      std::filesystem::recursive_directory_iterator it(m.path, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        if (++seen > kMaxProtectedEntries) {
+          return make_error(Code::BACKEND_FAILED, "protected paths hold more than " +
+                                                      std::to_string(kMaxProtectedEntries) +
+                                                      " entries: too many to check, so the session is refused",
+                            {}, E2BIG);
+        }
+        const std::string path = it->path().string();
+        if (::lstat(path.c_str(), &st) < 0) return path_error("protected path " + path, errno);
+        if (Status s = check_protected_entry(path, st, roots, targets); !s) return s;
+      }
+      if (ec) return path_error("protected path " + m.path, ec.value());
+      for (const auto& t : targets) {
+        plan.add(t, MountAccess::read_only);
+        grew = true;
+      }
+    }
+  }
+  return {};
+}
+
+Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::string>& roots,
+                                                     const std::vector<std::string>& entries) {
+  MountPlan plan;
   auto protect = [&](const std::string& path) -> Status {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) < 0) {
-      if (errno == ENOENT) return {};
-      return path_error("protected path " + path, errno);
-    }
-    if (S_ISLNK(st.st_mode)) {
-      return make_error(Code::BACKEND_FAILED,
-                        "protected path " + path + " is a symbolic link: it would be followed onto "
-                        "the host, so the session is refused (remove the link)", {}, ELOOP);
-    }
-    auto canonical = resolve_unplanted(path, roots);
+    if (base_of(path) == ".git") return protect_git(path, GitProtection::whole_read_only, roots, plan);
+    auto canonical = protected_target(path, roots);
     if (!canonical) return canonical.error();
-    if (!in_a_root(*canonical)) return {};  // read-only already
-    add_unique(mounts, *canonical);
-    if (base_of(path) != ".git" || !S_ISREG(st.st_mode)) return {};
-    // A worktree's or submodule's .git file: "gitdir: DIR"; DIR holds its config, and its
-    // "commondir" names the repository's shared one (hooks, config).
-    std::string gitdir = first_line_after(path, "gitdir:");
-    if (gitdir.empty()) return {};
-    char real[PATH_MAX];
-    if (!::realpath(relative_to(parent_of(path), gitdir).c_str(), real)) return {};
-    std::string dir = real;
-    if (!in_a_root(dir)) return {};
-    add_unique(mounts, dir);
-    std::string common = first_line_after(dir + "/commondir", "");
-    if (!common.empty() && ::realpath(relative_to(dir, common).c_str(), real) && in_a_root(real)) {
-      add_unique(mounts, real);
-    }
+    if (*canonical && inside_a_root(**canonical, roots)) plan.add(**canonical, MountAccess::read_only);
     return {};
   };
+  for (const auto& root : roots) {
+    if (Status st = protect_git(root + "/.git", GitProtection::commits_allowed, roots, plan); !st) {
+      return st.error();
+    }
+  }
   for (const auto& entry : entries) {
     if (entry.empty()) continue;
     if (entry.front() == '/') {
@@ -146,10 +259,9 @@ Result<std::vector<std::string>> protected_mounts(const std::vector<std::string>
       if (Status st = protect(root + "/" + entry); !st) return st.error();
     }
   }
-  // Outer paths first, so a protected path inside another is bound over it, not under it.
-  std::sort(mounts.begin(), mounts.end(),
-            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-  return mounts;
+  if (Status st = protect_link_targets(plan, roots); !st) return st.error();
+  plan.pin_ancestors(roots);
+  return plan.ordered();
 }
 
 std::vector<std::string> visible_host_sockets(const std::vector<std::string>& hidden,
