@@ -268,7 +268,9 @@ std::optional<Confinement> describe_confinement(const SandboxSpec& spec) {
   c.network = spec.network;
   if (spec.workspace) c.writable_roots.push_back(*spec.workspace);
   c.writable_roots.insert(c.writable_roots.end(), spec.writable_roots.begin(), spec.writable_roots.end());
-  c.protected_paths = spec.protected_mounts;
+  for (const auto& mount : spec.protected_mounts) {
+    if (mount.access == MountAccess::read_only) c.protected_paths.push_back(mount.path);
+  }
   return c;
 }
 
