@@ -12,6 +12,8 @@
 #include <fstream>
 #include <string>
 
+#include "channel/launch_plan.hpp"
+#include "dshpty/remote.hpp"
 #include "fixture.hpp"
 
 using namespace dshpty;
@@ -223,4 +225,33 @@ TEST_CASE("vim under xterm gets its answers, quits cleanly, and nothing reaches 
   std::string history = history_of(fx, session, "bash");
   CHECK_MESSAGE(!holds_answer(history), history);
   CHECK(fx.close(session).ok());
+}
+
+TEST_CASE("remote: the same rule, by the far terminal's facts") {
+  TempDir dir;
+  auto poisoned = write_file(dir.path, "poisoned", std::string("before") + kQueries + "after\n");
+  ShellFixture fx;
+  RemoteConfig config;
+  config.type = "pipe";
+  config.transport = {shell::resolve_supervisor_path(""), "--stdio"};  // the far helper itself
+  config.shell = fx.config();
+  auto backend = make_remote_backend(fx.loop(), std::move(config));
+  SpawnRequest request;
+  request.options = {{"terminal", "xterm"}};
+  auto s = fx.spawn_on(*backend, request);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto cat = fx.send(*s.session, "cat " + quoted(poisoned));
+  REQUIRE_MESSAGE(cat, show(cat));
+  check_clean_send(fx, *s.session);
+  check_clean_send(fx, *s.session, "FOURTH");
+  if (on_path("python3")) {
+    auto cpr = fx.send(*s.session, raw_reader("\\033[6n", 'R'));
+    REQUIRE_MESSAGE(cpr, show(cpr));
+    auto at = cpr->viewport.rfind("got:");
+    REQUIRE_MESSAGE(at != std::string::npos, show(cpr));
+    CHECK_MESSAGE(cursor_report(cpr->viewport, at + 4), show(cpr));
+  }
+  std::string history = history_of(fx, *s.session, "bash");
+  CHECK_MESSAGE(!holds_answer(history), history);
+  CHECK(fx.close(*s.session).ok());
 }
