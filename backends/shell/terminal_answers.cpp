@@ -14,9 +14,11 @@
 //   - and the reader is not the shell at its own prompt (readline and zle read
 //     non-canonically too): the shell's group in the foreground and its latest mark not a
 //     command start.
-// The shell at its own prompt drops the answer at once; anything else waits, looked at on a
-// short backing-off timer, for at most kAnswerBound, and a send's write decides at once
-// (answered or dropped), so no answer is ever queued in front of a send's bytes.
+// The shell at its own prompt drops the answer at once, and so does a lingering session's
+// replay on a take-over (old output: its askers had their answer, or gave up, long ago).
+// Anything else waits, looked at on a short backing-off timer, for at most kAnswerBound,
+// and a send's write decides at once (answered or dropped), so no answer is ever queued in
+// front of a send's bytes.
 //
 // Where the channel cannot prove readers, the answer goes without that proof when the
 // mode and the marks allow it. The facts are the channel's, so the rule holds for a remote
@@ -45,7 +47,9 @@ void ShellSession::drop_answers() {
 
 void ShellSession::note_answers() {
   if (replies_.empty() || deciding_answers_) return;
-  if (!channel_ || channel_->output_ended() || shell_at_own_prompt()) {
+  // A take-over's replay (everything before its STARTED) asked its questions long ago.
+  const bool replayed = params_.attach && !shell_pid_;
+  if (replayed || !channel_ || channel_->output_ended() || shell_at_own_prompt()) {
     drop_answers();
     return;
   }
