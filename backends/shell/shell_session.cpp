@@ -26,7 +26,12 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       pipeline_(text::SanitizerConfig{4096, params_.mark_nonce}),
       scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                          config.page_bytes}),
-      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
+      emulator_(params_.rows, params_.cols,
+                [this](std::string_view reply) {
+                  // A flood of queries (cat of a file of them) is not a program waiting for
+                  // its answers: what is held stays bounded.
+                  if (replies_.size() + reply.size() <= kMaxHeldAnswers) replies_.append(reply);
+                }),
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();

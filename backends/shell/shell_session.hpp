@@ -275,6 +275,7 @@ class ShellSession final : public BackendSession,
   // looked at on a timer that backs off from kAnswerFirstLook to kProbeInterval.
   static constexpr std::chrono::milliseconds kAnswerBound{2'000};
   static constexpr std::chrono::milliseconds kAnswerFirstLook{1};
+  static constexpr std::size_t kMaxHeldAnswers = 4096;  // more is dropped
   ev_timer answer_timer_{};
   double answer_deadline_ = 0.;
   bool deciding_answers_ = false;  // inside decide_answers (its drain re-enters)
