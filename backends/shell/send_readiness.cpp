@@ -158,6 +158,12 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     channel_->read_available();
     if (send != send_) return;  // the output settled it (the shell exited)
   }
+  // No answer to a query waits in front of this write: the reader that asked gets it now
+  // (it is blocked in its read), or nobody does (terminal_answers.cpp).
+  if (!replies_.empty()) {
+    decide_answers(/*last_chance=*/true);
+    if (send != send_) return;
+  }
   // Keys are encoded now, after the output above: a program that switched to application
   // cursor keys a moment ago gets ESC O A for Up.
   send->single_line_at_prompt = !send->typed_ahead && send->keys.empty() &&
@@ -356,6 +362,10 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   for (int i = 0; i < kProbeDrainReads && s->send_; ++i) {
     if (!s->channel_->read_available()) break;
   }
+  if (!s->send_) return;
+  // A reader that asked the terminal something gets its answer before the send is judged:
+  // it has more to do once it has it.
+  if (!s->replies_.empty() && s->decide_answers(false) == AnswerFate::written) return;
   if (!s->send_) return;
   const bool at_shell_prompt = s->shell_pid_ && s->prompt_watch_.at_prompt() &&
                                s->channel_->foreground_group() == *s->shell_pid_;

@@ -26,7 +26,12 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       pipeline_(text::SanitizerConfig{4096, params_.mark_nonce}),
       scrollback_(text::ScrollbackLimits{config.scrollback_lines, config.scrollback_bytes,
                                          config.page_bytes}),
-      emulator_(params_.rows, params_.cols, [this](std::string_view reply) { replies_.append(reply); }),
+      emulator_(params_.rows, params_.cols,
+                [this](std::string_view reply) {
+                  // A flood of queries (cat of a file of them) is not a program waiting for
+                  // its answers: what is held stays bounded.
+                  if (replies_.size() + reply.size() <= kMaxHeldAnswers) replies_.append(reply);
+                }),
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
@@ -46,9 +51,10 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   ev_timer_init(&probe_timer_, &ShellSession::on_probe_tick, 0., 0.);
   ev_timer_init(&signal_hold_timer_, &ShellSession::on_signal_hold_tick, 0., 0.);
   ev_timer_init(&prompt_recheck_timer_, &ShellSession::on_prompt_recheck, 0., 0.);
+  ev_timer_init(&answer_timer_, &ShellSession::on_answer_tick, 0., 0.);
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
                       &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
-                      &prompt_recheck_timer_}) {
+                      &prompt_recheck_timer_, &answer_timer_}) {
     t->data = this;
   }
 }
@@ -63,7 +69,7 @@ ShellSession::~ShellSession() {
 void ShellSession::stop_timers() {
   for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
                       &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
-                      &prompt_recheck_timer_}) {
+                      &prompt_recheck_timer_, &answer_timer_}) {
     ev_timer_stop(loop_, t);
   }
 }
@@ -146,16 +152,7 @@ void ShellSession::on_start_failed(Error cause) { fail_start(std::move(cause)); 
 
 void ShellSession::on_output(std::string_view bytes) {
   pipeline_.feed(bytes);
-  write_replies();
-}
-
-void ShellSession::write_replies() {
-  if (replies_.empty()) return;
-  std::string replies = std::move(replies_);
-  replies_.clear();
-  // Like a terminal's, the answer goes in whatever the phase: a program asking during
-  // start-up (or while the session closes) must not hang on it.
-  if (channel_ && !channel_->output_ended()) channel_->write(replies);
+  note_answers();
 }
 
 void ShellSession::on_output_ended() {
@@ -215,6 +212,9 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
   // Every mark, whenever it comes: what counts for a send is what came since its write
   // landed (the watch is reset then).
   prompt_watch_.observe(chunk);
+  if (!chunk.markers.empty()) {
+    shell_place_ = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
+  }
 }
 
 void ShellSession::on_text(const text::SanitizedText& chunk) {

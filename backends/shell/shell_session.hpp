@@ -146,9 +146,15 @@ class ShellSession final : public BackendSession,
   void on_quiescent() override;
   void on_lost(Error cause) override;
 
-  // What the emulator answered to the terminal's queries, written once a read's bytes
-  // have gone through every sink (never from inside one).
-  void write_replies();
+  // The terminal's answers to queries (terminal_answers.cpp): what the emulator answered
+  // is held until its reader is known. It goes to a reader proven blocked on the terminal
+  // in non-canonical mode that is not the shell at its own prompt; anything else drops it.
+  enum class AnswerFate { waiting, dropped, written };
+  void note_answers();  // after a read's bytes have gone through every sink
+  AnswerFate decide_answers(bool last_chance);
+  void drop_answers();
+  bool shell_at_own_prompt() const;
+  static void on_answer_tick(struct ev_loop*, ev_timer* w, int);
 
   // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
   void on_bytes(std::string_view raw) override;
@@ -259,7 +265,19 @@ class ShellSession final : public BackendSession,
   text::Scrollback scrollback_;
   text::MotdCapture motd_;
   screen::Emulator emulator_;
-  std::string replies_;  // the emulator's answers not written yet
+  std::string replies_;  // the emulator's answers, not decided yet
+  // Where the shell is by its latest mark (kept across sends, unlike prompt_watch_): after
+  // C a command runs; after any other mark it is at (or printing) its prompt.
+  enum class ShellPlace { unknown, prompt, command };
+  ShellPlace shell_place_ = ShellPlace::unknown;
+  // Pending answers wait for their reader at most this long (then they are dropped),
+  // looked at on a timer that backs off from kAnswerFirstLook to kProbeInterval.
+  static constexpr std::chrono::milliseconds kAnswerBound{2'000};
+  static constexpr std::chrono::milliseconds kAnswerFirstLook{1};
+  static constexpr std::size_t kMaxHeldAnswers = 4096;  // more is dropped
+  ev_timer answer_timer_{};
+  double answer_deadline_ = 0.;
+  bool deciding_answers_ = false;  // inside decide_answers (its drain re-enters)
   text::PromptWatch prompt_watch_;
 
   // Text no result has shown yet (it arrived while no send was writing): the next result's

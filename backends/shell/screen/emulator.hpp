@@ -5,8 +5,8 @@
 // a scroll rotates row pointers), with a fast path for runs of plain text.
 //
 // Pure: no I/O. What the terminal answers to a query (cursor position, device attributes)
-// comes out through `reply`, for the session to write to the master, so a program that
-// asks never hangs.
+// comes out through `reply`, for the session to give to the reader that asked, or to drop
+// when no reader can take it (docs/shell-backend.md, "Terminal answers").
 #pragma once
 
 #include <cstddef>
