@@ -22,6 +22,18 @@ std::string viewport_lines(const std::string& viewport, const char* placeholder)
 }
 
 std::string session_head(const SessionSnapshot& session) { return "terminal session " + session_label(session); }
+
+// A line the shell did not run, and what clears it, inside the wait line.
+std::string line_state_words(const SendResult& result) {
+  if (!result.line_state) return {};
+  switch (*result.line_state) {
+    case LineState::continuation: return ", continuation: send keys [\"C-c\"] to clear it";
+    case LineState::kept: return ", line kept: send keys [\"C-c\"] to clear it";
+    case LineState::queued: return ", queued: the text waits for the running command to end";
+    case LineState::refused: return ", line refused: the shell did not run it and cleared it";
+  }
+  return {};
+}
 }  // namespace
 
 std::string session_label(const SessionSnapshot& session) {
@@ -51,7 +63,12 @@ std::string format_send(const SendResult& result, std::size_t cap) {
   // cursor movement stripped: noise. The screen (after the status lines) is what it shows.
   std::string body = result.screen ? std::string() : viewport_lines(result.viewport, "(no new output)");
   std::string out = body + "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
-                    (result.input_hidden ? ", input hidden" : "") + "]\n";
+                    (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
+  if (result.taken_back_bytes > 0) out += "[cancelled: the text was taken back before the shell read it]\n";
+  if (result.queued_behind) {
+    out += "[queued behind: " + std::to_string(result.queued_behind->pid) +
+           (result.queued_behind->command.empty() ? "" : " " + escape(result.queued_behind->command)) + "]\n";
+  }
   if (result.exit_code) out += "[exit: " + std::to_string(*result.exit_code) + "]\n";
   if (result.cwd) out += "[cwd: " + escape(*result.cwd) + "]\n";
   out += "[session: " + format_status(result.session_status) + "]\n";
