@@ -31,6 +31,16 @@ std::string_view evidence_name(Evidence evidence) noexcept {
   return "none";
 }
 
+std::string_view line_state_name(LineState state) noexcept {
+  switch (state) {
+    case LineState::continuation: return "continuation";
+    case LineState::kept: return "kept";
+    case LineState::queued: return "queued";
+    case LineState::refused: return "refused";
+  }
+  return "unknown";
+}
+
 std::string_view wait_reason_name(WaitReason reason) noexcept {
   switch (reason) {
     case WaitReason::stdin_read: return "stdin_read";

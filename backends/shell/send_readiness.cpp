@@ -57,10 +57,10 @@ bool printable_line(std::string_view line) {
 }
 
 // Where the shell's echo of a typed line ends in `chunk`: its first command start (C: the
-// line was read) or new prompt (P: it was not run), if any.
+// line was read) or new prompt or line state (P, L: it was not run), if any.
 const text::PromptMarker* echo_end(const text::SanitizedText& chunk) {
   for (const text::PromptMarker& mark : chunk.markers) {
-    if (mark.kind == 'C' || mark.kind == 'P') return &mark;
+    if (mark.kind == 'C' || mark.kind == 'P' || mark.kind == 'L') return &mark;
   }
   return nullptr;
 }
@@ -86,6 +86,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
   send->check_in = request.checks_in();
+  send->typed_text = !request.text.empty();
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
   send->done = std::move(done);
@@ -227,13 +228,15 @@ void ShellSession::on_write_progress() {
 
 void ShellSession::on_write_landed() {
   send_->landed = true;
+  send_->landed_time = ev_now(loop_);
+  before_write_ = prompt_watch_;  // a cancel that takes it all back restores it
   prompt_watch_.reset();
   if (channel_->proves_readers()) {
     send_->last_probe = ev_now(loop_);
     ev_timer_set(&probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
     ev_timer_start(loop_, &probe_timer_);
   }
-  if (send_->cancel_requested) interrupt_foreground();
+  if (send_->cancel_requested) interrupt_foreground(/*own_command_only=*/send_typed_line());
 }
 
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
@@ -241,7 +244,7 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   std::string_view text = chunk.text;
   if (send_->echo_pending) {
     if (const text::PromptMarker* end = echo_end(chunk)) {
-      if (end->kind == 'P') send_->echo.append(text.substr(0, end->position));
+      if (end->kind != 'C') send_->echo.append(text.substr(0, end->position));
       send_->end_echo(end->kind == 'C');
       text.remove_prefix(end->position);
     } else if (send_->echo.size() + text.size() > SendState::kEchoBytes) {
@@ -261,6 +264,11 @@ void ShellSession::on_send_chunk_end() {
     // Not this send's output, but it may show the shell back at its prompt.
     if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
     return;
+  }
+  if (send_->cancel_on_command && prompt_watch_.command_started()) {
+    send_->cancel_on_command = false;
+    interrupt_foreground(/*own_command_only=*/true);
+    if (!send_) return;
   }
   if (send_->landed) check_prompt_readiness();
 }
@@ -367,6 +375,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   // it has more to do once it has it.
   if (!s->replies_.empty() && s->decide_answers(false) == AnswerFate::written) return;
   if (!s->send_) return;
+  if (s->clear_held_line()) return;  // the new prompt after it settles the send
   const bool at_shell_prompt = s->shell_pid_ && s->prompt_watch_.at_prompt() &&
                                s->channel_->foreground_group() == *s->shell_pid_;
   s->settle_send(WaitReason::stdin_read, at_shell_prompt ? Evidence::prompt_marks : Evidence::stdin_probe,
@@ -409,6 +418,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
       result.input_hidden = !modes->echo && modes->canonical;
     }
   }
+  if (send_) note_line_state(*send_, reason, result);
   auto send = release_send();
   send->fill_viewport(result);
   result.wait_reason = reason;
@@ -464,22 +474,141 @@ bool ShellSession::cancel_send(SendState& send) {
     });
     return true;
   }
+  if (!send.check_in && take_back(send)) return true;
   if (!send.landed) {
-    // Written in part: SIGINT once the rest landed.
+    // Written in part, and the channel cannot take it back: SIGINT once the rest landed.
     send.cancel_requested = true;
     return true;
   }
-  interrupt_foreground();
+  interrupt_foreground(/*own_command_only=*/send_typed_line());
   return true;
 }
 
-void ShellSession::interrupt_foreground() {
+// A cancel takes back its own input first (docs/shell-backend.md, "Cancel"): what the
+// shell has not read leaves the terminal's input queue, so a line typed ahead of a running
+// command never runs, and no signal goes to that command. True when all of it came back:
+// the send is then a check-in (it settles at the prompt, or idle, as one does). False when
+// the shell read some of it (or the channel cannot tell): then the cancel interrupts, but
+// only the send's own command (interrupt_foreground).
+bool ShellSession::take_back(SendState& send) {
+  const std::size_t own = send.bytes.size();
+  if (own == 0 || !channel_ || channel_->output_ended()) return false;
+  const auto taken = channel_->take_back_input(own);
+  if (!taken) return false;
+  if (!send.landed) {
+    // What was not written yet was dropped and counts as written: the send has landed,
+    // with nothing more to come.
+    send.cancel_requested = false;
+    on_write_landed();
+    if (send_.get() != &send) return true;
+  }
+  if (*taken < own) {
+    // The shell read the head of the text and no command started: that head (its Enter
+    // among the bytes taken back) sits in the line editor, the cursor at its end. Erased
+    // there with C-u (readline's unix-line-discard, zle's kill-whole-line, fish's
+    // backward-kill-line), not a SIGINT: bash, interrupted while readline takes typed-ahead
+    // input, was seen left reading without a new prompt. Nothing of the line ran.
+    if (*taken > 0 && !prompt_watch_.command_started() && shell_owns_terminal()) {
+      channel_->mark_readers();  // the shell must read the erase before it counts as reading
+      channel_->write("\x15");
+      note_taken_back(send);
+      return true;
+    }
+    return false;
+  }
+  note_taken_back(send);
+  return true;
+}
+
+bool ShellSession::shell_owns_terminal() const {
+  return shell_pid_ && channel_ && channel_->foreground_group() == *shell_pid_;
+}
+
+// A cancel held for its line's own command, while the shell reads at its own prompt with no
+// command started: the shell holds (part of) the line, its own input. The SIGINT goes to
+// the shell now, before the send could settle on that line. True when it went.
+bool ShellSession::clear_held_line() {
+  if (prompt_watch_.command_started() || !shell_owns_terminal()) return false;
+  auto held = std::find_if(held_signals_.begin(), held_signals_.end(), [&](const HeldSignal& h) {
+    return !h.signal && h.own_command_only && h.send == send_;
+  });
+  if (held == held_signals_.end()) return false;
+  held_signals_.erase(held);
+  if (held_signals_.empty()) ev_timer_stop(loop_, &signal_hold_timer_);
+  (void)deliver_signal(*shell_pid_, SIGINT);
+  return true;
+}
+
+// All of the send's text came back unread: it is a check-in from here on.
+void ShellSession::note_taken_back(SendState& send) {
+  // Nothing of it reached the shell: the prompt it was typed at (if no mark came since) is
+  // still the one the check-in may settle at.
+  if (send.landed && !prompt_watch_.marker_seen()) prompt_watch_ = before_write_;
+  send.taken_back = send.bytes.size();
+  send.check_in = true;
+  send.cancel_requested = false;
+  send.cancel_on_command = false;
+  send.echo_pending = false;
+  send.echo.clear();
+  send.echo_line.clear();
+  send.single_line_at_prompt = false;
+}
+
+// A far side's answer to a take-back: when it took all of the live send's text, the
+// cancel's held SIGINT (waiting for the line's own command) is dropped.
+void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
+  if (!send_ || send_->settled || send_->check_in || send_->bytes.size() != own || taken < own) return;
+  if (!send_->cancel_requested && !send_->cancel_on_command &&
+      std::none_of(held_signals_.begin(), held_signals_.end(),
+                   [&](const HeldSignal& h) { return !h.signal && h.send == send_; })) {
+    return;  // not a cancel of this send
+  }
+  std::erase_if(held_signals_, [&](const HeldSignal& h) { return !h.signal && h.send == send_; });
+  if (held_signals_.empty()) ev_timer_stop(loop_, &signal_hold_timer_);
+  note_taken_back(*send_);
+  check_prompt_readiness();
+}
+
+void ShellSession::interrupt_foreground(bool own_command_only) {
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
-  if (shell_starting_command()) {
-    hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0});
+  if (own_command_only || shell_starting_command()) {
+    hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0, own_command_only});
     return;
   }
   (void)deliver_signal(channel_->foreground_group(), SIGINT);
+}
+
+// What the result says about a line the shell did not run (SendResult::line_state).
+void ShellSession::note_line_state(const SendState& send, WaitReason reason, SendResult& result) {
+  result.taken_back_bytes = send.taken_back;
+  if (send.taken_back > 0 || params_.mark_nonce.empty() || !shell_pid_) return;
+  const std::string& said = prompt_watch_.line_state();
+  if (said == "continuation") {
+    result.line_state = LineState::continuation;
+    return;
+  }
+  if (said == "refused") {
+    result.line_state = LineState::refused;
+    return;
+  }
+  if (send.check_in || !send.landed || !send.typed_text || prompt_watch_.line_taken()) return;
+  const pid_t foreground = channel_->foreground_group();
+  if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
+    // The shell reads at its own prompt and took no line since the write: what was typed
+    // sits in its line editor (no Enter, or an Enter the editor kept: an open block). Line
+    // editors read in non-canonical mode; a builtin `read` of the shell's, in canonical.
+    auto modes = channel_->terminal_modes();
+    if (modes && !modes->canonical) result.line_state = LineState::kept;
+    return;
+  }
+  if ((reason == WaitReason::inferred_idle || reason == WaitReason::timeout) && input_waiting()) {
+    // Typed ahead: the text waits, unread, in the terminal's queue.
+    result.line_state = LineState::queued;
+    if (foreground > 0 && foreground != *shell_pid_) {
+      result.queued_behind = QueuedBehind{static_cast<int>(foreground),
+                                          channel_->command_line(foreground).value_or(std::string())};
+    }
+  }
 }
 
 Result<ReadPage> ShellSession::read(const ReadRequest& request) {

@@ -62,6 +62,7 @@ struct SendState {
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys
+  bool typed_text = false;        // the request had text (not keys alone: C-c, Up)
   bool check_in = false;          // nothing to write: a look at what happened since (SendRequest)
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   bool gated = false;  // the write waits for a reader after a signal (the write gate)
@@ -73,6 +74,12 @@ struct SendState {
   bool write_started = false;
   bool landed = false;
   bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does
+  // A cancel took all of the text back from the terminal's input queue before the shell
+  // read it (SendResult::taken_back_bytes): the send is a check-in from then on.
+  std::uint64_t taken_back = 0;
+  // A cancel waits for the line's own command to start (its C mark): it was typed behind
+  // another command and could not be taken back.
+  bool cancel_on_command = false;
   bool settled = false;
   // Loop times (ev_now) for the stdin probe's pacing: the send's latest output, and the
   // latest probe (or the landing, before the first).

@@ -442,7 +442,7 @@ Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (exit_published_ || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
   int signo = signal_number(sig);
   if (shell_starting_command()) {
-    hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0});
+    hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0, false});
     return {};
   }
   pid_t pgid = channel_->foreground_group();

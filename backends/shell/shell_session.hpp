@@ -145,6 +145,7 @@ class ShellSession final : public BackendSession,
   void on_exited(SessionStatus status) override;
   void on_quiescent() override;
   void on_lost(Error cause) override;
+  void on_taken_back(std::size_t own, std::size_t taken) override;
 
   // The terminal's answers to queries (terminal_answers.cpp): what the emulator answered
   // is held until its reader is known. It goes to a reader proven blocked on the terminal
@@ -193,7 +194,12 @@ class ShellSession final : public BackendSession,
   // Stops the live send's timers and lets go of it (its operation may outlive us).
   std::shared_ptr<SendState> release_send();
   bool cancel_send(SendState& send);
-  void interrupt_foreground();
+  bool take_back(SendState& send);
+  void note_taken_back(SendState& send);
+  bool shell_owns_terminal() const;
+  bool clear_held_line();
+  void interrupt_foreground(bool own_command_only = false);
+  void note_line_state(const SendState& send, WaitReason reason, SendResult& result);
 
   // Signals (signal_hold.cpp). Right after a send's write the shell still has the terminal:
   // it is reading the line, running a builtin of it, or starting its job. A signal sent to
@@ -208,6 +214,10 @@ class ShellSession final : public BackendSession,
     Callback<SignalResult> done;        // a caller's signal() only
     std::shared_ptr<SendState> send;    // a cancel: its send (moot once settled)
     ev_tstamp deadline = 0;
+    // A cancel of a typed line: only the send's own command is interrupted (its C mark came
+    // since the write), or the shell itself while it holds the line (at the deadline, its
+    // group in front); never a command the line was typed ahead of.
+    bool own_command_only = false;
   };
   static constexpr std::chrono::milliseconds kSignalHold{500};
   static constexpr std::chrono::milliseconds kSignalHoldTick{1};
@@ -279,6 +289,7 @@ class ShellSession final : public BackendSession,
   double answer_deadline_ = 0.;
   bool deciding_answers_ = false;  // inside decide_answers (its drain re-enters)
   text::PromptWatch prompt_watch_;
+  text::PromptWatch before_write_;  // the watch as the live send's write landed
 
   // Text no result has shown yet (it arrived while no send was writing): the next result's
   // head. One cursor per session: every result moves it to the end.

@@ -84,7 +84,10 @@ void ShellSession::release_held_signals() {
   const ev_tstamp now = ev_now(loop_);
   std::vector<HeldSignal> due;
   for (auto it = held_signals_.begin(); it != held_signals_.end();) {
-    if (waiting && now < it->deadline) {
+    // A cancel of a typed line waits for its own command's start (its C mark), however the
+    // terminal looks: a command still running in front of a line typed ahead is not it.
+    const bool own_started = !it->own_command_only || prompt_watch_.command_started();
+    if ((waiting || !own_started) && now < it->deadline) {
       ++it;
       continue;
     }
@@ -96,9 +99,19 @@ void ShellSession::release_held_signals() {
     if (phase_ != Phase::running) break;  // a callback closed us: fail_held_signals answers
     if (!held.signal) {
       // A cancel: only for the send it was for.
-      if (held.send && held.send == send_ && !held.send->settled) {
-        (void)deliver_signal(channel_->foreground_group(), held.signo);
+      if (!held.send || held.send != send_ || held.send->settled) continue;
+      const pid_t foreground = channel_->foreground_group();
+      // Its line never started a command: the shell may still hold it (part of it read, a
+      // continuation prompt), its own input to clear; any other group in front runs a
+      // command the line was typed behind, and is left alone.
+      if (held.own_command_only && !prompt_watch_.command_started() &&
+          (!shell_pid_ || foreground != *shell_pid_)) {
+        // The line may still wait behind that command (a channel that could not take it
+        // back): the cancel goes to the line's own command once its C comes.
+        held.send->cancel_on_command = true;
+        continue;
       }
+      (void)deliver_signal(foreground, held.signo);
       continue;
     }
     const pid_t pgid = channel_->foreground_group();

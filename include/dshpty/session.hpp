@@ -78,6 +78,25 @@ enum class Evidence { none, prompt_marks, stdin_probe, relay };
 // "none", "prompt_marks", "stdin_probe", "relay".
 std::string_view evidence_name(Evidence evidence) noexcept;
 
+// A send whose line the shell did not run (docs/shell-backend.md, "A line not run"):
+//   continuation  the shell waits for the rest of a command (bash's PS2, zsh's PROMPT2,
+//                 fish's open block): what comes next is appended; keys ["C-c"] clear it
+//   kept          the text sits in the line editor, not submitted; keys ["C-c"] clear it
+//   queued        typed ahead: the text waits in the terminal's input queue behind the
+//                 running command (SendResult::queued_behind), and runs when it ends
+//   refused       the shell refused the line (fish, a syntax error) and the integration
+//                 cleared it: nothing of it ran, nothing of it is left
+enum class LineState { continuation, kept, queued, refused };
+// "continuation", "kept", "queued", "refused".
+std::string_view line_state_name(LineState state) noexcept;
+
+// The command a queued line waits behind: the foreground group's leader.
+struct QueuedBehind {
+  int pid = 0;
+  std::string command{};  // its command line, arguments joined by spaces (may be empty)
+  friend bool operator==(const QueuedBehind&, const QueuedBehind&) = default;
+};
+
 struct SendRequest {
   // Default initializers on every member keep {.text = "ls"} -Wextra clean on g++ 12.
   std::string text{};
@@ -124,6 +143,13 @@ struct SendResult {
   std::optional<ScreenSnapshot> screen{};
   // Which evidence settled it (none unless wait_reason is stdin_read).
   Evidence evidence = Evidence::none;
+  // A cancel took the send's text back before the shell read it: the bytes removed from
+  // the terminal's input queue. Then no signal was sent. 0 otherwise.
+  std::uint64_t taken_back_bytes = 0;
+  // The shell did not run the send's line (LineState); nullopt when it did, or nothing
+  // says otherwise. queued_behind is set with LineState::queued when the command is known.
+  std::optional<LineState> line_state{};
+  std::optional<QueuedBehind> queued_behind{};
 };
 
 // Output of a live send since the previous read_output().

@@ -502,6 +502,46 @@ def sh_transport(helper=None):
     return ["sh", "-c", f"exec {shlex.quote(helper or SUPERVISOR)} --stdio"]
 
 
+def typed_ahead_cancel(name, argv):
+    """A cancel takes back only its own input on the far side too: a line typed ahead of a
+    running command and cancelled never runs, and the command in front is not interrupted."""
+    repl = start_repl(name, argv)
+    ids = Ids()
+    tmp = tempfile.mkdtemp(prefix="dshpty-remote-cancel-")
+    try:
+        session = open_remote(repl, ids, name)["sessionId"]
+        for n in range(5):
+            path = os.path.join(tmp, f"F-{n}")
+            first = send(repl, ids, session, f"sleep 1; echo FIRST-DONE >> {path}", idleMs=150)
+            if first["waitReason"] != "inferred_idle":
+                continue  # too slow a machine: the round proves nothing
+            sid = ids()
+            request = {"id": sid, "op": "send", "sessionId": session, "text": f"echo SECOND-RAN >> {path}",
+                       "idleMs": 60000}
+            repl.request(request)
+            seen = ""
+            deadline = time.monotonic() + WAIT_S
+            while "SECOND-RAN" not in seen:  # the far terminal echoed it: it is queued there
+                check(time.monotonic() < deadline, f"round {n}: no echo: {seen!r}")
+                seen += repl.ok({"id": ids(), "op": "output", "sendId": sid})["delta"]
+                if "SECOND-RAN" not in seen:
+                    time.sleep(0.01)  # polling a condition with a deadline
+            check(repl.ok({"id": ids(), "op": "cancel", "sendId": sid}) == {"cancelled": True}, "cancel")
+            r = repl.response(sid)
+            check(r.get("ok") is True, f"round {n}: the cancelled send: {r}")
+            result = r["result"]
+            check(result.get("takenBackBytes") == len(request["text"]) + 1, f"round {n}: taken back: {result}")
+            if not (result["waitReason"] == "stdin_read" and result.get("evidence") == "prompt_marks"):
+                send(repl, ids, session, "", idleMs=60000)  # a check-in: back at the prompt
+            with open(path) as f:
+                lines = [line.strip() for line in f]
+            check(lines == ["FIRST-DONE"], f"round {n}: expected FIRST-DONE alone, found {lines}")
+        finish(repl, ids)
+    finally:
+        repl.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def text_face():
     """`open NAME` in the text REPL, and the list line of a remote session."""
     command = transport_word(sh_transport())
@@ -572,6 +612,8 @@ def run_sh(mcp_path):
     bad_options()
     print("--- core over sh -c", flush=True)
     core_cases("pipe", sh_transport(), None)
+    print("--- typed-ahead cancel over sh -c", flush=True)
+    typed_ahead_cancel("pipe", sh_transport())
     print("--- missing helper over sh -c", flush=True)
     missing_helper("pipe", sh_transport("/nonexistent/dshpty-supervisor"))
     print("--- text face", flush=True)

@@ -173,6 +173,21 @@ TEST_CASE("responses: shape, status, errors, caps") {
   CHECK(encode_send(sent).dump() ==
         R"({"viewport":"ok\n","waitReason":"stdin_read","sessionStatus":{"kind":"running"},)"
         R"("truncated":false,"exitCode":7,"cwd":"/usr/share","inputHidden":false,"evidence":"prompt_marks"})");
+  // A line not run, and a cancel that took the text back: said only when so.
+  SendResult queued;
+  queued.line_state = LineState::queued;
+  queued.queued_behind = QueuedBehind{4242, "sleep 30"};
+  auto q = encode_send(queued);
+  CHECK(q["lineState"] == "queued");
+  CHECK(q["queuedBehind"].dump() == R"({"pid":4242,"command":"sleep 30"})");
+  CHECK_FALSE(q.contains("takenBackBytes"));
+  SendResult taken;
+  taken.taken_back_bytes = 21;
+  taken.line_state = LineState::continuation;
+  auto t = encode_send(taken);
+  CHECK(t["takenBackBytes"] == 21);
+  CHECK(t["lineState"] == "continuation");
+  CHECK_FALSE(t.contains("queuedBehind"));
 
   ReadPage page;
   page.text = "a\n";

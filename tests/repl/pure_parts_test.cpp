@@ -532,6 +532,27 @@ TEST_CASE("every result prints its exact text") {
   sent.input_hidden = true;
   CHECK(format_send(sent, 1024) == "hi\n[wait: stdin_read, input hidden]\n[session: running]\n");
   sent.input_hidden = false;
+  // A line not run: the state and its remedy in the wait line; what it waits behind below.
+  sent.line_state = LineState::continuation;
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: stdin_read, continuation: send keys [\"C-c\"] to clear it]\n[session: running]\n");
+  sent.line_state = LineState::kept;
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: stdin_read, line kept: send keys [\"C-c\"] to clear it]\n[session: running]\n");
+  sent.wait_reason = WaitReason::inferred_idle;
+  sent.line_state = LineState::queued;
+  sent.queued_behind = QueuedBehind{4242, "make -j\n"};
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: inferred_idle, queued: the text waits for the running command to end]\n"
+        "[queued behind: 4242 make -j\\n]\n[session: running]\n");
+  sent.line_state.reset();
+  sent.queued_behind.reset();
+  sent.taken_back_bytes = 21;
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: inferred_idle]\n[cancelled: the text was taken back before the shell read it]\n"
+        "[session: running]\n");
+  sent.taken_back_bytes = 0;
+  sent.wait_reason = WaitReason::stdin_read;
   sent.viewport.clear();
   sent.wait_reason = WaitReason::session_exit;
   sent.session_status = SessionStatus::exited_with_code(2);

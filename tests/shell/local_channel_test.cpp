@@ -116,3 +116,37 @@ TEST_CASE("a helper that dies without reporting quiescence is lost, never quiesc
   CHECK(events.quiescent == 0);
   // The shell outlived its helper (the fixture kills it): exactly what `lost` warns of.
 }
+
+TEST_CASE("the local channel takes back only the last bytes queued, while nobody read them") {
+  ShellFixture fx;
+  Recorder events;
+  // Nobody reads until the test says so (SIGUSR1), then `head` reads one line.
+  auto launched = LocalChannel::launch(
+      fx.loop(), events,
+      launch_of(fx, "stty -echo; trap 'go=1' USR1; echo ready; "
+                    "while [ -z \"$go\" ]; do sleep 0.02; done; head -n 1; echo done"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+
+  // An earlier line typed ahead, then the cancelled one, taken back at once: the count is
+  // whole although the kernel may not have handed the bytes to the line discipline yet.
+  channel.write("kept-line\r");
+  channel.write("taken-back\r");
+  auto taken = channel.take_back_input(11);
+  REQUIRE(taken);
+  CHECK(*taken == 11);
+  // The earlier line was queued again, alone.
+  REQUIRE(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{10}; }));
+  REQUIRE(events.started);
+  REQUIRE(::kill(*events.started, SIGUSR1) == 0);
+  // The reader gets it, and only it.
+  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("done") != std::string::npos; }));
+  CHECK(events.output.find("kept-line") != std::string::npos);
+  CHECK(events.output.find("taken-back") == std::string::npos);
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}

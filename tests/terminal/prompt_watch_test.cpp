@@ -140,3 +140,31 @@ TEST_CASE("a malformed cwd or a long mark is not a mark") {
   Sanitizer small{SanitizerConfig{16, kNonce}};
   CHECK(small.feed(mark("B")).markers.empty());
 }
+
+TEST_CASE("a line not run: a continuation mark until the line is taken; a refused line's new prompt") {
+  Session s;
+  s.watch.reset();
+  // bash's PS2 after `echo 'abc`: the shell reads more, no prompt.
+  CHECK_FALSE(s.feed("echo 'abc\r\n" + mark("L;state=continuation") + "> "));
+  CHECK(s.watch.line_state() == "continuation");
+  CHECK_FALSE(s.watch.line_taken());
+  // The rest typed: the command starts, and the continuation is over.
+  CHECK_FALSE(s.feed("def'\r\n" + mark("C") + "abc\r\ndef\r\n"));
+  CHECK(s.watch.line_state().empty());
+  // C-c at a continuation prompt: a new prompt ends it too.
+  s.watch.reset();
+  s.feed(mark("L;state=continuation") + "> ");
+  CHECK(s.feed("^C\r\n" + prompt(130)));
+  CHECK(s.watch.line_state().empty());
+  // fish refused the line and cleared it: its new prompt's P says so (and fish's cached
+  // redraws repeat that P with its count: a repaint, no new mark).
+  s.watch.reset();
+  CHECK(s.feed("fish: Expected a string\r\n" + mark("P;cwd=/tmp;n=r1;state=refused") + mark("D;2") + mark("A") +
+               "dsh> " + mark("B")));
+  CHECK(s.watch.line_state() == "refused");
+  CHECK(s.watch.last_status() == 2);
+  // A mark of another nonce says nothing.
+  s.watch.reset();
+  s.feed(mark("L;state=continuation", "ffffffffffffffff"));
+  CHECK(s.watch.line_state().empty());
+}

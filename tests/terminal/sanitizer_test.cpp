@@ -148,17 +148,17 @@ TEST_CASE("the prompt marker is removed and reported with its position and statu
   SanitizedText out = sanitize_every_split("out\r\n" + ESC + "]133;D;0;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "out\ndsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{4, 'D', 0, {}, {}});
+  CHECK(out.markers[0] == PromptMarker{4, 'D', 0, {}, {}, {}});
   CHECK(out.text_after_last_marker() == "dsh> ");
 
   out = sanitize_every_split("x" + ESC + "]133;D;127;dshpty=0123456789abcdef" + ST + "dsh> ");
   CHECK(out.text == "xdsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{1, 'D', 127, {}, {}});
+  CHECK(out.markers[0] == PromptMarker{1, 'D', 127, {}, {}, {}});
 
   out = sanitize_every_split(ESC + "]133;D;dshpty=0123456789abcdef" + BEL + "p");  // no status
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{0, 'D', std::nullopt, {}, {}});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', std::nullopt, {}, {}, {}});
 
   out = sanitize_every_split(ESC + "]133;D;abc;dshpty=0123456789abcdef" + BEL);  // unparsable status: still a marker
   REQUIRE(out.markers.size() == 1);
@@ -174,8 +174,8 @@ TEST_CASE("several markers: all reported in order, the last one is what counts")
                                            "]133;D;0;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "dsh> ls\nfile\ndsh> ");
   REQUIRE(out.markers.size() == 2);
-  CHECK(out.markers[0] == PromptMarker{0, 'D', 1, {}, {}});
-  CHECK(out.markers[1] == PromptMarker{13, 'D', 0, {}, {}});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', 1, {}, {}, {}});
+  CHECK(out.markers[1] == PromptMarker{13, 'D', 0, {}, {}, {}});
   CHECK(out.last_marker()->status == 0);
   CHECK(out.text_after_last_marker() == "dsh> ");
 }
@@ -209,7 +209,7 @@ TEST_CASE("a new OSC inside an unterminated string starts afresh, so a marker is
   SanitizedText out = sanitize_every_split(ESC + "]0;never terminated" + ESC + "]133;D;3;dshpty=0123456789abcdef" + BEL + "dsh> ");
   CHECK(out.text == "dsh> ");
   REQUIRE(out.markers.size() == 1);
-  CHECK(out.markers[0] == PromptMarker{0, 'D', 3, {}, {}});
+  CHECK(out.markers[0] == PromptMarker{0, 'D', 3, {}, {}, {}});
 }
 
 TEST_CASE("CAN and SUB abort a string") {

@@ -303,6 +303,11 @@ Json encode_send(const SendResult& result) {
   out["cwd"] = result.cwd ? Json(*result.cwd) : Json(nullptr);
   out["inputHidden"] = result.input_hidden;
   out["evidence"] = std::string(evidence_name(result.evidence));
+  if (result.taken_back_bytes > 0) out["takenBackBytes"] = result.taken_back_bytes;
+  if (result.line_state) out["lineState"] = std::string(line_state_name(*result.line_state));
+  if (result.queued_behind) {
+    out["queuedBehind"] = Json{{"pid", result.queued_behind->pid}, {"command", result.queued_behind->command}};
+  }
   if (result.screen) out["screen"] = encode_screen(*result.screen);
   return out;
 }

@@ -20,6 +20,7 @@ const char* type_name(std::uint8_t type) {
     case Type::linger: return "LINGER";
     case Type::attach: return "ATTACH";
     case Type::sending: return "SENDING";
+    case Type::take_back: return "TAKE_BACK";
     case Type::welcome: return "WELCOME";
     case Type::started: return "STARTED";
     case Type::start_failed: return "START_FAILED";
@@ -33,6 +34,7 @@ const char* type_name(std::uint8_t type) {
     case Type::error: return "ERROR";
     case Type::lingering: return "LINGERING";
     case Type::attached: return "ATTACHED";
+    case Type::taken: return "TAKEN";
   }
   return nullptr;
 }

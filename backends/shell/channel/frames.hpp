@@ -41,6 +41,10 @@
 //            output goes on from output_from (the offset it consumed up to)
 //   SENDING  u8 live                     a send of the host's is live (1) or settled (0):
 //                                        the next host to attach hears whether one was live
+//   TAKE_BACK u32 own                    a cancel: take back the last `own` bytes of IN
+//                                        while the terminal's reader has not taken them
+//                                        (only to a helper whose WELCOME has kCapTakeBack);
+//                                        answered by TAKEN
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -59,6 +63,8 @@
 //   QUIESCENT                            after KILL: every process of the tree is gone;
 //                                        the helper exits right after
 //   PONG
+//   TAKEN     u32 own, u32 taken         the answer to TAKE_BACK: of its `own` bytes, how
+//                                        many left the terminal's input queue unread
 //   LINGERING str key, str token         the session is reachable in the state directory
 //                                        under this key, by this token (used once: every
 //                                        attach that passes gets the next one)
@@ -107,6 +113,7 @@ inline constexpr std::uint32_t kErrorSessionGone = 6;
 
 // WELCOME capabilities.
 inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
+inline constexpr std::uint32_t kCapTakeBack = 2;  // the far side answers TAKE_BACK
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;
@@ -118,10 +125,10 @@ inline constexpr std::uint8_t kStateRelaying = 32;  // no reader: it waits as a 
 
 enum class Type : std::uint8_t {
   // host -> helper
-  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending,
+  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending, take_back,
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
-  pong, error, lingering, attached,
+  pong, error, lingering, attached, taken,
 };
 
 // A type's name for messages ("OUT"), or nullptr for a byte that names no type.

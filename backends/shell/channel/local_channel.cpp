@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -238,6 +239,8 @@ void LocalChannel::flush_writes() {
   while (!pending_writes_.empty() && master_.valid()) {
     ssize_t n = ::write(master_.get(), pending_writes_.data(), pending_writes_.size());
     if (n > 0) {
+      written_tail_.append(pending_writes_, 0, static_cast<std::size_t>(n));
+      if (written_tail_.size() > 2 * kWrittenTail) written_tail_.erase(0, written_tail_.size() - kWrittenTail);
       pending_writes_.erase(0, static_cast<std::size_t>(n));
       bytes_written_ += static_cast<std::uint64_t>(n);
       events_.on_write_progress();
@@ -266,6 +269,44 @@ std::optional<std::size_t> LocalChannel::input_unread() const {
   int unread = 0;
   if (::ioctl(peer.get(), FIONREAD, &unread) < 0) return std::nullopt;
   return static_cast<std::size_t>(unread);
+}
+
+std::optional<std::size_t> LocalChannel::take_back_input(std::size_t own) {
+  if (!master_.valid() || output_ended_) return std::nullopt;
+  // Not written yet: dropped, and counted as written (the send's landing is reached).
+  const std::size_t unwritten = std::min(own, pending_writes_.size());
+  pending_writes_.erase(pending_writes_.size() - unwritten);
+  bytes_written_ += unwritten;
+  if (pending_writes_.empty()) ev_io_stop(loop_, &master_write_);
+  const std::size_t written = own - unwritten;
+  if (written == 0) return unwritten;
+  auto flushed = flush_unread_input(master_.get());
+  if (!flushed) return std::nullopt;
+  if (*flushed > written) {
+    // The flush took bytes queued before the send's (an earlier line typed ahead): they
+    // were not this send's to take back. Queued again, first, in their order.
+    const std::size_t earlier = std::min(*flushed - written, written_tail_.size() > written ? written_tail_.size() - written : 0);
+    std::string again = written_tail_.substr(written_tail_.size() - written - earlier, earlier);
+    written_tail_.erase(written_tail_.size() - written - earlier);
+    pending_writes_.insert(0, again);
+    bytes_queued_ += again.size();
+    flush_writes();
+  } else {
+    written_tail_.erase(written_tail_.size() - std::min(written_tail_.size(), *flushed));
+  }
+  return unwritten + std::min(*flushed, written);
+}
+
+std::optional<std::string> LocalChannel::command_line(pid_t pid) const {
+  char line[512];
+  const long n = procfs::read_small(procfs::Path(pid).text("/cmdline").c_str(), line, sizeof line);
+  if (n <= 0) return std::nullopt;
+  std::string out(line, static_cast<std::size_t>(n));
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  for (char& c : out) {
+    if (c == '\0') c = ' ';
+  }
+  return out;
 }
 
 Status LocalChannel::resize(unsigned rows, unsigned cols) {

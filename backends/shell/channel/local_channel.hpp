@@ -45,10 +45,12 @@ class LocalChannel final : public ProcessChannel {
   std::uint64_t bytes_queued() const override { return bytes_queued_; }
   std::uint64_t bytes_written() const override { return bytes_written_; }
   std::optional<std::size_t> input_unread() const override;
+  std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
   pid_t foreground_group() const override;
   std::optional<TerminalModes> terminal_modes() const override;
   std::optional<std::string> working_directory(pid_t pid) const override;
+  std::optional<std::string> command_line(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
   bool ignores_signal(pid_t pid, int signo) const override;
   bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
@@ -122,6 +124,10 @@ class LocalChannel final : public ProcessChannel {
   std::string pending_writes_;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t bytes_queued_ = 0;
+  // The newest bytes written to the master: what a take-back's flush removed from before
+  // the cancelled send's bytes is queued again from here.
+  std::string written_tail_;
+  static constexpr std::size_t kWrittenTail = 16 * 1024;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
   bool relaying_ = false;                  // the last probe found a relay, not a reader
 };

@@ -50,6 +50,9 @@ class ChannelEvents {
   // The channel ended without that proof (the helper died, the link broke): the tree's
   // end is unconfirmed. No event follows.
   virtual void on_lost(Error cause) = 0;
+  // A take-back a far side answered later (take_back_input gave nullopt and asked it): of
+  // the last `own` bytes queued, `taken` left the terminal's input queue unread.
+  virtual void on_taken_back(std::size_t /*own*/, std::size_t /*taken*/) {}
 
  protected:
   ~ChannelEvents() = default;
@@ -85,6 +88,12 @@ class ProcessChannel {
   // written bytes from the PTY's buffer on a kernel worker, so right after a write the
   // count may still be 0: "0" alone never proves the input was read.
   virtual std::optional<std::size_t> input_unread() const = 0;
+  // Takes back the last `own` bytes queued (a cancelled send's) while the terminal's reader
+  // has not taken them: those not written yet are dropped, the terminal's input queue is
+  // flushed, and what the flush removed from before them is queued again. The own bytes
+  // removed (0: the reader had them all), or nullopt when this channel cannot tell now (a
+  // far side that can is asked, and answers with on_taken_back).
+  virtual std::optional<std::size_t> take_back_input(std::size_t /*own*/) { return std::nullopt; }
   // INVALID_ARGUMENT is the caller's job; BACKEND_FAILED when the terminal refused.
   virtual Status resize(unsigned rows, unsigned cols) = 0;
 
@@ -96,6 +105,9 @@ class ProcessChannel {
   // The working directory of process `pid` of the session (the kernel's: symlinks
   // resolved), or nullopt when it cannot be read.
   virtual std::optional<std::string> working_directory(pid_t pid) const = 0;
+  // The command line of process `pid` of the session (arguments joined by spaces, cut to a
+  // few hundred bytes), or nullopt when it cannot be read.
+  virtual std::optional<std::string> command_line(pid_t /*pid*/) const { return std::nullopt; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
   // Whether process `pid` ignores `signo` (SIG_IGN): a signal it ignores changes nothing.

@@ -2,6 +2,9 @@
 // both inheritable).
 #pragma once
 
+#include <cstddef>
+#include <optional>
+
 #include "dshpty/result.hpp"
 #include "proc/unique_fd.hpp"
 
@@ -18,5 +21,11 @@ struct PtyPair {
 Result<PtyPair> open_pty(unsigned rows, unsigned cols);
 // Sets the window size on `master`; the kernel sends SIGWINCH to the foreground group.
 Status set_window_size(int master, unsigned rows, unsigned cols);
+// Removes what the terminal's reader has not taken from its input queue (the line
+// discipline's buffer, a canonical line included, and what the kernel has not handed to
+// it yet): the bytes removed, or nullopt when the terminal could not be asked. In
+// canonical mode an unfinished last line is removed but not counted (the kernel counts
+// whole lines only).
+std::optional<std::size_t> flush_unread_input(int master);
 
 }  // namespace dshpty::shell

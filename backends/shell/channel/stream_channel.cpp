@@ -323,6 +323,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       }
       welcomed_ = true;
       proves_readers_ = (caps & frames::kCapProvesReaders) != 0;
+      takes_back_ = (caps & frames::kCapTakeBack) != 0;
       return;
     }
     case Type::started: {
@@ -392,6 +393,13 @@ void StreamChannel::handle(const frames::Frame& f) {
       return;
     case Type::pong:
       return;
+    case Type::taken: {
+      const std::uint32_t own = r.u32();
+      const std::uint32_t taken = r.u32();
+      if (!r.done() || taken > own) return bad("bad TAKEN");
+      events_.on_taken_back(own, taken);
+      return;
+    }
     case Type::lingering: {
       key_ = std::string(r.str());
       token_ = std::string(r.str());
@@ -779,6 +787,16 @@ void StreamChannel::on_liveness_tick(struct ev_loop*, ev_timer* w, int) {
 }
 
 // ---- input and control -------------------------------------------------------------------
+
+std::optional<std::size_t> StreamChannel::take_back_input(std::size_t own) {
+  // The far side flushes its own terminal's queue: it has the slave. Its answer follows the
+  // IN frames before it, so it counts every byte of the send. Nothing is known here now.
+  if (!takes_back_ || output_ended_ || link_broken_ || resuming_ || own > 0xffffffffu) return std::nullopt;
+  std::string out;
+  FrameWriter(out).begin(Type::take_back).u32(static_cast<std::uint32_t>(own)).end();
+  send(std::move(out));
+  return std::nullopt;
+}
 
 void StreamChannel::write(std::string_view bytes) {
   bytes_queued_ += bytes.size();

@@ -96,6 +96,7 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t bytes_queued() const override { return bytes_queued_; }
   std::uint64_t bytes_written() const override { return bytes_written_; }
   std::optional<std::size_t> input_unread() const override;
+  std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
   pid_t foreground_group() const override;
   std::optional<TerminalModes> terminal_modes() const override;
@@ -208,6 +209,7 @@ class StreamChannel final : public ProcessChannel {
   bool quiescent_ = false;
   bool lost_reported_ = false;
   bool proves_readers_ = false;
+  bool takes_back_ = false;  // the far side answers TAKE_BACK (WELCOME's kCapTakeBack)
   pid_t shell_pid_ = -1;
   std::uint64_t bytes_queued_ = 0;
   std::uint64_t bytes_written_ = 0;

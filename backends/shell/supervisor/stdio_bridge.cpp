@@ -133,7 +133,7 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack)
         .str(build)
         .end();
     queue_flush();
@@ -433,7 +433,7 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack)
         .str("dshpty-supervisor " __DATE__)
         .end();
     FrameWriter(outbox_)
@@ -629,6 +629,16 @@ class Bridge final : private ChannelEvents {
       }
       case Type::linger:
         return start_linger(r);
+      case Type::take_back: {
+        const std::uint32_t own = r.u32();
+        if (!r.done()) return protocol_error("bad TAKE_BACK");
+        // The host's IN before this frame was all written or queued here: the count covers it.
+        std::size_t taken = 0;
+        if (channel_) taken = channel_->take_back_input(own).value_or(0);
+        FrameWriter(outbox_).begin(Type::taken).u32(own).u32(static_cast<std::uint32_t>(taken)).end();
+        queue_flush();
+        return;
+      }
       case Type::sending: {
         const std::uint8_t live = r.u8();
         if (!r.done()) return protocol_error("bad SENDING");

@@ -34,6 +34,7 @@ class PromptWatch {
     status_.reset();
     command_started_ = false;
     new_prompt_ = false;
+    line_state_.clear();
   }
 
   // One chunk's output: `chunk` holds only what the latest feed() produced (the caller
@@ -58,6 +59,10 @@ class PromptWatch {
   // The shell took a line since reset(): it started a command (C), or printed a new
   // prompt (P: an empty line, a syntax error, or a line of builtins already run).
   bool line_taken() const noexcept { return command_started_ || new_prompt_; }
+  // The shell's word for the line typed since reset(), from the last L or P mark
+  // ("continuation" from an L that no command start or new prompt followed; "refused" from
+  // the new prompt after a line the shell refused; empty: none).
+  const std::string& line_state() const noexcept { return line_state_; }
   // The shell's working directory from its latest cwd mark (P), if any ever came.
   const std::optional<std::string>& cwd() const noexcept { return cwd_; }
 
@@ -66,11 +71,16 @@ class PromptWatch {
     last_kind_ = mark.kind;
     text_after_ = false;
     if (mark.kind == 'D') status_ = mark.status;
-    if (mark.kind == 'C') command_started_ = true;
+    if (mark.kind == 'C') {
+      command_started_ = true;
+      line_state_.clear();
+    }
     if (mark.kind == 'P') {
       cwd_ = mark.cwd;
       new_prompt_ = true;
+      line_state_ = mark.line_state;
     }
+    if (mark.kind == 'L') line_state_ = mark.line_state;
   }
 
   void note_text(std::string_view text) noexcept {
@@ -88,6 +98,7 @@ class PromptWatch {
   std::optional<int> status_;
   bool command_started_ = false;
   bool new_prompt_ = false;  // a cwd mark since reset(): the prompt hook ran
+  std::string line_state_;   // the last L mark's state since reset(), until a C or P
   std::optional<std::string> cwd_;
 };
 

@@ -81,20 +81,22 @@ bool parse_marker(std::string_view payload, std::string_view nonce, PromptMarker
   if (nonce.empty() || payload.size() < kHead.size() + 1 || payload.substr(0, kHead.size()) != kHead)
     return false;
   mark.kind = payload[kHead.size()];
-  if (mark.kind != 'A' && mark.kind != 'B' && mark.kind != 'C' && mark.kind != 'D' && mark.kind != 'P')
+  if (mark.kind != 'A' && mark.kind != 'B' && mark.kind != 'C' && mark.kind != 'D' && mark.kind != 'P' &&
+      mark.kind != 'L')
     return false;
   std::string_view rest = payload.substr(kHead.size() + 1);
   if (!rest.empty() && rest.front() != ';') return false;
   mark.status.reset();
   mark.cwd.clear();
   mark.prompt_count.clear();
+  mark.line_state.clear();
   bool nonce_seen = false, first = true;
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the ';'
     const std::size_t end = rest.find(';');
     const std::string_view field = rest.substr(0, end);
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-    constexpr std::string_view kNonce = "dshpty=", kCwd = "cwd=", kCount = "n=";
+    constexpr std::string_view kNonce = "dshpty=", kCwd = "cwd=", kCount = "n=", kState = "state=";
     if (field.substr(0, kNonce.size()) == kNonce) {
       nonce_seen = field.substr(kNonce.size()) == nonce;
       if (!nonce_seen) return false;
@@ -107,6 +109,8 @@ bool parse_marker(std::string_view payload, std::string_view nonce, PromptMarker
       if (!percent_decode(field.substr(kCwd.size()), mark.cwd)) return false;
     } else if (mark.kind == 'P' && field.substr(0, kCount.size()) == kCount) {
       mark.prompt_count = field.substr(kCount.size());
+    } else if ((mark.kind == 'L' || mark.kind == 'P') && field.substr(0, kState.size()) == kState) {
+      mark.line_state = field.substr(kState.size());
     }
     first = false;
   }

@@ -64,13 +64,18 @@ inline constexpr char kEraseLine = '\x0C';   // FF: likewise
 // One shell-integration mark (OSC 133 with the session's nonce), by its kind:
 //   A  prompt start     B  prompt end: the shell reads input from here
 //   C  a command line was read and starts       D ; <status>  the last command's status
-//   P ; cwd=<percent-encoded> [; n=<count>]  a new prompt, in the shell's working directory
+//   P ; cwd=<percent-encoded> [; n=<count>] [; state=refused]  a new prompt, in the shell's
+//       working directory; with state=refused, after a line the shell refused and cleared
+//       (fish's syntax errors)
+//   L ; state=continuation  the line just typed was not a whole command: the shell waits
+//       for the rest of it (a continuation prompt)
 struct PromptMarker {
   std::size_t position = 0;   // byte offset in SanitizedText::text where the marker stood
   char kind = 'D';
   std::optional<int> status;  // D: <status> when it is a decimal number of at most 9 digits
   std::string cwd;            // P: decoded
   std::string prompt_count;   // P: n=<count>, when the shell numbers its prompts
+  std::string line_state{};   // L, P: state=<word>
   friend bool operator==(const PromptMarker&, const PromptMarker&) = default;
 };
 

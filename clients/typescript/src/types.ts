@@ -91,8 +91,16 @@ export interface SendResult {
   inputHidden: boolean;
   /** the screen, when the send ended on the alternate screen */
   screen?: Screen;
+  /** a cancel took the text back from the input queue before the shell read it (no signal) */
+  takenBackBytes?: number;
+  /** the shell did not run the line */
+  lineState?: LineState;
+  /** for `queued`: the command the line waits behind */
+  queuedBehind?: { pid: number; command: string };
   [field: string]: unknown;
 }
+
+export type LineState = 'continuation' | 'kept' | 'queued' | 'refused';
 
 export interface OutputDelta {
   delta: string;

@@ -36,6 +36,18 @@ std::string relative_to_roots(const std::string& path, const std::vector<std::st
       return path.substr(root.size() + 1);
   return path;
 }
+
+// A line the shell did not run, and what clears it, inside the wait line.
+std::string line_state_words(const SendResult& result) {
+  if (!result.line_state) return {};
+  switch (*result.line_state) {
+    case LineState::continuation: return ", continuation: send keys [\"C-c\"] to clear it";
+    case LineState::kept: return ", line kept: send keys [\"C-c\"] to clear it";
+    case LineState::queued: return ", queued: the text waits for the running command to end";
+    case LineState::refused: return ", line refused: the shell did not run it and cleared it";
+  }
+  return {};
+}
 }  // namespace
 
 std::string format_confinement(const Confinement& c, bool with_paths) {
@@ -84,7 +96,12 @@ SendText format_send_parts(const SendResult& result, std::size_t cap) {
   out.output = result.screen ? format_screen(*result.screen, cap) : viewport_lines(result, "(no new output)");
   out.screen = result.screen.has_value();
   out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
-               (result.input_hidden ? ", input hidden" : "") + "]\n";
+               (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
+  if (result.taken_back_bytes > 0) out.status += "[cancelled: the text was taken back before the shell read it]\n";
+  if (result.queued_behind) {
+    out.status += "[queued behind: " + std::to_string(result.queued_behind->pid) +
+                  (result.queued_behind->command.empty() ? "" : " " + escape(result.queued_behind->command)) + "]\n";
+  }
   if (result.exit_code) out.status += "[exit: " + std::to_string(*result.exit_code) + "]\n";
   if (result.cwd) out.status += "[cwd: " + escape(*result.cwd) + "]\n";
   out.status += "[session: " + format_status(result.session_status) + "]\n";

@@ -5,6 +5,7 @@
 #      the same expanded prompt on a resize: a repeated n is a repaint, not a new prompt)
 #   D  the last status   A  prompt start   B  prompt end (input starts)
 #   C  a command was read (PS0)
+#   L  state=continuation: the line typed was not a whole command, more is read (PS2)
 # The user's prompt is decorated, never replaced: whatever sets PS1 later (a virtualenv,
 # a prompt theme, the user) is wrapped again before the next prompt. Nothing here is
 # exported, and nothing forks.
@@ -40,7 +41,8 @@ bind 'set horizontal-scroll-mode off' 'set enable-bracketed-paste off' 2>/dev/nu
 __dshpty_open='\[\e]133;P;cwd=${__dshpty_cwd};n=$((++__dshpty_n));dshpty='$__dshpty_nonce'\a\e]133;D;$?;dshpty='$__dshpty_nonce'\a\e]133;A;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_close='\[\e]133;B;dshpty='$__dshpty_nonce'\a\]'
 __dshpty_c=$'\e]133;C;dshpty='$__dshpty_nonce$'\a'
-__dshpty_ps1= __dshpty_ps0= __dshpty_pwd= __dshpty_cwd= __dshpty_n=0
+__dshpty_cont='\[\e]133;L;state=continuation;dshpty='$__dshpty_nonce'\a\]'
+__dshpty_ps1= __dshpty_ps0= __dshpty_ps2= __dshpty_pwd= __dshpty_cwd= __dshpty_n=0
 
 # Byte by byte only when the path needs it: LC_ALL=C costs a setlocale on the way in and out.
 __dshpty_encode_cwd() {
@@ -66,11 +68,12 @@ __dshpty_encode_cwd() {
 # with P echoed by this hook or printed from PS1; P in PS1 is one write, and one wake-up of
 # the host, fewer.
 __dshpty_prompt() {
-  [[ $PS1 == "$__dshpty_ps1" && $PWD == "$__dshpty_pwd" && $PS0 == "$__dshpty_ps0" ]] || __dshpty_refresh
+  [[ $PS1 == "$__dshpty_ps1" && $PWD == "$__dshpty_pwd" && $PS0 == "$__dshpty_ps0" && $PS2 == "$__dshpty_ps2" ]] ||
+    __dshpty_refresh
 }
 
 # What changed: a prompt set anew (a virtualenv's activate exports it: the marks stay the
-# shell's own), a PS0 of the user's, another directory.
+# shell's own), a PS0 or PS2 of the user's, another directory.
 __dshpty_refresh() {
   export -n PS1 PS0 PROMPT_COMMAND
   if [[ $PS1 != "$__dshpty_ps1" ]]; then
@@ -81,6 +84,8 @@ __dshpty_refresh() {
   fi
   [[ $PS0 == *"$__dshpty_c"* ]] || PS0=$PS0$__dshpty_c
   __dshpty_ps0=$PS0
+  [[ $PS2 == *"$__dshpty_cont"* ]] || PS2=$__dshpty_cont$PS2
+  __dshpty_ps2=$PS2
   if [[ $PWD != "$__dshpty_pwd" ]]; then
     __dshpty_encode_cwd
   fi

@@ -45,6 +45,13 @@ function __dshpty_prompt --argument-names user st
     return
   end
   set -g __dshpty_drawing 1
+  if set -q __dshpty_refused[1]
+    # The new prompt after a refused line: its P carries a count of its own, so the copies
+    # fish redraws from its cache are known as repaints.
+    set st 2
+    printf '\e]133;P;cwd=%s;n=r%s;state=refused;dshpty=%s\a' (string escape --style=url -- $PWD) \
+      $__dshpty_refused $__dshpty_nonce
+  end
   printf '\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' $st $__dshpty_nonce $__dshpty_nonce
   __dshpty_call $user $st
   printf '\e]133;B;dshpty=%s\a' $__dshpty_nonce
@@ -62,6 +69,35 @@ end
 function __dshpty_preexec --on-event fish_preexec
   printf '\e]133;C;dshpty=%s\a' $__dshpty_nonce
 end
+
+# A line fish would not run. An open block (`for ...` without its `end`): Enter adds a
+# line to it, like bash's PS2, and the L mark says so. A syntax error (a bash heredoc):
+# fish would keep the line and append whatever is typed next to it (a password too), so
+# it is cleared here: the error is shown as fish words it (a parse without running:
+# `fish --no-execute`, only on an error), then a new prompt with status 2 whose P says so.
+set -g __dshpty_refusals 0
+function __dshpty_enter
+  set -e __dshpty_refused
+  commandline --is-valid
+  switch $status
+    case 2
+      printf '\e]133;L;state=continuation;dshpty=%s\a' $__dshpty_nonce
+      commandline -f execute
+    case 1
+      set -l line (commandline | string collect)
+      commandline -r ''
+      echo
+      set -l fish (status fish-path)
+      $fish --no-config --no-execute -c "$line"
+      set -g __dshpty_refusals (math $__dshpty_refusals + 1)
+      set -g __dshpty_refused $__dshpty_refusals
+      commandline -f repaint
+    case '*'
+      commandline -f execute
+  end
+end
+bind \r __dshpty_enter
+bind -M insert \r __dshpty_enter
 
 # Line-mode friendly: no bracketed paste.
 functions -q __fish_enable_bracketed_paste; and functions -e __fish_enable_bracketed_paste

@@ -28,6 +28,8 @@ unset zle_bracketed_paste
 typeset -g __dshpty_open=$'%{\e]133;D;%?;dshpty='$__dshpty_nonce$'\a\e]133;A;dshpty='$__dshpty_nonce$'\a%}'
 typeset -g __dshpty_close=$'%{\e]133;B;dshpty='$__dshpty_nonce$'\a%}'
 typeset -g __dshpty_prompt= __dshpty_pwd= __dshpty_cwd=
+# PROMPT2 (dquote>, heredoc>): the line typed was not a whole command, more is read.
+typeset -g __dshpty_cont=$'%{\e]133;L;state=continuation;dshpty='$__dshpty_nonce$'\a%}'
 
 __dshpty_encode_cwd() {
   emulate -L zsh
@@ -55,6 +57,7 @@ __dshpty_precmd() {
     __dshpty_prompt=$__dshpty_open$user$__dshpty_close
     PROMPT=$__dshpty_prompt
   fi
+  [[ $PROMPT2 == *"$__dshpty_cont"* ]] || PROMPT2=$__dshpty_cont$PROMPT2
   [[ $PWD == "$__dshpty_pwd" ]] || __dshpty_encode_cwd
   builtin printf '\e]133;P;cwd=%s;dshpty=%s\a' "$__dshpty_cwd" "$__dshpty_nonce"
   return $st

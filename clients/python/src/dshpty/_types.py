@@ -111,6 +111,12 @@ class SendResult:
     cwd: Optional[str]
     input_hidden: bool
     screen: Optional[Screen] = None
+    #: a cancel took the text back from the input queue before the shell read it (no signal)
+    taken_back_bytes: int = 0
+    #: the shell did not run the line: ``continuation``, ``kept``, ``queued`` or ``refused``
+    line_state: Optional[str] = None
+    #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind
+    queued_behind: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
