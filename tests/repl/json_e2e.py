@@ -244,7 +244,7 @@ def test_strict_json(repl_path):
         repl.send_raw(b'{"id":' + big + b',"op":"send","sessionId":"pty-1","text":"sleep 300","timeoutMs":600000}\n')
         near = json.loads(repl.raw_call(b'{"id":"near","op":"cancel","sendId":12345678901234567890124}\n'))
         check(near.get("result") != {"cancelled": True}, f"a neighbouring id cancelled the send: {near}")
-        check(repl.ok({"id": "own", "op": "cancel", "sendId": int(big)}) == {"cancelled": True}, "its own id")
+        check(repl.ok({"id": "own-cancel", "op": "cancel", "sendId": int(big)}) == {"cancelled": True}, "its own id")
         answer = repl.response(int(big))
         check(answer["ok"] is True, answer)
         check(any(l.startswith(b'{"id":' + big + b',"ok":true,') for l in repl.raw_lines), "the send's id, exact")
