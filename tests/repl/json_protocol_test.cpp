@@ -211,6 +211,27 @@ TEST_CASE("duplicate keys are refused, naming the key, under the id when it is c
   parse_ok(R"({"id":9,"op":"open","type":"shell","name":"\"op\":1,\"op\":2"})");
 }
 
+TEST_CASE("an object of more keys, or more levels, than any request needs is refused unparsed") {
+  std::string many = R"({"id":"wide","op":"list","x":{)";
+  for (std::size_t i = 0; i < tool::kMaxKeysPerObject; ++i) many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  const auto at_cap = parse_bad(many + "}}");
+  CHECK(at_cap.error->message == "unknown field \"x\" for op \"list\" (valid: id, op, owner)");
+  const auto over = parse_bad(many + R"(,"one-more":1}})");
+  CHECK(over.id.token() == R"("wide")");
+  CHECK(over.error->message == "an object holds more than 1024 keys");
+  // Keys of sibling objects are not added up; an array's items are no keys.
+  std::string siblings = R"({"id":1,"op":"list","x":[)";
+  for (int i = 0; i < 2000; ++i) siblings += std::string(i ? "," : "") + R"({"a":1,"b":2})";
+  CHECK(parse_bad(siblings + "]}").error->message.rfind("unknown field", 0) == 0);
+  // Depth: 64 levels are parsed, 65 refused unparsed, under the id.
+  const auto nested = [](std::size_t levels) {
+    return R"({"id":7,"op":"list","x":)" + std::string(levels - 1, '[') + std::string(levels - 1, ']') + "}";
+  };
+  CHECK(parse_bad(nested(64)).error->message.rfind("unknown field", 0) == 0);
+  CHECK(parse_bad(nested(65)).error->message == "nested deeper than 64 levels");
+  CHECK(parse_bad(nested(65)).id.token() == "7");
+}
+
 TEST_CASE("ids come back as they were sent, byte for byte") {
   for (const char* token : {"9007199254740993", "1e400", "-0", "12345678901234567890123", "1.50", "-1E-7",
                             R"("\u0041b\\")", R"("é")", "true", R"({"b": [1, 2.0]})", "[ ]"}) {

@@ -188,6 +188,37 @@ std::optional<DuplicateKey> find_duplicate_key(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::string> shape_refusal(std::string_view text) {
+  // One count per open container (arrays too, never counted up); keys as the walk above.
+  struct Open {
+    bool object;
+    bool expect_key;
+    std::size_t keys;
+  };
+  std::vector<Open> stack;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t end = string_end(text, i);
+      if (end == npos) break;
+      if (!stack.empty() && stack.back().object && stack.back().expect_key) {
+        stack.back().expect_key = false;
+        if (++stack.back().keys > kMaxKeysPerObject)
+          return "an object holds more than " + std::to_string(kMaxKeysPerObject) + " keys";
+      }
+      i = end - 1;
+    } else if (c == '{' || c == '[') {
+      if (stack.size() == kMaxDepth) return "nested deeper than " + std::to_string(kMaxDepth) + " levels";
+      stack.push_back({c == '{', c == '{', 0});
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty() && stack.back().object) {
+      stack.back().expect_key = true;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string_view> member_token(std::string_view object, std::string_view key) {
   std::size_t i = skip_space(object, 0);
   if (i >= object.size() || object[i] != '{') return std::nullopt;

@@ -7,6 +7,7 @@ namespace dshpty::mcp {
 namespace rpc {
 
 Message parse(std::string_view line) {
+  if (auto refusal = tool::shape_refusal(line)) return Invalid{{}, kInvalidRequest, std::move(*refusal)};
   Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   std::string_view text = line;  // what was parsed: the line, or its repaired copy
   tool::ReadableLine readable;

@@ -198,6 +198,10 @@ void put_cut(Json& out, const char* name, text::Cut cut) {
 }  // namespace
 
 std::variant<Request, BadRequest> parse_request(std::string_view line) {
+  if (auto refusal = tool::shape_refusal(line)) {
+    const auto id = tool::member_token(line, "id");
+    return BadRequest{id ? RequestId(*id) : RequestId(), invalid(std::move(*refusal))};
+  }
   Json object = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   std::string_view text = line;  // what was parsed: the line, or its repaired copy
   tool::ReadableLine readable;
