@@ -71,6 +71,12 @@ TEST_CASE("rpc::parse: ids as sent, duplicate keys refused, batches split into t
   auto huge = invalid(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"terminal_read","arguments":{"session":"a","offset":1e400}}})");
   CHECK(huge.code == rpc::kInvalidParams);
   CHECK(huge.id.token() == "4");
+  // Past the bounds of a request's shape: refused unparsed, under the id it starts with.
+  const auto deep = invalid(R"({"jsonrpc":"2.0","id":"d","method":"ping","params":{"x":)" + std::string(70, '[') +
+                            std::string(70, ']') + "}}");
+  CHECK(deep.code == rpc::kInvalidRequest);
+  CHECK(deep.id.token() == R"("d")");
+  CHECK(deep.message == "nested deeper than 64 levels");
   // A notification's params: dropped, no answer and no effect.
   CHECK(std::holds_alternative<rpc::Reply>(
       rpc::parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}})")));

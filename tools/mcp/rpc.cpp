@@ -7,7 +7,10 @@ namespace dshpty::mcp {
 namespace rpc {
 
 Message parse(std::string_view line) {
-  if (auto refusal = tool::shape_refusal(line)) return Invalid{{}, kInvalidRequest, std::move(*refusal)};
+  if (auto refusal = tool::shape_refusal(line)) {
+    const RequestId sent(tool::member_token(line, "id").value_or("null"));
+    return Invalid{sent.is_string() || sent.is_integer() ? sent : RequestId(), kInvalidRequest, std::move(*refusal)};
+  }
   Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   std::string_view text = line;  // what was parsed: the line, or its repaired copy
   tool::ReadableLine readable;
