@@ -83,6 +83,10 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto keys = screen::parse_keys(request.keys);
   if (!keys) return keys.error();
+  if (!request.checks_in()) {
+    const std::size_t adding = request.text.size() + keys->size() * kKeyBytesBound + (request.submits() ? 1 : 0);
+    if (Status st = check_pending_input(adding); !st) return st.error();
+  }
   auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
   send->check_in = request.checks_in();

@@ -497,9 +497,22 @@ Status ShellSession::resize(unsigned rows, unsigned cols) {
 Status ShellSession::write(std::string_view bytes) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
   if (channel_->output_ended()) return make_error(Code::SESSION_EXITED);
+  if (Status st = check_pending_input(bytes.size()); !st) return st;
   idle_at_prompt_ = false;
   channel_->write(bytes);
   return {};
+}
+
+Status ShellSession::check_pending_input(std::size_t adding) const {
+  // Queued minus written: on a remote channel this counts what the link and the far
+  // helper still hold too, since the far side reports only what reached its terminal.
+  const std::uint64_t unwritten = channel_->bytes_queued() - channel_->bytes_written();
+  if (unwritten + adding <= kMaxPendingInputBytes) return {};
+  return make_error(Code::INVALID_ARGUMENT,
+                    "input not taken: " + std::to_string(unwritten) + " bytes sent earlier are still unwritten (the " +
+                        "program in the terminal is not reading them) and " + std::to_string(adding) +
+                        " more would pass the bound of " + std::to_string(kMaxPendingInputBytes) +
+                        " bytes of pending input; interrupt the program (signal SIGINT) or wait until it reads");
 }
 
 }  // namespace dshpty::shell

@@ -107,6 +107,7 @@ class ShellSession final : public BackendSession,
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).
+  // INVALID_ARGUMENT past kMaxPendingInputBytes of unwritten input.
   Status write(std::string_view bytes);
 
   // The three events, for tests and diagnostics.
@@ -122,6 +123,17 @@ class ShellSession final : public BackendSession,
     return scrollback_.memory_bytes() + (send_ ? send_->tail.memory_bytes() : 0);
   }
   std::size_t screen_memory_bytes() const noexcept { return emulator_.memory_bytes(); }
+  // Input queued for the terminal and not written yet (at most kMaxPendingInputBytes).
+  std::uint64_t pending_input_bytes() const {
+    return channel_ ? channel_->bytes_queued() - channel_->bytes_written() : 0;
+  }
+
+  // Input queued for the terminal and not yet written (the program does not read): a send
+  // or write that would leave more than this unwritten is refused (INVALID_ARGUMENT), so a
+  // program that never reads cannot make the host hold its input without bound. Keys are
+  // counted at kKeyBytesBound each (the longest key an encoding gives is 7).
+  static constexpr std::size_t kMaxPendingInputBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kKeyBytesBound = 8;
 
   // How often the stdin probe looks at /proc while a send's write has landed.
   static constexpr std::chrono::milliseconds kProbeInterval{20};
@@ -174,6 +186,8 @@ class ShellSession final : public BackendSession,
   void open_gate(bool reader_seen);
   void note_aftermath();
   bool input_waiting() const;
+  // INVALID_ARGUMENT when `adding` more bytes would leave over kMaxPendingInputBytes unwritten.
+  Status check_pending_input(std::size_t adding) const;
   void begin_write(const std::shared_ptr<SendState>& send);
   void begin_check_in(const std::shared_ptr<SendState>& send);
   void take_unseen(SendState& send);

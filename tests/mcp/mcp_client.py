@@ -98,7 +98,9 @@ class McpServer:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
             start_new_session=True)
         self.buffer = b""
-        self.messages = []  # everything received, in order
+        self.messages = []  # everything received, in order (batch answers in self.batches)
+        self.batches = []  # the arrays that answered batches (protocol 2025-03-26)
+        self.raw_lines = []  # every line as it came, for byte-exact checks
         self.next_id = 1000
 
     def send_raw(self, data):
@@ -125,7 +127,12 @@ class McpServer:
                 text = line.decode("utf-8")  # strict: the stream must stay valid UTF-8
             except UnicodeDecodeError as e:
                 fail(f"a line that is not UTF-8 ({e}): {line[:200]!r}")
+            self.raw_lines.append(line)
             message = json.loads(text)
+            if isinstance(message, list):
+                check(message and all(m.get("jsonrpc") == "2.0" for m in message), f"a batch answer: {message}")
+                self.batches.append(message)
+                continue
             check(message.get("jsonrpc") == "2.0", f"not JSON-RPC 2.0: {message}")
             self.messages.append(message)
         return True
@@ -141,6 +148,17 @@ class McpServer:
             seen = len(self.messages)
             if not self._read_some(deadline):
                 fail(f"EOF while waiting for {what}")
+
+    def next_line(self, data):
+        """Sends one raw line and returns the next line that arrives, as bytes (only with
+        nothing else in flight)."""
+        seen = len(self.raw_lines)
+        self.send_raw(data)
+        deadline = time.monotonic() + DEADLINE_S
+        while len(self.raw_lines) == seen:
+            if not self._read_some(deadline):
+                fail(f"EOF before an answer to {data[:80]!r}")
+        return self.raw_lines[seen]
 
     def response(self, rid):
         return self.wait_for(lambda m: m.get("id") == rid and ("result" in m or "error" in m),

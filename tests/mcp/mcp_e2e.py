@@ -7,11 +7,13 @@ while serving goes on, output that is not UTF-8, the result cap, and EOF leaving
 usage: mcp_e2e.py DSHPTY_MCP"""
 
 import os
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from mcp_client import McpServer, check, pid_alive, session_members, wait_foreground
 
@@ -383,6 +385,94 @@ def operator_policy():
     finally:
         server.kill()
         shutil.rmtree(ws, ignore_errors=True)
+def strict_json(server):
+    """Duplicate keys are refused (-32600 at the top level, -32602 inside params; a
+    notification's dropped), however the key is spelt; ids come back byte for byte."""
+    def answer(raw):
+        return json.loads(server.next_line(raw))
+
+    r = answer(b'{"jsonrpc":"2.0","id":"d1","method":"ping","method":"tools/list"}\n')
+    check(r["id"] == "d1" and r["error"]["code"] == -32600, r)
+    check(r["error"]["message"] == 'duplicate key "method"', r)
+    r = answer(b'{"jsonrpc":"2.0","id":"d2","method":"tools/call","params":{"name":"terminal_send","arguments":'
+               b'{"session":"main","text":"echo dup-first-$((6*7))","\\u0074ext":"echo dup-last-$((6*7))"}}}\n')
+    check(r["id"] == "d2" and r["error"]["code"] == -32602, r)
+    check(r["error"]["message"] == 'duplicate key "text" in "params.arguments"', r)
+    r = answer(b'{"jsonrpc":"2.0","id":"d3","id":"d4","method":"ping"}\n')
+    check(r["id"] is None and r["error"]["code"] == -32600, r)
+    server.send_raw(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}\n')
+    check(answer(b'{"jsonrpc":"2.0","id":"after-dup","method":"ping"}\n')["id"] == "after-dup", "no answer to it")
+    page = server.tool("terminal_read", {"session": "main"})
+    check("dup-first-42" not in page and "dup-last-42" not in page, "a refused call ran")
+
+    for token in [b"9007199254740993", b"-0", b"12345678901234567890123", b'"\\u0041\\ud83d\\ude00"']:
+        line = server.next_line(b'{"jsonrpc":"2.0","id":' + token + b',"method":"ping"}\n')
+        check(line == b'{"id":' + token + b',"jsonrpc":"2.0","result":{}}', f"id {token!r}: {line!r}")
+    # Not an integer, however written: refused as before, under null.
+    for token in [b"1e400", b"1.0", b"-1E2"]:
+        r = answer(b'{"jsonrpc":"2.0","id":' + token + b',"method":"ping"}\n')
+        check(r["id"] is None and r["error"]["code"] == -32600, f"id {token!r}: {r}")
+    # 2025-06-18 has no batches: refused as one invalid message, as before.
+    r = answer(b'[{"jsonrpc":"2.0","id":"nb","method":"ping"}]\n')
+    check(r["id"] is None and r["error"]["code"] == -32600, r)
+
+
+def wait_batch(server, count):
+    deadline = time.monotonic() + 60
+    while len(server.batches) < count:
+        check(time.monotonic() < deadline and server._read_some(deadline), "no batch answer")
+    return server.batches[count - 1]
+
+
+def batches():
+    """Under 2025-03-26 a batch is answered by one array, after its slowest call; its
+    notifications get nothing; an empty batch is one invalid request; a batch in a batch
+    is an invalid item."""
+    server = McpServer(BINARY)
+    try:
+        check(server.initialize("2025-03-26")["protocolVersion"] == "2025-03-26", "negotiated")
+        server.tool("terminal_open", {"name": "b"})
+        server.send([
+            {"jsonrpc": "2.0", "id": "b-send", "method": "tools/call",
+             "params": {"name": "terminal_send", "arguments": {"session": "b", "text": "sleep 0.3; echo batch-$((6*7))"}}},
+            {"jsonrpc": "2.0", "method": "notifications/nonesuch"},
+            {"jsonrpc": "2.0", "id": "b-ping", "method": "ping"},
+            {"jsonrpc": "2.0", "id": "b-list", "method": "tools/call", "params": {"name": "terminal_list", "arguments": {}}},
+            5,
+            [{"jsonrpc": "2.0", "id": "inner", "method": "ping"}],
+            {"jsonrpc": "2.0", "id": "b-nope", "method": "nonesuch"},
+        ])
+        answers = wait_batch(server, 1)
+        by_id = {a["id"]: a for a in answers if a["id"] is not None}
+        check(len(answers) == 6 and set(by_id) == {"b-send", "b-ping", "b-list", "b-nope"}, answers)
+        check("batch-42" in by_id["b-send"]["result"]["content"][0]["text"], by_id["b-send"])
+        check(by_id["b-ping"]["result"] == {} and by_id["b-nope"]["error"]["code"] == -32601, answers)
+        nulls = [a for a in answers if a["id"] is None]
+        check([a["error"]["code"] for a in nulls] == [-32600, -32600], nulls)
+        check(not any(m.get("id") in by_id or m.get("id") == "inner" for m in server.messages), "an item answered alone")
+
+        # Notifications alone: nothing at all; the next answer is the ping's.
+        server.send_raw(b'[{"jsonrpc":"2.0","method":"notifications/nonesuch"},{"jsonrpc":"2.0","method":"x/y"}]\n')
+        check(json.loads(server.next_line(b'{"jsonrpc":"2.0","id":"p2","method":"ping"}\n'))["id"] == "p2", "nothing")
+        r = json.loads(server.next_line(b"[]\n"))
+        check(isinstance(r, dict) and r["id"] is None and r["error"]["code"] == -32600, r)
+        # Each item meets the checks of a message: a duplicate key, an exact id.
+        line = server.next_line(b'[{"jsonrpc":"2.0","id":"x1","method":"ping","method":"tools/list"},'
+                                b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]\n')
+        check(line.endswith(b',{"id":9007199254740993,"jsonrpc":"2.0","result":{}}]'), line)
+        check(json.loads(line)[0]["error"]["code"] == -32600 and json.loads(line)[0]["id"] == "x1", line)
+
+        # A call the client cancels is left out; a batch left with nothing sends nothing.
+        server.send([{"jsonrpc": "2.0", "id": "cx", "method": "tools/call",
+                      "params": {"name": "terminal_send", "arguments": {"session": "b", "text": "sleep 300"}}}])
+        wait_foreground(server.proc.pid, "sleep")
+        server.notify("notifications/cancelled", {"requestId": "cx"})
+        after = server.tool("terminal_send", {"session": "b", "text": "echo after-$((6*7))"})
+        check("after-42" in after, after)
+        check(len(server.batches) == 2 and not any(m.get("id") == "cx" for m in server.messages), "the cancelled call")
+        check(server.close_stdin_and_wait() == 0, "exit status")
+    finally:
+        server.kill()
 
 
 def main():
@@ -393,6 +483,7 @@ def main():
     capped()
     default_cap()
     flood_caps()
+    batches()
     server = McpServer(BINARY)
     try:
         check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")
@@ -403,6 +494,7 @@ def main():
         cancellation_and_progress(server)
         protocol_errors(server)
         bad_bytes(server)
+        strict_json(server)
         bytes_and_cap(server)
         forged_status(server)
 

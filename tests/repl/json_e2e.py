@@ -3,6 +3,7 @@ signal, close, list; overlapping send + output + read + cancel; SEND_ACTIVE; FOR
 disposeOwner then a fresh owner; bad lines each an INVALID_ARGUMENT while serving goes on;
 shutdown and EOF leave no process behind."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -228,9 +229,59 @@ def test_confined_open(repl_path):
         shutil.rmtree(elsewhere, ignore_errors=True)
 
 
+def test_strict_json(repl_path):
+    """Duplicate keys are refused (the parser would keep the last), wherever they are and
+    however the key is spelt; ids come back exactly as they were sent."""
+    repl = JsonRepl(repl_path)
+    try:
+        repl.ok({"id": 1, "op": "open", "type": "shell"})
+
+        def refused(raw, rid, key):
+            line = repl.raw_call(raw)
+            r = json.loads(line)
+            check(r["ok"] is False and r["error"]["code"] == "INVALID_ARGUMENT", f"{raw!r}: {line!r}")
+            check(r["error"]["message"].startswith(f'duplicate key "{key}"'), f"{raw!r}: {line!r}")
+            check(r["id"] == rid, f"{raw!r}: answered under {r['id']!r}")
+            # Still serving: the shutdown the last key asked for never ran.
+            check(repl.proc.poll() is None, f"{raw!r}: the REPL is gone")
+            alive = repl.ok({"id": f"alive-{len(repl.raw_lines)}", "op": "list"})
+            check(alive["sessions"][0]["sessionId"] == "pty-1", "still serving")
+
+        refused(b'{"id":"dup","op":"list","op":"shutdown"}\n', "dup", "op")
+        refused(b'{"id":"esc","op":"list","\\u006fp":"shutdown"}\n', "esc", "op")
+        refused(b'{"id":"esc2","\\u006f\\u0070":"shutdown","op":"list"}\n', "esc2", "op")
+        refused(b'{"id":"nest","op":"send","sessionId":"pty-1","keys":[{"k":1,"\\u006b":2}]}\n', "nest", "k")
+        refused(b'{"id":"own","op":"list","owner":"a","owner":"b"}\n', "own", "owner")
+        refused(b'{"id":1,"id":2,"op":"list"}\n', None, "id")
+        check(repl.ok({"id": "p", "op": "list"})["sessions"][0]["status"] == {"kind": "running"}, "the session lives")
+
+        # Ids: each echoed byte for byte, however a JSON library would round it.
+        for token in [b"9007199254740993", b"1e400", b"-0", b"12345678901234567890123", b"1.50", b"-1E-7",
+                      b'"\\u0041-\\ud83d\\ude00"', b'{"n": 9007199254740993}']:
+            line = repl.raw_call(b'{"id":' + token + b',"op":"list"}\n')
+            check(line.startswith(b'{"id":' + token + b',"ok":true,'), f"id {token!r} came back as {line!r}")
+            line = repl.raw_call(b'{"id":' + token + b',"op":"nope"}\n')
+            check(line.startswith(b'{"id":' + token + b',"ok":false,'), f"id {token!r} came back as {line!r}")
+
+        # A send under a huge id: a neighbouring id does not reach it, its own does.
+        big = b"12345678901234567890123"
+        repl.send_raw(b'{"id":' + big + b',"op":"send","sessionId":"pty-1","text":"sleep 300","timeoutMs":600000}\n')
+        near = json.loads(repl.raw_call(b'{"id":"near","op":"cancel","sendId":12345678901234567890124}\n'))
+        check(near.get("result") != {"cancelled": True}, f"a neighbouring id cancelled the send: {near}")
+        check(repl.ok({"id": "own-cancel", "op": "cancel", "sendId": int(big)}) == {"cancelled": True}, "its own id")
+        answer = repl.response(int(big))
+        check(answer["ok"] is True, answer)
+        check(any(l.startswith(b'{"id":' + big + b',"ok":true,') for l in repl.raw_lines), "the send's id, exact")
+        check(repl.ok({"id": "last", "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+
+
 if __name__ == "__main__":
     path = sys.argv[1]
-    for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open):
+    for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open, test_strict_json):
         print(f"--- {test.__name__}", flush=True)
         test(path)
     print("ok")

@@ -24,7 +24,7 @@ BadRequest parse_bad(std::string_view line) {
 
 TEST_CASE("every op parses with its fields") {
   auto open = parse_ok(R"({"id":1,"op":"open","type":"shell","name":"main","cwd":"/tmp","owner":"a"})");
-  CHECK(open.id == 1);
+  CHECK(open.id.token() == "1");
   CHECK(open.owner == "a");
   const auto& o = std::get<OpenOp>(open.op);
   CHECK(o.type == "shell");
@@ -58,8 +58,10 @@ TEST_CASE("every op parses with its fields") {
   // The range of timeoutMs and idleMs is the engine's to check, the same on every face.
   CHECK(std::get<SendOp>(parse_ok(R"({"id":1,"op":"send","sessionId":"p","timeoutMs":0})").op).request.timeout->count() == 0);
 
-  CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a":[1]}})").op).send_id == Json::parse(R"({"a":[1]})"));
-  CHECK(std::get<OutputOp>(parse_ok(R"({"id":2,"op":"output","sendId":"s"})").op).send_id == "s");
+  CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a": [1]}})").op).send_id.token() == R"({"a": [1]})");
+  CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":{"a": [1]}})").op).send_id.key() ==
+        RequestId(R"({"a":[1]})").key());
+  CHECK(std::get<OutputOp>(parse_ok(R"({"id":2,"op":"output","sendId":"s"})").op).send_id.token() == R"("s")");
   auto read = std::get<ReadOp>(parse_ok(R"({"id":3,"op":"read","sessionId":"pty-1","offset":10,"count":20})").op);
   CHECK(read.request.offset == 10);
   CHECK(read.request.count == 20);
@@ -76,9 +78,9 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
   CHECK(parse_bad("not json").id.is_null());
   CHECK(parse_bad("[1,2]").id.is_null());
   CHECK(parse_bad(R"({"op":"list"})").id.is_null());
-  CHECK(parse_bad(R"({"id":1})").id == 1);
+  CHECK(parse_bad(R"({"id":1})").id.token() == "1");
   CHECK(parse_bad(R"({"id":1,"op":"nope"})").error->message == "unknown op \"nope\"");
-  CHECK(parse_bad(R"({"id":1,"op":7})").id == 1);
+  CHECK(parse_bad(R"({"id":1,"op":7})").id.token() == "1");
   // Strict fields: one unknown field refuses the request, naming it and the valid ones.
   CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","timeout":5})").error->message ==
         "unknown field \"timeout\" for op \"send\" (valid: id, op, owner, sessionId, text, keys, submit, timeoutMs, idleMs)");
@@ -86,15 +88,15 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
         "unknown field \"sessionId\" for op \"list\" (valid: id, op, owner)");
   CHECK(parse_bad(R"({"id":2,"op":"open","type":"shell","sandox":"read-only"})").error->message ==
         "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)");
-  CHECK(parse_bad(R"({"id":"c","op":"cancel","sendId":1,"session":"p"})").id == "c");
+  CHECK(parse_bad(R"({"id":"c","op":"cancel","sendId":1,"session":"p"})").id.token() == "\"c\"");
   parse_ok(R"({"id":2,"op":"shutdown","owner":"a"})");
   // Bad bytes in a string: refused under the request's own id, not null.
   const std::string bad_utf8 = "{\"id\":41,\"op\":\"send\",\"sessionId\":\"p\",\"text\":\"a\xff\xfe b\"}";
-  CHECK(parse_bad(bad_utf8).id == 41);
+  CHECK(parse_bad(bad_utf8).id.token() == "41");
   CHECK(parse_bad(bad_utf8).error->message == "the request's strings hold invalid UTF-8 or a lone surrogate escape");
-  CHECK(parse_bad(R"({"id":"s42","op":"send","sessionId":"p","text":"\ud800"})").id == "s42");
-  CHECK(parse_bad(R"({"id":43,"op":"send","sessionId":"p","text":"x\udc00y"})").id == 43);
-  CHECK(parse_bad("{\"id\":44,\"op\":\"open\",\"type\":\"shell\",\"name\":\"\xc3\"}").id == 44);
+  CHECK(parse_bad(R"({"id":"s42","op":"send","sessionId":"p","text":"\ud800"})").id.token() == "\"s42\"");
+  CHECK(parse_bad(R"({"id":43,"op":"send","sessionId":"p","text":"x\udc00y"})").id.token() == "43");
+  CHECK(parse_bad("{\"id\":44,\"op\":\"open\",\"type\":\"shell\",\"name\":\"\xc3\"}").id.token() == "44");
   // A pair is one character, and an escaped backslash before "ud800" is no escape: both fine.
   CHECK(std::get<SendOp>(parse_ok(R"({"id":45,"op":"send","sessionId":"p","text":"\ud83d\ude00"})").op).request.text ==
         "\xF0\x9F\x98\x80");
@@ -118,12 +120,12 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
 }
 
 TEST_CASE("responses: shape, status, errors, caps") {
-  CHECK(serialize(ok_response(1, Json::object())) == R"({"id":1,"ok":true,"result":{}})");
+  CHECK(ok_response(RequestId("1"), Json::object()) == R"({"id":1,"ok":true,"result":{}})");
   const Error aggregate = make_error(Code::CLEANUP_FAILED, "failed to clean up PTY lifecycle",
                                      {make_error(Code::BACKEND_FAILED, "boom")});
-  CHECK(serialize(error_response(nullptr, make_error(Code::NO_SESSION))) ==
+  CHECK(error_response({}, make_error(Code::NO_SESSION)) ==
         R"({"id":null,"ok":false,"error":{"code":"NO_SESSION","message":"unknown PTY session ID"}})");
-  CHECK(serialize(error_response("x", aggregate)) ==
+  CHECK(error_response(RequestId(R"("x")"), aggregate) ==
         R"({"id":"x","ok":false,"error":{"code":"CLEANUP_FAILED","message":"failed to clean up PTY lifecycle","errors":[{"code":"BACKEND_FAILED","message":"boom"}]}})");
 
   CHECK(encode_status({}).dump() == R"({"kind":"running"})");
@@ -199,5 +201,70 @@ TEST_CASE("responses: shape, status, errors, caps") {
   signal.target_pgid = 77;
   CHECK(encode_signal(signal).dump() == R"({"delivered":true,"targetPgid":77})");
   // Invalid UTF-8 never makes serialize throw.
-  CHECK_NOTHROW(serialize(ok_response(1, Json{{"text", std::string("\xFF")}})));
+  CHECK_NOTHROW(ok_response(RequestId("1"), Json{{"text", std::string("\xFF")}}));
+}
+
+TEST_CASE("duplicate keys are refused, naming the key, under the id when it is clear") {
+  // The parser would keep the last: this must never shut anything down.
+  auto twice = parse_bad(R"({"id":9,"op":"list","op":"shutdown"})");
+  CHECK(twice.id.token() == "9");
+  CHECK(twice.error->message == "duplicate key \"op\"");
+  // The same key spelt with an escape is the same key.
+  CHECK(parse_bad(R"({"id":9,"op":"list","\u006fp":"shutdown"})").error->message == "duplicate key \"op\"");
+  CHECK(parse_bad(R"({"id":9,"op":"list","o\u0070":"shutdown"})").error->message == "duplicate key \"op\"");
+  // Nested, inside an array, under the id: each found and named where it is.
+  CHECK(parse_bad(R"({"id":9,"op":"open","type":"shell","limits":{"pids":1,"pids":2}})").error->message ==
+        "duplicate key \"pids\" in \"limits\"");
+  CHECK(parse_bad(R"({"id":9,"op":"send","sessionId":"p","keys":[{"a":1,"a":2}]})").error->message ==
+        "duplicate key \"a\" in \"keys\"");
+  CHECK(parse_bad(R"({"id":1,"id":2,"op":"list"})").id.is_null());
+  CHECK(parse_bad(R"({"id":{"k":1,"k":2},"op":"list"})").id.is_null());
+  // Keys that only look alike are two keys; a key-like string value is no key.
+  parse_ok(R"({"id":9,"op":"send","sessionId":"p","text":"op"})");
+  parse_ok(R"({"id":{"op":1},"op":"list"})");
+  parse_ok(R"({"id":["op","op"],"op":"list"})");
+  parse_ok(R"({"id":9,"op":"open","type":"shell","name":"\"op\":1,\"op\":2"})");
+}
+
+TEST_CASE("an object of more keys, or more levels, than any request needs is refused unparsed") {
+  std::string many = R"({"id":"wide","op":"list","x":{)";
+  for (std::size_t i = 0; i < tool::kMaxKeysPerObject; ++i) many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  const auto at_cap = parse_bad(many + "}}");
+  CHECK(at_cap.error->message == "unknown field \"x\" for op \"list\" (valid: id, op, owner)");
+  const auto over = parse_bad(many + R"(,"one-more":1}})");
+  CHECK(over.id.token() == R"("wide")");
+  CHECK(over.error->message == "an object holds more than 1024 keys");
+  // Keys of sibling objects are not added up; an array's items are no keys.
+  std::string siblings = R"({"id":1,"op":"list","x":[)";
+  for (int i = 0; i < 2000; ++i) siblings += std::string(i ? "," : "") + R"({"a":1,"b":2})";
+  CHECK(parse_bad(siblings + "]}").error->message.rfind("unknown field", 0) == 0);
+  // Depth: 64 levels are parsed, 65 refused unparsed, under the id.
+  const auto nested = [](std::size_t levels) {
+    return R"({"id":7,"op":"list","x":)" + std::string(levels - 1, '[') + std::string(levels - 1, ']') + "}";
+  };
+  CHECK(parse_bad(nested(64)).error->message.rfind("unknown field", 0) == 0);
+  CHECK(parse_bad(nested(65)).error->message == "nested deeper than 64 levels");
+  CHECK(parse_bad(nested(65)).id.token() == "7");
+}
+
+TEST_CASE("ids come back as they were sent, byte for byte") {
+  for (const char* token : {"9007199254740993", "1e400", "-0", "12345678901234567890123", "1.50", "-1E-7",
+                            R"("\u0041b\\")", R"("é")", "true", R"({"b": [1, 2.0]})", "[ ]"}) {
+    const std::string line = std::string(R"({"id":)") + token + R"(,"op":"list"})";
+    const Request request = parse_ok(line);
+    CHECK(request.id.token() == token);
+    CHECK(ok_response(request.id, Json::object()) == std::string(R"({"id":)") + token + R"(,"ok":true,"result":{}})");
+  }
+  CHECK(parse_bad(R"({"id":  1e400 ,"op":"nope"})").id.token() == "1e400");
+  // A number past a double's range anywhere but the id: refused under the id, never read as 0.
+  auto huge = parse_bad(R"({"id":-1e999,"op":"read","sessionId":"p","offset":1e400})");
+  CHECK(huge.id.token() == "-1e999");
+  CHECK(huge.error->message == "a number in the request is out of range");
+  CHECK(parse_bad(R"({"id":1,"op":"read","sessionId":"p\u0000","offset":-1e400})").id.token() == "1");
+  // A cancel names its send by the same id in another spelling.
+  CHECK(parse_ok(R"({"id":1,"op":"cancel","sendId":"\u0041"})").op.index() == Op(CancelOp{}).index());
+  CHECK(std::get<CancelOp>(parse_ok(R"({"id":1,"op":"cancel","sendId":"\u0041"})").op).send_id.key() ==
+        RequestId(R"("A")").key());
+  CHECK(RequestId("1").key() != RequestId(R"("1")").key());
+  CHECK(RequestId("12345678901234567890123").key() != RequestId("12345678901234567890124").key());
 }

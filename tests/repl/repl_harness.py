@@ -59,6 +59,7 @@ class JsonRepl:
             start_new_session=True)
         self.buffer = b""
         self.responses = []
+        self.raw_lines = []  # every response line as it came, for byte-exact checks
         self.pids = []  # session pids seen, for the leak check and cleanup
 
     def send_raw(self, data):
@@ -81,6 +82,7 @@ class JsonRepl:
         self.buffer += chunk
         while b"\n" in self.buffer:
             line, self.buffer = self.buffer.split(b"\n", 1)
+            self.raw_lines.append(line)
             response = json.loads(line)
             self.responses.append(response)
             result = response.get("result")
@@ -111,6 +113,17 @@ class JsonRepl:
         r = self.call(obj)
         check(r.get("ok") is False and r["error"]["code"] == code, f"{obj}: expected {code}, got {r}")
         return r["error"]
+
+    def raw_call(self, data):
+        """Sends one raw request line and returns the next response line, as bytes (only for
+        requests answered at once, with nothing else in flight)."""
+        seen = len(self.raw_lines)
+        self.send_raw(data)
+        deadline = time.monotonic() + DEADLINE_S
+        while len(self.raw_lines) == seen:
+            if self._read_some(deadline) is None:
+                fail(f"EOF before the response to {data[:80]!r}")
+        return self.raw_lines[seen]
 
     def wait_exit(self):
         try:

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "fixture.hpp"
 
@@ -28,6 +30,14 @@ struct ScopedEnv {
     for (const auto& n : names) ::unsetenv(n.c_str());
   }
 };
+
+// This process's resident set in KiB (VmRSS), for the bench-style print; 0 when unreadable.
+long rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
 
 }  // namespace
 
@@ -280,4 +290,48 @@ TEST_CASE("a multi-byte character split across reads comes out intact") {
   CHECK(count(page->text, "\u20ac") == 50000);
   CHECK(page->text.find("\ufffd") == std::string::npos);
   CHECK(fx.close(*s.session).ok());
+}
+
+TEST_CASE("input a program does not read is bounded: a send past the bound is refused, nothing held") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto r = fx.send(*s.session, request("sleep 100", 300ms));
+  REQUIRE_MESSAGE(r, show(r));
+  REQUIRE(r->wait_reason == WaitReason::inferred_idle);
+
+  // Whole lines, so the terminal's line discipline keeps them (an overlong canonical line
+  // would be dropped by the kernel instead) until its buffers fill and writes wait.
+  std::string lines;
+  while (lines.size() < 900 * 1000) lines += std::string(99, 'x') + "\n";
+  r = fx.send(*s.session, request(lines, 300ms));
+  REQUIRE_MESSAGE(r, show(r));
+  const std::uint64_t pending = s.shell()->pending_input_bytes();
+  CHECK(pending > 512 * 1024);  // the kernel took a few buffers' worth; the rest waits here
+  CHECK(pending <= shell::ShellSession::kMaxPendingInputBytes);
+
+  const long rss_before = rss_kib();
+  for (int i = 0; i < 10; ++i) {
+    auto refused = s.session->start_send(request(lines, 300ms), [](Result<SendResult>) {
+      FAIL("a refused send must not complete");
+    });
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error()->code == Code::INVALID_ARGUMENT);
+    CHECK_MESSAGE(refused.error()->message.find("bound of 1048576 bytes of pending input") != std::string::npos,
+                  refused.error()->message);
+  }
+  auto raw = s.shell()->write(lines);
+  REQUIRE_FALSE(raw);
+  CHECK(raw.error()->code == Code::INVALID_ARGUMENT);
+  CHECK(s.shell()->pending_input_bytes() == pending);
+  std::printf("pending input: %llu bytes held; RSS %ld KiB before and %ld KiB after 10 refused sends of %zu bytes\n",
+              static_cast<unsigned long long>(pending), rss_before, rss_kib(), lines.size());
+
+  // What fits under the bound still goes: a check-in, and a small send (it queues behind).
+  r = fx.send(*s.session, SendRequest{});
+  REQUIRE_MESSAGE(r, show(r));
+  r = fx.send(*s.session, request("echo small", 300ms));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
 }

@@ -50,26 +50,68 @@ void McpServer::write(const Json& message) {
   if (hooks_.write) hooks_.write(rpc::serialize(message));
 }
 
+void McpServer::respond(std::string line) {
+  if (batch_) {
+    batch_->responses.push_back(std::move(line));
+  } else if (hooks_.write) {
+    hooks_.write(std::move(line));
+  }
+}
+
 void McpServer::handle_line(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  auto message = rpc::parse(line);
+  handle_message(rpc::parse(line), /*in_batch=*/false);
+}
+
+void McpServer::handle_message(rpc::Message message, bool in_batch) {
   std::visit(Overloaded{[&](rpc::Request& request) { handle_request(std::move(request)); },
                         [&](rpc::Notification& notification) { handle_notification(notification); },
                         [&](rpc::Reply&) {},
+                        [&](rpc::Batch& batch) {
+                          if (in_batch) {
+                            respond(rpc::error({}, rpc::kInvalidRequest, "a batch may not hold a batch"));
+                          } else if (version_ != kBatchVersion) {
+                            respond(rpc::error({}, rpc::kInvalidRequest,
+                                               "a message must be a JSON object (batches are protocol " +
+                                                   std::string(kBatchVersion) + " only)"));
+                          } else if (batch.items.empty()) {
+                            respond(rpc::error({}, rpc::kInvalidRequest, "an empty batch"));
+                          } else {
+                            handle_batch(batch.items);
+                          }
+                        },
                         [&](rpc::Invalid& invalid) {
                           if (invalid.tool_call)
-                            write(rpc::result(invalid.id, tool_result(render::format_error(make_error(
-                                                                          Code::INVALID_ARGUMENT, invalid.message)),
-                                                                      true)));
+                            respond(rpc::result(invalid.id, tool_result(render::format_error(make_error(
+                                                                            Code::INVALID_ARGUMENT, invalid.message)),
+                                                                        true)));
                           else
-                            write(rpc::error(invalid.id, invalid.code, invalid.message));
+                            respond(rpc::error(invalid.id, invalid.code, invalid.message));
                         }},
              message);
 }
 
+void McpServer::handle_batch(const std::vector<std::string>& items) {
+  auto batch = std::make_shared<Batch>();
+  batch->waiting = 1;  // until every item was handled: calls that finish at once count too
+  batch_ = batch;
+  for (const std::string& item : items) handle_message(rpc::parse(item), /*in_batch=*/true);
+  batch_.reset();
+  batch_settled(batch);
+}
+
+void McpServer::batch_settled(const std::shared_ptr<Batch>& batch) {
+  if (--batch->waiting > 0) return;
+  // Notifications alone (or calls the client cancelled): JSON-RPC sends nothing back.
+  if (batch->responses.empty() || !hooks_.write) return;
+  std::string line = "[";
+  for (std::size_t i = 0; i < batch->responses.size(); ++i) line += (i ? "," : "") + batch->responses[i];
+  hooks_.write(line + "]");
+}
+
 void McpServer::handle_overlong_line() {
-  write(rpc::error(nullptr, rpc::kInvalidRequest,
-                   "message is longer than " + std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
+  respond(rpc::error({}, rpc::kInvalidRequest,
+                     "message is longer than " + std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
 }
 
 void McpServer::end_of_input() {
@@ -85,52 +127,53 @@ void McpServer::end_of_input() {
 }
 
 void McpServer::handle_request(rpc::Request request) {
-  const Json& id = request.id;
+  const RequestId& id = request.id;
   if (request.method == "initialize") {
     const Json requested = request.params.is_object() ? request.params.value("protocolVersion", Json()) : Json();
-    write(rpc::result(id, Json{{"protocolVersion", std::string(negotiate_version(requested))},
+    version_ = negotiate_version(requested);
+    respond(rpc::result(id, Json{{"protocolVersion", version_},
                                {"capabilities", {{"tools", {{"listChanged", false}}}}},
                                {"serverInfo", {{"name", "dshpty-mcp"}, {"version", DSHPTY_VERSION}}},
                                {"instructions", kInstructions}}));
   } else if (request.method == "ping") {
-    write(rpc::result(id, Json::object()));
+    respond(rpc::result(id, Json::object()));
   } else if (request.method == "tools/list") {
-    write(rpc::result(id, Json{{"tools", tool_list(engine_.backend_types(), engine_.settings().policy)}}));
+    respond(rpc::result(id, Json{{"tools", tool_list(engine_.backend_types(), engine_.settings().policy)}}));
   } else if (request.method == "tools/call") {
     call_tool(id, request.params);
   } else {
-    write(rpc::error(id, rpc::kMethodNotFound, "method not found: " + request.method));
+    respond(rpc::error(id, rpc::kMethodNotFound, "method not found: " + request.method));
   }
 }
 
 void McpServer::handle_notification(const rpc::Notification& notification) {
-  if (notification.method == "notifications/cancelled" && notification.params.is_object()) {
-    if (const auto it = notification.params.find("requestId"); it != notification.params.end()) cancel(*it);
-  }
+  if (notification.method == "notifications/cancelled" && !notification.request_id.is_null())
+    cancel(notification.request_id);
   // notifications/initialized and any other notification need nothing from us.
 }
 
-void McpServer::call_tool(const Json& id, const Json& params) {
+void McpServer::call_tool(const RequestId& id, const Json& params) {
   const auto name = params.is_object() ? params.find("name") : params.end();
   if (!params.is_object() || name == params.end() || !name->is_string()) {
-    write(rpc::error(id, rpc::kInvalidParams, "tools/call needs a \"name\""));
+    respond(rpc::error(id, rpc::kInvalidParams, "tools/call needs a \"name\""));
     return;
   }
-  const std::string key = rpc::id_key(id);
+  const std::string key = id.key();
   if (calls_.count(key)) {
-    write(rpc::error(id, rpc::kInvalidRequest, "request id " + key + " is already in use by a call in flight"));
+    respond(rpc::error(id, rpc::kInvalidRequest, "request id " + id.token() + " is already in use by a call in flight"));
     return;
   }
   auto parsed = parse_tool_call(name->get<std::string>(), params.value("arguments", Json()));
   if (!parsed) {
-    write(rpc::error(id, rpc::kInvalidParams, "unknown tool: " + name->get<std::string>()));
+    respond(rpc::error(id, rpc::kInvalidParams, "unknown tool: " + name->get<std::string>()));
     return;
   }
   Json token;
   if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object())
     if (const auto t = meta->find("progressToken"); t != meta->end() && (t->is_string() || t->is_number_integer()))
       token = *t;
-  calls_[key] = Call{.id = id};
+  calls_[key] = Call{.id = id, .batch = batch_};
+  if (batch_) ++batch_->waiting;
   if (!*parsed) {
     finish(key, render::format_error(parsed->error()), true);
     return;
@@ -226,7 +269,9 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
   if (it == calls_.end()) return;
   Call& entry = it->second;
   if (entry.cancelled) {  // cancelled while it waited its turn: it never started
+    const auto batch = std::move(entry.batch);
     calls_.erase(it);
+    if (batch) batch_settled(batch);
     return;
   }
   const std::string id = session_id(call.session);
@@ -256,8 +301,8 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
   if (!progress_token.is_null()) progress_.watch(key, id, std::move(progress_token));
 }
 
-void McpServer::cancel(const Json& request_id) {
-  const auto it = calls_.find(rpc::id_key(request_id));
+void McpServer::cancel(const RequestId& request_id) {
+  const auto it = calls_.find(request_id.key());
   if (it == calls_.end() || it->second.cancelled) return;  // answered already, or unknown
   Call& call = it->second;
   call.cancelled = true;
@@ -299,11 +344,20 @@ void McpServer::finish_send(const std::string& key, const SendResult& result) {
 void McpServer::answer(const std::string& key, Json result) {
   const auto it = calls_.find(key);
   if (it == calls_.end()) return;
-  const Json id = it->second.id;
+  const RequestId id = it->second.id;
   const bool cancelled = it->second.cancelled;
+  const auto batch = std::move(it->second.batch);
   calls_.erase(it);
   // The client cancelled it: the protocol says no response.
-  if (!cancelled) write(rpc::result(id, std::move(result)));
+  if (!cancelled) {
+    std::string line = rpc::result(id, std::move(result));
+    if (batch) {
+      batch->responses.push_back(std::move(line));
+    } else if (hooks_.write) {
+      hooks_.write(std::move(line));
+    }
+  }
+  if (batch) batch_settled(batch);
 }
 
 }  // namespace dshpty::mcp

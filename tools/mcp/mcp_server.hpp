@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,8 +49,15 @@ class McpServer {
  private:
   // A tools/call whose result has not gone out yet, by the key of its request id.
   // Every member has a default initializer, so designated initializers are -Wextra clean.
+  // A batch (protocol 2025-03-26) whose responses go out together, as one array, once
+  // every request in it was answered.
+  struct Batch {
+    std::size_t waiting = 0;  // calls not answered yet (+1 while its items are handled)
+    std::vector<std::string> responses{};
+  };
   struct Call {
-    Json id{};
+    RequestId id{};
+    std::shared_ptr<Batch> batch{};  // the batch it came in, if any
     bool is_send = false;
     bool is_open = false;
     bool started = false;  // a send: the engine has it (else it waits its turn)
@@ -57,12 +65,16 @@ class McpServer {
     std::string session_id{};
   };
 
+  void handle_message(rpc::Message message, bool in_batch);
+  void handle_batch(const std::vector<std::string>& items);
+  // One of the batch's calls was answered (or dropped): the last one sends the array.
+  void batch_settled(const std::shared_ptr<Batch>& batch);
   void handle_request(rpc::Request request);
   void handle_notification(const rpc::Notification& notification);
-  void call_tool(const Json& id, const Json& params);
+  void call_tool(const RequestId& id, const Json& params);
   void run(const std::string& key, ToolCall call, Json progress_token);
   void start_send(const std::string& key, SendCall call, Json progress_token);
-  void cancel(const Json& request_id);
+  void cancel(const RequestId& request_id);
   // A cancelled send settled: the sends that waited for its session go now.
   void release_session(const std::string& session_id);
   // The tools/call's result as text content, unless the call was cancelled (then nothing).
@@ -72,6 +84,8 @@ class McpServer {
   void finish_send(const std::string& key, const SendResult& result);
   void answer(const std::string& key, Json result);
   void write(const Json& message);
+  // A response: into the batch being handled, if any, else out.
+  void respond(std::string line);
   std::string session_id(const std::string& word);
   std::size_t cap() const noexcept { return engine_.settings().max_result_bytes; }
 
@@ -85,6 +99,8 @@ class McpServer {
   std::set<std::string, std::less<>> winding_down_;
   std::map<std::string, std::vector<std::function<void()>>, std::less<>> queued_;
   bool shutdown_started_ = false;
+  std::string version_;             // the revision initialize agreed on ("" before it)
+  std::shared_ptr<Batch> batch_;    // the batch whose items are being handled now
 };
 
 }  // namespace dshpty::mcp

@@ -7,31 +7,55 @@ namespace dshpty::mcp {
 namespace rpc {
 
 Message parse(std::string_view line) {
-  Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) {
-    // Well-formed but for bad bytes in its strings: answered under its own id (a
-    // notification, which has none, gets no answer).
-    const tool::RepairedJsonText repaired = tool::repair_json_text(line);
-    const Json readable = repaired.changed ? Json::parse(repaired.text, nullptr, false) : Json();
-    if (repaired.changed && readable.is_object()) {
-      const auto id = readable.find("id");
-      if (id == readable.end() || !(id->is_string() || id->is_number_integer())) return Reply{};
-      const auto method = readable.find("method");
-      const bool call = method != readable.end() && *method == "tools/call";
-      return Invalid{*id, kInvalidParams, std::string(tool::kBadBytesMessage), call};
-    }
-    return Invalid{nullptr, kParseError, "parse error: not valid JSON"};
+  if (auto refusal = tool::shape_refusal(line)) {
+    const RequestId sent(tool::member_token(line, "id").value_or("null"));
+    return Invalid{sent.is_string() || sent.is_integer() ? sent : RequestId(), kInvalidRequest, std::move(*refusal)};
   }
-  // Batches left the protocol in 2025-06-18; no client checked here sends them.
-  if (!message.is_object()) return Invalid{nullptr, kInvalidRequest, "a message must be a JSON object"};
+  Json message = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  std::string_view text = line;  // what was parsed: the line, or its repaired copy
+  tool::ReadableLine readable;
+  if (message.is_discarded()) {
+    // Well-formed but for bad bytes in its strings or a number past a double's range:
+    // answered under its own id (a notification, which has none, gets no answer).
+    readable = tool::make_readable(line);
+    if (readable.changed()) message = Json::parse(readable.parse_text, nullptr, false);
+    if (!readable.changed() || message.is_discarded()) return Invalid{{}, kParseError, "parse error: not valid JSON"};
+    text = readable.text;
+  }
+  if (message.is_array()) {
+    // Items from the line as sent: each one meets its own bad bytes and duplicate keys.
+    auto items = tool::array_items(line);
+    if (!items) return Invalid{{}, kParseError, "parse error: not valid JSON"};
+    return Batch{std::vector<std::string>(items->begin(), items->end())};
+  }
+  if (!message.is_object()) return Invalid{{}, kInvalidRequest, "a message must be a JSON object"};
 
-  Json id = nullptr;
-  const auto id_field = message.find("id");
-  const bool has_id = id_field != message.end();
-  if (has_id) {
-    if (!id_field->is_string() && !id_field->is_number_integer())
-      return Invalid{nullptr, kInvalidRequest, "\"id\" must be a string or an integer"};
-    id = *id_field;
+  const auto duplicate = tool::find_duplicate_key(text);
+  const bool id_unclear = duplicate && (duplicate->path.empty() ? duplicate->key == "id" : duplicate->path[0] == "id");
+  const auto id_token = tool::member_token(text, "id");
+  const bool has_id = id_token.has_value();
+  RequestId id;
+  bool id_valid = false;
+  if (has_id && !id_unclear) {
+    const RequestId sent(*id_token);
+    id_valid = sent.is_string() || sent.is_integer();
+    if (id_valid) id = sent;
+  }
+  if (duplicate) {
+    if (!has_id && !duplicate->path.empty()) return Reply{};  // a notification's params: no answer
+    const bool in_params = !duplicate->path.empty() && duplicate->path[0] != "id";
+    return Invalid{id, in_params ? kInvalidParams : kInvalidRequest, duplicate->message()};
+  }
+  if (readable.bad_bytes) {
+    if (!id_valid) return Reply{};
+    const auto method = message.find("method");
+    const bool call = method != message.end() && *method == "tools/call";
+    return Invalid{id, kInvalidParams, std::string(tool::kBadBytesMessage), call};
+  }
+  if (has_id && !id_valid) return Invalid{{}, kInvalidRequest, "\"id\" must be a string or an integer"};
+  if (readable.huge_outside(id_token.value_or(std::string_view()))) {
+    if (!has_id) return Reply{};
+    return Invalid{id, kInvalidParams, "a number in the message is out of range"};
   }
   const auto version = message.find("jsonrpc");
   if (version == message.end() || *version != "2.0") return Invalid{id, kInvalidRequest, "\"jsonrpc\" must be \"2.0\""};
@@ -48,23 +72,29 @@ Message parse(std::string_view line) {
     if (!p->is_object()) return Invalid{id, kInvalidRequest, "\"params\" must be an object"};
     params = *p;
   }
-  if (!has_id) return Notification{method->get<std::string>(), std::move(params)};
+  if (!has_id) {
+    Notification notification{method->get<std::string>(), std::move(params), {}};
+    if (const auto raw = tool::member_token(text, "params"))
+      if (const auto request_id = tool::member_token(*raw, "requestId")) notification.request_id = RequestId(*request_id);
+    return notification;
+  }
   return Request{std::move(id), method->get<std::string>(), std::move(params)};
 }
 
-Json result(const Json& id, Json result) { return Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}; }
+std::string serialize(const Json& message) { return message.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-Json error(const Json& id, int code, std::string message) {
-  return Json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", std::move(message)}}}};
+std::string result(const RequestId& id, Json result) {
+  return tool::with_id(id, serialize(Json{{"jsonrpc", "2.0"}, {"result", std::move(result)}}));
+}
+
+std::string error(const RequestId& id, int code, std::string message) {
+  return tool::with_id(
+      id, serialize(Json{{"jsonrpc", "2.0"}, {"error", {{"code", code}, {"message", std::move(message)}}}}));
 }
 
 Json notification(std::string method, Json params) {
   return Json{{"jsonrpc", "2.0"}, {"method", std::move(method)}, {"params", std::move(params)}};
 }
-
-std::string serialize(const Json& message) { return message.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-std::string id_key(const Json& id) { return id.dump(); }
 
 }  // namespace rpc
 

@@ -90,7 +90,7 @@ class Fields {
   Error error_;
 };
 
-std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
+std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_view text) {
   auto done = [&](Op value) -> std::variant<Op, Error> {
     if (f.failed()) return f.error();
     return value;
@@ -132,10 +132,11 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f) {
     return done(std::move(send));
   }
   if (op == "cancel" || op == "output") {
-    const Json* send_id = f.any("sendId", true);
+    f.any("sendId", true);
     if (f.failed()) return f.error();
-    if (op == "cancel") return Op(CancelOp{*send_id});
-    return Op(OutputOp{*send_id});
+    const RequestId send_id(tool::member_token(text, "sendId").value_or("null"));
+    if (op == "cancel") return Op(CancelOp{send_id});
+    return Op(OutputOp{send_id});
   }
   if (op == "read" && f.boolean("screen").value_or(false)) {
     ScreenOp screen;
@@ -197,23 +198,34 @@ void put_cut(Json& out, const char* name, text::Cut cut) {
 }  // namespace
 
 std::variant<Request, BadRequest> parse_request(std::string_view line) {
-  Json object = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) {
-    // Well-formed but for bad bytes in its strings: refused under its own id.
-    const tool::RepairedJsonText repaired = tool::repair_json_text(line);
-    Json readable = repaired.changed ? Json::parse(repaired.text, nullptr, false) : Json();
-    if (repaired.changed && readable.is_object()) {
-      const auto id = readable.find("id");
-      return BadRequest{id == readable.end() ? Json() : *id, invalid(std::string(tool::kBadBytesMessage))};
-    }
-    return BadRequest{nullptr, invalid("request is not valid JSON")};
+  if (auto refusal = tool::shape_refusal(line)) {
+    const auto id = tool::member_token(line, "id");
+    return BadRequest{id ? RequestId(*id) : RequestId(), invalid(std::move(*refusal))};
   }
-  if (!object.is_object()) return BadRequest{nullptr, invalid("request must be a JSON object")};
+  Json object = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  std::string_view text = line;  // what was parsed: the line, or its repaired copy
+  tool::ReadableLine readable;
+  if (object.is_discarded()) {
+    // Well-formed but for bad bytes in its strings or a number past a double's range:
+    // refused under its own id (an id past that range is fine: it is echoed as sent).
+    readable = tool::make_readable(line);
+    if (readable.changed()) object = Json::parse(readable.parse_text, nullptr, false);
+    if (!readable.changed() || !object.is_object()) return BadRequest{{}, invalid("request is not valid JSON")};
+    text = readable.text;
+  }
+  if (!object.is_object()) return BadRequest{{}, invalid("request must be a JSON object")};
 
+  // The parser kept one of two equal keys; the request is refused, never half-read.
+  const auto duplicate = tool::find_duplicate_key(text);
+  const bool id_unclear = duplicate && (duplicate->path.empty() ? duplicate->key == "id" : duplicate->path[0] == "id");
   Request request;
-  const auto id = object.find("id");
-  if (id == object.end()) return BadRequest{nullptr, invalid("missing field \"id\"")};
-  request.id = *id;
+  const auto id_token = tool::member_token(text, "id");
+  if (id_token && !id_unclear) request.id = RequestId(*id_token);
+  if (duplicate) return BadRequest{request.id, invalid(duplicate->message())};
+  if (readable.bad_bytes) return BadRequest{request.id, invalid(std::string(tool::kBadBytesMessage))};
+  if (readable.huge_outside(id_token.value_or(std::string_view())))
+    return BadRequest{request.id, invalid("a number in the request is out of range")};
+  if (!object.contains("id")) return BadRequest{{}, invalid("missing field \"id\"")};
 
   Fields fields(object);
   const auto op = fields.string("op", true);
@@ -226,16 +238,18 @@ std::variant<Request, BadRequest> parse_request(std::string_view line) {
   if (fields.failed()) return BadRequest{request.id, fields.error()};
   if (owner) request.owner = *owner;
 
-  auto parsed = parse_op(*op, fields);
+  auto parsed = parse_op(*op, fields, text);
   if (auto* error = std::get_if<Error>(&parsed)) return BadRequest{request.id, *error};
   request.op = std::move(std::get<Op>(parsed));
   return request;
 }
 
-std::string id_key(const Json& id) { return id.dump(); }
+namespace {
+std::string serialize(const Json& response) { return response.dump(-1, ' ', false, Json::error_handler_t::replace); }
+}  // namespace
 
-Json ok_response(const Json& id, Json result) {
-  return Json{{"id", id}, {"ok", true}, {"result", std::move(result)}};
+std::string ok_response(const RequestId& id, Json result) {
+  return tool::with_id(id, serialize(Json{{"ok", true}, {"result", std::move(result)}}));
 }
 
 Json encode_error(const Error& error) {
@@ -249,12 +263,8 @@ Json encode_error(const Error& error) {
   return out;
 }
 
-Json error_response(const Json& id, const Error& error) {
-  return Json{{"id", id}, {"ok", false}, {"error", encode_error(error)}};
-}
-
-std::string serialize(const Json& response) {
-  return response.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string error_response(const RequestId& id, const Error& error) {
+  return tool::with_id(id, serialize(Json{{"ok", false}, {"error", encode_error(error)}}));
 }
 
 Json encode_status(const SessionStatus& status) {

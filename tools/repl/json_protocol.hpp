@@ -17,16 +17,19 @@
 #include "dshpty/service.hpp"
 #include "dshpty/session.hpp"
 #include "engine.hpp"
+#include "json_scan.hpp"
 #include "requests.hpp"
 
 namespace dshpty::repl::json_protocol {
 
 using Json = nlohmann::ordered_json;
+// A request's id exactly as sent (any JSON value), echoed byte for byte.
+using RequestId = tool::RequestId;
 
 inline constexpr std::string_view kDefaultOwner = "default";
 
 // The ops that act on a session are the engine's requests as they are; cancel and output
-// name their send by the request id, any JSON value.
+// name their send by its request id.
 using OpenOp = engine::OpenRequest;
 using SendOp = engine::SessionSend;
 using ReadOp = engine::SessionRead;
@@ -35,10 +38,10 @@ using ResizeOp = engine::SessionResize;
 using SignalOp = engine::SessionSignal;
 using CloseOp = engine::SessionClose;
 struct CancelOp {
-  Json send_id;
+  RequestId send_id;
 };
 struct OutputOp {
-  Json send_id;
+  RequestId send_id;
 };
 struct ListOp {};
 struct AttachOp {
@@ -52,27 +55,28 @@ using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, ScreenOp, Re
                         ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp>;
 
 struct Request {
-  Json id;                                   // echoed in the response
+  RequestId id;                              // echoed in the response
   std::string owner{kDefaultOwner};          // the owner label
   Op op;
 };
 
 struct BadRequest {
-  Json id;  // null when the line had no readable id
-  Error error;  // INVALID_ARGUMENT
+  RequestId id;  // null when the line had no readable id
+  Error error;   // INVALID_ARGUMENT
 };
 
-// One request line. Never throws, whatever the bytes.
+// One request line. Never throws, whatever the bytes. A key any object holds twice is
+// refused (INVALID_ARGUMENT naming it), under the request's id unless "id" is that key.
 std::variant<Request, BadRequest> parse_request(std::string_view line);
 
 // The key that matches a send request's id to a later cancel/output's sendId.
-std::string id_key(const Json& id);
+inline std::string id_key(const RequestId& id) { return id.key(); }
 
-Json ok_response(const Json& id, Json result);
-Json error_response(const Json& id, const Error& error);
+// One response line: compact JSON, the id as the request wrote it, invalid UTF-8 replaced
+// (never throws), no newline.
+std::string ok_response(const RequestId& id, Json result);
+std::string error_response(const RequestId& id, const Error& error);
 Json encode_error(const Error& error);  // {code, message, errors?}
-// One response line: compact JSON, invalid UTF-8 replaced (never throws), no newline.
-std::string serialize(const Json& response);
 
 // {"kind":"running"}, {"kind":"exited","exitCode":N|null,"signal":"SIGKILL"|null} or
 // {"kind":"lost","reason":"ssh exited 255: ..."}.

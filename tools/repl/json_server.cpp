@@ -32,23 +32,23 @@ void JsonServer::handle_line(std::string_view line) {
 }
 
 void JsonServer::handle_overlong_line() {
-  respond_error(nullptr, make_error(Code::INVALID_ARGUMENT, "request line is longer than " +
+  respond_error({}, make_error(Code::INVALID_ARGUMENT, "request line is longer than " +
                                                                 std::to_string(tool::kMaxRequestLineBytes) + " bytes"));
 }
 
 // EOF, SIGTERM, SIGHUP (and SIGINT): the host leaves; lingering sessions outlive it.
 void JsonServer::end_of_input() { begin_shutdown(std::nullopt, /*leaving=*/true); }
 
-void JsonServer::respond(const Json& id, Json result) {
-  if (hooks_.write) hooks_.write(jp::serialize(jp::ok_response(id, std::move(result))));
+void JsonServer::respond(const RequestId& id, Json result) {
+  if (hooks_.write) hooks_.write(jp::ok_response(id, std::move(result)));
 }
 
-void JsonServer::respond_error(const Json& id, const Error& error) {
-  if (hooks_.write) hooks_.write(jp::serialize(jp::error_response(id, error)));
+void JsonServer::respond_error(const RequestId& id, const Error& error) {
+  if (hooks_.write) hooks_.write(jp::error_response(id, error));
 }
 
 void JsonServer::dispatch(jp::Request request) {
-  const Json id = request.id;
+  const RequestId id = request.id;
   const std::string& owner = request.owner;
   const std::size_t cap = engine_.settings().max_result_bytes;
   std::visit(
@@ -124,7 +124,7 @@ void JsonServer::dispatch(jp::Request request) {
       request.op);
 }
 
-void JsonServer::begin_shutdown(std::optional<Json> id, bool leaving) {
+void JsonServer::begin_shutdown(std::optional<RequestId> id, bool leaving) {
   if (id) shutdown_ids_.push_back(std::move(*id));
   // A shutdown that arrives after the first one finished is answered at once.
   if (finished_) return answer_shutdowns();
@@ -144,7 +144,7 @@ void JsonServer::begin_shutdown(std::optional<Json> id, bool leaving) {
 }
 
 void JsonServer::answer_shutdowns() {
-  for (const Json& id : shutdown_ids_) {
+  for (const RequestId& id : shutdown_ids_) {
     if (shutdown_result_)
       respond(id, Json::object());
     else

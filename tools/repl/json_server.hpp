@@ -36,12 +36,13 @@ class JsonServer {
 
  private:
   using Json = json_protocol::Json;
+  using RequestId = json_protocol::RequestId;
   void dispatch(json_protocol::Request request);
-  void respond(const Json& id, Json result);
-  void respond_error(const Json& id, const Error& error);
+  void respond(const RequestId& id, Json result);
+  void respond_error(const RequestId& id, const Error& error);
   // Answers a completion or a read: its value through `encode`, or its error.
   template <class T, class Encode>
-  void answer(const Json& id, const Result<T>& result, Encode encode) {
+  void answer(const RequestId& id, const Result<T>& result, Encode encode) {
     if (result)
       respond(id, encode(result.value()));
     else
@@ -49,7 +50,7 @@ class JsonServer {
   }
   // `leaving`: the host goes (EOF or a signal), lingering sessions stay; a shutdown
   // request kills them all.
-  void begin_shutdown(std::optional<Json> id, bool leaving = false);
+  void begin_shutdown(std::optional<RequestId> id, bool leaving = false);
   void answer_shutdowns();
 
   engine::Engine& engine_;
@@ -57,7 +58,7 @@ class JsonServer {
   bool shutdown_started_ = false;
   bool finished_ = false;
   Status shutdown_result_;
-  std::vector<Json> shutdown_ids_;  // shutdown requests waiting for the engine to settle
+  std::vector<RequestId> shutdown_ids_;  // shutdown requests waiting for the engine to settle
 };
 
 }  // namespace dshpty::repl
