@@ -30,6 +30,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
+  emulator_.set_mark_nonce(params_.mark_nonce);
   pipeline_.set_columns(params_.cols);
   // A session taken over has long shown its prompt: what it shows now arrives as replay.
   prompt_seen_ = params_.attach;
@@ -235,6 +236,7 @@ void ShellSession::on_chunk_end() {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
       unseen_.clear(pipeline_.current_line_bytes());  // the first prompt is the open's
+      emulator_.start_text(emulator_.text_cursor(), config_.viewport_bytes);
       // A new shell at its first prompt: the first send is a line typed at the idle prompt
       // (a taken-over session may be anywhere: its first send is typed ahead).
       idle_at_prompt_ = !params_.attach;
