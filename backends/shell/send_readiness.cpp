@@ -416,6 +416,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
     result.omitted_lines = cut.omitted.lines;
     result.omitted_bytes = cut.omitted.bytes;
     emulator_.start_text(emulator_.text_cursor());
+    channel_->note_shown();
   }
   result.wait_reason = reason;
   result.session_status = status();

@@ -262,6 +262,12 @@ class ShellSession final : public BackendSession,
   screen::Emulator emulator_;
   std::string replies_;  // the emulator's answers not written yet
   text::PromptWatch prompt_watch_;
+  // Output bytes fed so far, and on a take-over how many of the replay the previous host's
+  // results had shown (until the replay reaches them): the text's start goes there.
+  std::uint64_t fed_ = 0;
+  bool replay_checked_ = false;
+  std::optional<std::uint64_t> replay_shown_;
+  bool text_start_replayed_ = false;
 
   // Text no result has shown yet (it arrived while no send was writing): the next result's
   // head. One cursor per session: every result moves it to the end.

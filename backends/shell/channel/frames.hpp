@@ -41,6 +41,8 @@
 //            output goes on from output_from (the offset it consumed up to)
 //   SENDING  u8 live                     a send of the host's is live (1) or settled (0):
 //                                        the next host to attach hears whether one was live
+//   SHOWN    u64 offset                  the host's results have shown the output up to
+//                                        this offset: the next host's start there
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -63,13 +65,14 @@
 //                                        under this key, by this token (used once: every
 //                                        attach that passes gets the next one)
 //   ATTACHED u64 replay_from, u64 replay_to, u64 gap_bytes, u8 send_was_live, u32 shell_pid,
-//            u64 input_received, str next_token
+//            u64 input_received, str next_token, u64 shown
 //                                        the answer to ATTACH: OUT frames replay the ring
 //                                        from replay_from, then live output follows;
 //                                        STARTED follows once replay_to was sent.
 //                                        input_received: bytes of IN the helper ever took
 //                                        (a reconnecting host sends its input on from
-//                                        there); next_token: the token for the next attach
+//                                        there); next_token: the token for the next attach;
+//                                        shown: the last SHOWN offset any host sent
 //   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
 //                                        is unconfirmed) or the host broke the protocol;
 //                                        the helper kills what it can and exits;
@@ -117,7 +120,7 @@ inline constexpr std::uint8_t kStateLeaderIsShell = 16;  // its leader not exec'
 
 enum class Type : std::uint8_t {
   // host -> helper
-  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending,
+  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending, shown,
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
   pong, error, lingering, attached,

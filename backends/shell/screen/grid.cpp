@@ -239,25 +239,22 @@ void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned mi
   unsigned kept_col = from;
   unsigned col = from;
   if (col < r.used) {
-    // The common row, printable ASCII and blanks, a byte a cell without a call: rows
-    // scrolling off in a flood come through here.
+    // The common row, printable ASCII and blanks: two tight passes, no call a cell (rows
+    // scrolling off in a flood come through here).
+    const char32_t* cells = r.cells.get();
+    unsigned end = col;
+    while (end < r.used && (cells[end] == kBlank || (cells[end] >= U' ' && cells[end] < 0x7F))) ++end;
     const std::size_t base = out.size();
-    out.resize(base + (r.used - col));
-    char* const start = out.data() + base;
-    char* p = start;
-    for (; col < r.used; ++col) {
-      const char32_t value = r.cells[col];
-      if (value == kBlank || value == U' ') {
-        *p++ = ' ';
-      } else if (value > U' ' && value < 0x7F) {
-        *p++ = static_cast<char>(value);
-        kept_bytes = base + static_cast<std::size_t>(p - start);
-        kept_col = col + 1;
-      } else {
-        break;
-      }
+    out.resize(base + (end - col));
+    char* p = out.data() + base - col;
+    for (unsigned i = col; i < end; ++i) p[i] = cells[i] == kBlank ? ' ' : static_cast<char>(cells[i]);
+    unsigned last = end;
+    while (last > col && p[last - 1] == ' ') --last;
+    if (last > col) {
+      kept_bytes = base + (last - col);
+      kept_col = last;
     }
-    out.resize(base + static_cast<std::size_t>(p - start));
+    col = end;
   }
   bool in_tab = false;  // after a tab: its blanks are the tab
   for (; col < r.used; ++col) {
