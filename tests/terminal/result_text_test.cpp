@@ -112,3 +112,17 @@ TEST_CASE("a long text is cut by the one truncation rule, head and tail kept") {
   CHECK(cut.text.find("[output truncated: ") != std::string::npos);
   CHECK(cut.omitted.lines > 0);
 }
+
+TEST_CASE("a resize narrower than where the text starts reads what is there, never past a row") {
+  Emulator emulator(10, 80, [](std::string_view) {});
+  emulator.on_bytes(std::string(70, 'p'));
+  emulator.start_text(emulator.text_cursor());
+  emulator.on_bytes(std::string(30, 'x'));  // wraps into the next row
+  emulator.resize(10, 20);
+  CHECK(emulator.result_text({}, 1000).text == std::string(20, 'x'));
+  emulator.on_bytes("\r\nok\r\n");
+  for (int i = 0; i < 30; ++i) emulator.on_bytes("line\r\n");
+  const std::string text = emulator.result_text({}, 100000).text;
+  CHECK(text.find("ok\nline\n") != std::string::npos);
+  CHECK(text.ends_with("line\n"));
+}

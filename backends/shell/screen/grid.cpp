@@ -293,7 +293,8 @@ void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned mi
   }
   if (keep_trailing) {
     // Every cell to the margin: the line goes on in the next row.
-    out.append(cols_ - std::max(std::min(r.used, cols_), from), ' ');
+    const unsigned filled = std::max(std::min(r.used, cols_), from);
+    if (filled < cols_) out.append(cols_ - filled, ' ');
     return;
   }
   out.resize(kept_bytes);
