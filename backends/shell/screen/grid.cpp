@@ -239,22 +239,30 @@ void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned mi
   unsigned kept_col = from;
   unsigned col = from;
   if (col < r.used) {
-    // The common row, printable ASCII and blanks: two tight passes, no call a cell (rows
-    // scrolling off in a flood come through here).
+    // The common row, printable ASCII and blanks, in one branch-free pass (rows scrolling
+    // off in a flood come through here); a row with anything else is read cell by cell.
     const char32_t* cells = r.cells.get();
-    unsigned end = col;
-    while (end < r.used && (cells[end] == kBlank || (cells[end] >= U' ' && cells[end] < 0x7F))) ++end;
     const std::size_t base = out.size();
-    out.resize(base + (end - col));
-    char* p = out.data() + base - col;
-    for (unsigned i = col; i < end; ++i) p[i] = cells[i] == kBlank ? ' ' : static_cast<char>(cells[i]);
-    unsigned last = end;
-    while (last > col && p[last - 1] == ' ') --last;
-    if (last > col) {
-      kept_bytes = base + (last - col);
-      kept_col = last;
+    const unsigned n = r.used - col;
+    out.resize(base + n);
+    char* p = out.data() + base;
+    char32_t other = 0;  // non-zero: a cell that is neither printable ASCII nor blank
+    for (unsigned i = 0; i < n; ++i) {
+      const char32_t c = cells[col + i];
+      other |= (c >= 0x7F) | (c != kBlank && c < U' ');
+      p[i] = static_cast<char>(c == kBlank ? U' ' : c);
     }
-    col = end;
+    if (other == 0) {
+      unsigned last = n;
+      while (last > 0 && p[last - 1] == ' ') --last;
+      if (last > 0) {
+        kept_bytes = base + last;
+        kept_col = col + last;
+      }
+      col = r.used;
+    } else {
+      out.resize(base);
+    }
   }
   bool in_tab = false;  // after a tab: its blanks are the tab
   for (; col < r.used; ++col) {
