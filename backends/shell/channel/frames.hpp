@@ -110,6 +110,9 @@ inline constexpr std::uint32_t kErrorSessionGone = 6;
 
 // WELCOME capabilities.
 inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
+// The far side takes SHOWN and says `shown` in ATTACHED (an older helper has neither: a host
+// never sends it one, and reads its ATTACHED without the field).
+inline constexpr std::uint32_t kCapKeepsShown = 2;
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;

@@ -193,7 +193,7 @@ void StreamChannel::note_send(bool live) {
 }
 
 void StreamChannel::note_shown() {
-  if (!lingers() || consumed_ == shown_) return;
+  if (!lingers() || !keeps_shown_ || consumed_ == shown_) return;
   shown_ = consumed_;
   std::string out;
   FrameWriter(out).begin(Type::shown).u64(shown_).end();
@@ -332,6 +332,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       }
       welcomed_ = true;
       proves_readers_ = (caps & frames::kCapProvesReaders) != 0;
+      keeps_shown_ = (caps & frames::kCapKeepsShown) != 0;
       return;
     }
     case Type::started: {
@@ -416,7 +417,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       r.i32();  // the shell's pid: STARTED says it once the replay is through
       const std::uint64_t input_received = r.u64();
       std::string next_token(r.str());
-      const std::uint64_t shown = r.u64();
+      const std::uint64_t shown = r.done() ? from : r.u64();  // an older helper: all unshown
       if (!r.done() || to < from) return bad("bad ATTACHED");
       if (resuming_) {
         if (from < consumed_ || input_received < in_base_) return bad("ATTACHED behind what this host has");
@@ -735,7 +736,7 @@ void StreamChannel::resume(std::uint64_t far_input_received) {
   // write, it may not have the mark either (frames keep their order).
   if (marked_ && have <= mark_at_) FrameWriter(out).begin(Type::mark).u8(1).end();
   FrameWriter(out).begin(Type::sending).u8(send_live_ ? 1 : 0).end();
-  FrameWriter(out).begin(Type::shown).u64(shown_).end();
+  if (keeps_shown_) FrameWriter(out).begin(Type::shown).u64(shown_).end();
   if (resize_pending_) {
     FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows_)).u16(static_cast<std::uint16_t>(cols_)).end();
   }

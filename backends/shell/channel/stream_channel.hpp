@@ -216,6 +216,7 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t acked_ = 0;
   std::optional<AttachReport> attach_report_;
   std::uint64_t shown_ = 0;  // the output offset the last SHOWN said
+  bool keeps_shown_ = false;  // the far side's WELCOME said kCapKeepsShown
   std::optional<std::uint64_t> shown_replay_;  // an attach: the replay's bytes already shown
   bool started_ = false;  // STARTED came (a reconnect's replay repeats it)
 

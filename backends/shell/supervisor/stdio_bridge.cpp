@@ -133,7 +133,7 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapKeepsShown)
         .str(build)
         .end();
     queue_flush();
@@ -433,7 +433,7 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32(proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapKeepsShown)
         .str("dshpty-supervisor " __DATE__)
         .end();
     FrameWriter(outbox_)
