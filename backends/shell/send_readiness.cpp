@@ -179,6 +179,7 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     send->echo_pending = true;
     send->echo_line = send->bytes;
     send->echo.clear(pipeline_.current_line_bytes());
+    send->pre_echo = emulator_.result_text({}, send->cap).text;
   }
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
@@ -232,7 +233,6 @@ void ShellSession::on_write_progress() {
 
 void ShellSession::on_write_landed() {
   send_->landed = true;
-  send_->landed_time = ev_now(loop_);
   before_write_ = prompt_watch_;  // a cancel that takes it all back restores it
   prompt_watch_.reset();
   if (channel_->proves_readers()) {
@@ -249,6 +249,12 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->echo_pending) {
     if (const text::PromptMarker* end = echo_end(chunk)) {
       if (end->kind != 'C') send_->echo.append(text.substr(0, end->position));
+      const auto output_at = emulator_.command_start();
+      if (end->kind == 'C' && output_at && emulator_.on_screen(*output_at)) {
+        // The result reads the line as typed, then the screen from the command's output.
+        send_->viewport_head = std::move(send_->pre_echo) + send_->echo_line + "\n";
+        emulator_.start_text(*output_at);
+      }
       send_->end_echo(end->kind == 'C');
       text.remove_prefix(end->position);
     } else if (send_->echo.size() + text.size() > SendState::kEchoBytes) {
@@ -424,7 +430,17 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   }
   if (send_) note_line_state(*send_, reason, result);
   auto send = release_send();
-  send->fill_viewport(result);
+  send->end_echo(false);
+  if (send->write_started) {
+    // The screen as it shows, from the session's shown-output cursor; which moves to here.
+    text::Cut cut = emulator_.result_text(send->viewport_head, send->cap);
+    result.viewport = std::move(cut.text);
+    result.truncated = cut.truncated;
+    result.omitted_lines = cut.omitted.lines;
+    result.omitted_bytes = cut.omitted.bytes;
+    emulator_.start_text(emulator_.text_cursor());
+    channel_->note_shown();
+  }
   result.wait_reason = reason;
   result.session_status = status();
   if (emulator_.alternate()) result.screen = emulator_.snapshot();

@@ -43,22 +43,17 @@ struct SendState {
     echo_line.clear();
   }
 
-  // The result's viewport, truncated and omitted_* from this send's output, cut to the cap.
-  void fill_viewport(SendResult& result) {
-    end_echo(false);
-    text::Cut cut = tail.cut(cap);
-    result.viewport = std::move(cut.text);
-    result.truncated = cut.truncated;
-    result.omitted_lines = cut.omitted.lines;
-    result.omitted_bytes = cut.omitted.bytes;
-  }
-
   text::HeadTailBuffer tail;  // this send's sanitized output, its head and its tail
   bool echo_pending = false;  // end_echo: the output is still the shell's echo of echo_line
   std::string echo_line;      // the line typed, printable UTF-8
   text::TailBuffer echo{kEchoBytes};  // the echo as the line editor drew it, while pending
   static constexpr std::size_t kEchoBytes = 64 * 1024;  // more is not an echo: given back
   std::size_t cap;            // the viewport's bound (the request's max_bytes)
+  // The viewport is read off the screen (screen/emulator.hpp, result text); a line typed at
+  // the prompt and read by the shell stands there for its echo: what the screen showed
+  // before the echo, then the line, head the text from where the command's output begins.
+  std::string pre_echo;
+  std::string viewport_head;
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys

@@ -35,6 +35,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
       unseen_(config.viewport_bytes) {
   session_id_ = params_.session_id;
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
+  emulator_.set_mark_nonce(params_.mark_nonce);
   pipeline_.set_columns(params_.cols);
   // A session taken over has long shown its prompt: what it shows now arrives as replay.
   prompt_seen_ = params_.attach;
@@ -151,7 +152,23 @@ void ShellSession::on_started(pid_t shell_pid) {
 void ShellSession::on_start_failed(Error cause) { fail_start(std::move(cause)); }
 
 void ShellSession::on_output(std::string_view bytes) {
-  pipeline_.feed(bytes);
+  if (params_.attach && !replay_checked_) {
+    // A take-over: the replay fills the scrollback and the screen, and the text the next
+    // result shows starts where the previous host's results had shown up to.
+    replay_checked_ = true;
+    replay_shown_ = channel_->shown_replay_bytes();
+    text_start_replayed_ = replay_shown_.has_value();
+  }
+  if (replay_shown_ && *replay_shown_ <= fed_ + bytes.size()) {
+    const auto split = static_cast<std::size_t>(*replay_shown_ - fed_);
+    replay_shown_.reset();
+    pipeline_.feed(bytes.substr(0, split));
+    fed_ += split;
+    bytes.remove_prefix(split);
+    emulator_.start_text(emulator_.text_cursor(), config_.viewport_bytes);
+  }
+  fed_ += bytes.size();
+  if (!bytes.empty()) pipeline_.feed(bytes);
   note_answers();
 }
 
@@ -235,6 +252,10 @@ void ShellSession::on_chunk_end() {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
       unseen_.clear(pipeline_.current_line_bytes());  // the first prompt is the open's
+      if (!text_start_replayed_) {
+        emulator_.start_text(emulator_.text_cursor(), config_.viewport_bytes);
+        channel_->note_shown();
+      }
       // A new shell at its first prompt: the first send is a line typed at the idle prompt
       // (a taken-over session may be anywhere: its first send is typed ahead).
       idle_at_prompt_ = !params_.attach;

@@ -304,6 +304,12 @@ class ShellSession final : public BackendSession,
   bool deciding_answers_ = false;  // inside decide_answers (its drain re-enters)
   text::PromptWatch prompt_watch_;
   text::PromptWatch before_write_;  // the watch as the live send's write landed
+  // Output bytes fed so far, and on a take-over how many of the replay the previous host's
+  // results had shown (until the replay reaches them): the text's start goes there.
+  std::uint64_t fed_ = 0;
+  bool replay_checked_ = false;
+  std::optional<std::uint64_t> replay_shown_;
+  bool text_start_replayed_ = false;
 
   // Text no result has shown yet (it arrived while no send was writing): the next result's
   // head. One cursor per session: every result moves it to the end.

@@ -83,6 +83,13 @@ TEST_CASE("a lingering session outlives a leaving host and comes back with its o
   auto page = a.session->read(ReadRequest{});
   REQUIRE(page);
   CHECK(page->text.find("before-2") != std::string::npos);
+  // The replay filled the scrollback and the screen; a result shows only what the first
+  // host's results never showed: its shown-output cursor came with the session.
+  SendRequest look;
+  look.timeout = 10s;
+  r = fx.send(*a.session, look);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->viewport.find("before-2") == std::string::npos, show(r));
   r = fx.send(*a.session, "echo after-$((2+2))");
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("after-4") != std::string::npos);
@@ -95,6 +102,9 @@ TEST_CASE("a lingering session outlives a leaving host and comes back with its o
   REQUIRE(run_until(fx.loop(), [&] { return a.session->status().kind == SessionStatus::Kind::lost; }));
   CHECK(a.session->status().reason.find("another host attached it") != std::string::npos);
   a.session.reset();
+  r = fx.send(*b.session, look);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->viewport.find("after-4") == std::string::npos, show(r));
   r = fx.send(*b.session, "echo third-$((3+3))");
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("third-6") != std::string::npos);

@@ -369,6 +369,14 @@ def main():
     check(numbers and numbers[-1] == 1500000, f"the flood's end is replayed: {numbers[-3:]}")
     check(numbers == list(range(numbers[0], 1500001)), "what is replayed is continuous")
     check(numbers[0] > 1, "the oldest output was dropped")
+    # The first look shows what no host showed, once, cut by the one truncation rule with
+    # its marker; the next shows none of it again.
+    look = h8.ok({"id": 62, "op": "send", "sessionId": a["sessionId"], "timeoutMs": 10000})
+    check(look["truncated"] and "[output truncated: " in look["viewport"], f"the replay is cut with the marker: {look}")
+    check(look["viewport"].rstrip().endswith("dsh>") or "1500000\n" in look["viewport"],
+          f"the flood's end is in the first look: {look['viewport'][-200:]!r}")
+    again = h8.ok({"id": 63, "op": "send", "sessionId": a["sessionId"], "timeoutMs": 10000})
+    check("1500000" not in again["viewport"] and not again["truncated"], f"a second look repeats nothing: {again}")
     h8.ok({"id": 61, "op": "close", "sessionId": a["sessionId"]})
     wait_gone([o["pid"], helper], "close of the flood session")
     for h in (h5, h6, h8):

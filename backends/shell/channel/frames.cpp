@@ -21,6 +21,7 @@ const char* type_name(std::uint8_t type) {
     case Type::attach: return "ATTACH";
     case Type::sending: return "SENDING";
     case Type::take_back: return "TAKE_BACK";
+    case Type::shown: return "SHOWN";
     case Type::welcome: return "WELCOME";
     case Type::started: return "STARTED";
     case Type::start_failed: return "START_FAILED";

@@ -45,6 +45,8 @@
 //                                        while the terminal's reader has not taken them
 //                                        (only to a helper whose WELCOME has kCapTakeBack);
 //                                        answered by TAKEN
+//   SHOWN    u64 offset                  the host's results have shown the output up to
+//                                        this offset: the next host's start there
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -69,13 +71,14 @@
 //                                        under this key, by this token (used once: every
 //                                        attach that passes gets the next one)
 //   ATTACHED u64 replay_from, u64 replay_to, u64 gap_bytes, u8 send_was_live, u32 shell_pid,
-//            u64 input_received, str next_token
+//            u64 input_received, str next_token, u64 shown
 //                                        the answer to ATTACH: OUT frames replay the ring
 //                                        from replay_from, then live output follows;
 //                                        STARTED follows once replay_to was sent.
 //                                        input_received: bytes of IN the helper ever took
 //                                        (a reconnecting host sends its input on from
-//                                        there); next_token: the token for the next attach
+//                                        there); next_token: the token for the next attach;
+//                                        shown: the last SHOWN offset any host sent
 //   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
 //                                        is unconfirmed) or the host broke the protocol;
 //                                        the helper kills what it can and exits;
@@ -114,6 +117,9 @@ inline constexpr std::uint32_t kErrorSessionGone = 6;
 // WELCOME capabilities.
 inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
 inline constexpr std::uint32_t kCapTakeBack = 2;  // the far side answers TAKE_BACK
+// The far side takes SHOWN and says `shown` in ATTACHED (an older helper has neither: a host
+// never sends it one, and reads its ATTACHED without the field).
+inline constexpr std::uint32_t kCapKeepsShown = 4;
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;
@@ -125,7 +131,7 @@ inline constexpr std::uint8_t kStateRelaying = 32;  // no reader: it waits as a 
 
 enum class Type : std::uint8_t {
   // host -> helper
-  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending, take_back,
+  hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending, take_back, shown,
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
   pong, error, lingering, attached, taken,

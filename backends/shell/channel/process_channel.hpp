@@ -156,6 +156,12 @@ class ProcessChannel {
   virtual bool lingers() const { return false; }
   virtual void detach() { release(); }
   virtual void note_send(bool /*live*/) {}
+  // The session's results have shown every byte of output it has had so far (its shown-
+  // output cursor moved to the end): a lingering helper keeps the offset for the next host.
+  virtual void note_shown() {}
+  // For a channel that took over a lingering session: how many of the replayed bytes the
+  // previous hosts' results had shown (the rest is what no result showed yet).
+  virtual std::optional<std::uint64_t> shown_replay_bytes() const { return std::nullopt; }
   // For a channel that took over a lingering session: what the take-over replayed.
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // While a lingering remote session's link is being restored: why it broke. The session

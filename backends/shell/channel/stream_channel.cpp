@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "linger/record.hpp"
@@ -191,6 +192,14 @@ void StreamChannel::note_send(bool live) {
   send(std::move(out));
 }
 
+void StreamChannel::note_shown() {
+  if (!lingers() || !keeps_shown_ || consumed_ == shown_) return;
+  shown_ = consumed_;
+  std::string out;
+  FrameWriter(out).begin(Type::shown).u64(shown_).end();
+  send(std::move(out));
+}
+
 void StreamChannel::release() {
   link_broken_ = true;  // a release inside a read (the session closed on its output) ends it
   ev_io_stop(loop_, &link_read_);
@@ -324,6 +333,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       welcomed_ = true;
       proves_readers_ = (caps & frames::kCapProvesReaders) != 0;
       takes_back_ = (caps & frames::kCapTakeBack) != 0;
+      keeps_shown_ = (caps & frames::kCapKeepsShown) != 0;
       return;
     }
     case Type::started: {
@@ -415,6 +425,7 @@ void StreamChannel::handle(const frames::Frame& f) {
       r.i32();  // the shell's pid: STARTED says it once the replay is through
       const std::uint64_t input_received = r.u64();
       std::string next_token(r.str());
+      const std::uint64_t shown = r.done() ? from : r.u64();  // an older helper: all unshown
       if (!r.done() || to < from) return bad("bad ATTACHED");
       if (resuming_) {
         if (from < consumed_ || input_received < in_base_) return bad("ATTACHED behind what this host has");
@@ -441,6 +452,8 @@ void StreamChannel::handle(const frames::Frame& f) {
             "and what it printed is in the replay";
       }
       attach_report_ = std::move(report);
+      shown_ = shown;
+      shown_replay_ = std::clamp(shown, from, to) - from;
       // The replay starts at the ring's oldest byte: offsets go on from there.
       consumed_ = acked_ = from;
       return;
@@ -732,6 +745,7 @@ void StreamChannel::resume(std::uint64_t far_input_received) {
   // write, it may not have the mark either (frames keep their order).
   if (marked_ && have <= mark_at_) FrameWriter(out).begin(Type::mark).u8(1).end();
   FrameWriter(out).begin(Type::sending).u8(send_live_ ? 1 : 0).end();
+  if (keeps_shown_) FrameWriter(out).begin(Type::shown).u64(shown_).end();
   if (resize_pending_) {
     FrameWriter(out).begin(Type::resize).u16(static_cast<std::uint16_t>(rows_)).u16(static_cast<std::uint16_t>(cols_)).end();
   }

@@ -116,6 +116,8 @@ class StreamChannel final : public ProcessChannel {
   void detach() override;
   bool lingers() const override { return launch_.linger || launch_.attach; }
   void note_send(bool live) override;
+  void note_shown() override;
+  std::optional<std::uint64_t> shown_replay_bytes() const override { return shown_replay_; }
   std::optional<AttachReport> attach_report() const override { return attach_report_; }
   std::optional<std::string> reconnecting() const override { return reconnecting_; }
 
@@ -216,6 +218,9 @@ class StreamChannel final : public ProcessChannel {
   std::uint64_t consumed_ = 0;  // output offset delivered to the session
   std::uint64_t acked_ = 0;
   std::optional<AttachReport> attach_report_;
+  std::uint64_t shown_ = 0;  // the output offset the last SHOWN said
+  bool keeps_shown_ = false;  // the far side's WELCOME said kCapKeepsShown
+  std::optional<std::uint64_t> shown_replay_;  // an attach: the replay's bytes already shown
   bool started_ = false;  // STARTED came (a reconnect's replay repeats it)
 
   // Reconnecting.

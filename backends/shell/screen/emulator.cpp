@@ -11,6 +11,7 @@
 
 #include "screen/grid.hpp"
 #include "screen/plain_text_gate.hpp"
+#include "text/head_tail_buffer.hpp"
 #include "text/utf8.hpp"
 
 namespace dshpty::screen {
@@ -20,6 +21,24 @@ namespace {
 constexpr std::size_t kMaxTitleBytes = 1024;
 // A longer OSC or DCS string is fed through as it comes (and libvterm 0.1 loses its start).
 constexpr std::size_t kMaxHeldString = 4096;
+// What a result's text keeps of the rows scrolled off, until start_text() says otherwise.
+constexpr std::size_t kDefaultTextBytes = 256u << 10;
+constexpr std::size_t kPushBatch = 16u << 10;
+
+// ESC ] 133 ; C ... with a field dshpty=<nonce> (text/sanitizer.hpp's marks).
+bool command_mark(std::string_view osc, std::string_view nonce) {
+  constexpr std::string_view kHead = "133;C";
+  if (nonce.empty() || osc.substr(0, kHead.size()) != kHead) return false;
+  osc.remove_prefix(kHead.size());
+  if (!osc.empty() && osc.front() != ';') return false;
+  while (!osc.empty()) {
+    osc.remove_prefix(1);  // the ';'
+    std::string_view field = osc.substr(0, osc.find(';'));
+    if (field.substr(0, 7) == "dshpty=" && field.substr(7) == nonce) return true;
+    osc.remove_prefix(field.size());
+  }
+  return false;
+}
 
 // Counts libvterm's heap (parser buffers, tab stops, line info) for memory_bytes(). Its
 // allocator must return zeroed memory; a size header makes free's size known.
@@ -65,16 +84,29 @@ struct Emulator::Impl {
     std::size_t count = 0;
     while (count < VTERM_MAX_CHARS_PER_CELL && info->chars[count] != 0) ++count;
     std::u32string_view chars(reinterpret_cast<const char32_t*>(info->chars), count);
-    self->grid().put(static_cast<unsigned>(pos.row), static_cast<unsigned>(pos.col), chars,
-                     static_cast<unsigned>(std::max(info->width, 1)));
+    const auto width = static_cast<unsigned>(std::max(info->width, 1));
+    Grid& grid = self->grid();
+    // A glyph at the start of a row right after one that filled the margin wrapped: its row
+    // continues the one above (any cursor move in between disarms this, movecursor).
+    if (self->wrap_armed && pos.col == 0) grid.set_continued(static_cast<unsigned>(pos.row), true);
+    self->wrap_armed = static_cast<unsigned>(pos.col) + width >= grid.cols();
+    self->touch(static_cast<unsigned>(pos.row));
+    grid.put(static_cast<unsigned>(pos.row), static_cast<unsigned>(pos.col), chars, width);
     return 1;
   }
-  static int movecursor(VTermPos, VTermPos, int, void*) { return 1; }
+  static int movecursor(VTermPos, VTermPos, int, void* user) {
+    static_cast<Impl*>(user)->wrap_armed = false;
+    return 1;
+  }
   static int scrollrect(VTermRect rect, int downward, int rightward, void* user) {
     auto* self = static_cast<Impl*>(user);
     Grid& grid = self->grid();
     // Whole rows move by pointer; anything narrower falls back to moverect + erase.
     if (rightward != 0 || rect.start_col != 0 || static_cast<unsigned>(rect.end_col) != grid.cols()) return 0;
+    if (rect.start_row == 0 && static_cast<unsigned>(rect.end_row) == grid.rows() && downward > 0 &&
+        &grid == &self->main) {
+      self->push_rows(static_cast<unsigned>(downward));
+    }
     grid.scroll(static_cast<unsigned>(rect.start_row), static_cast<unsigned>(rect.end_row), downward);
     return 1;
   }
@@ -97,6 +129,9 @@ struct Emulator::Impl {
       case VTERM_PROP_ALTSCREEN:
         // The alternate buffer exists only while shown: an idle shell pays nothing for it.
         if (value->boolean && !self->alternate) {
+          // The normal screen's cursor, for its text while the other one shows.
+          vterm_state_get_cursorpos(self->state, &self->main_cursor);
+          self->wrap_armed = false;
           self->alternate = std::make_unique<Grid>(self->main.rows(), self->main.cols());
         } else if (!value->boolean) {
           self->alternate.reset();
@@ -130,6 +165,8 @@ struct Emulator::Impl {
       }
       if (keep_to > static_cast<unsigned>(rows)) drop = keep_to - static_cast<unsigned>(rows);
     }
+    // Rows dropped off the top leave as rows scrolled off do.
+    if (drop > 0) push_rows(drop);
     main.resize(static_cast<unsigned>(rows), static_cast<unsigned>(cols), drop);
     if (alternate) alternate->resize(static_cast<unsigned>(rows), static_cast<unsigned>(cols), 0);
     delta->row -= static_cast<int>(drop);
@@ -175,6 +212,11 @@ struct Emulator::Impl {
 #if !(VTERM_VERSION_MAJOR > 0 || VTERM_VERSION_MINOR >= 2)  // later ones: VTermStateFallbacks
   static int on_osc(const char* command, std::size_t length, void* user) {
     std::string_view osc(command, length);
+    auto* self = static_cast<Impl*>(user);
+    if (command_mark(osc, self->nonce)) {
+      self->command_at = self->text_cursor();
+      return 0;
+    }
     if (osc == "10;?") return static_cast<Impl*>(user)->answer_colour(10);
     if (osc == "11;?") return static_cast<Impl*>(user)->answer_colour(11);
     return 0;
@@ -199,12 +241,60 @@ struct Emulator::Impl {
       &setpenattr, &settermprop, &bell, &resize, &setlineinfo,
   };
 
+  // Result text (emulator.hpp).
+  void touch(unsigned row) {
+    if (alternate) return;
+    const std::uint64_t at = pushed + row;
+    if (at < touched) touched = at;
+  }
+  TextPos text_from() const { return touched < start.row ? TextPos{touched, 0} : start; }
+  TextPos text_cursor() const {
+    VTermPos pos = main_cursor;
+    if (!alternate) vterm_state_get_cursorpos(state, &pos);
+    return TextPos{pushed + static_cast<std::uint64_t>(std::max(pos.row, 0)), static_cast<unsigned>(std::max(pos.col, 0))};
+  }
+  // The normal screen's top `count` rows scroll off: what of them the result text holds
+  // goes to the log, each row joined to the one before it when it continues it.
+  void push_rows(unsigned count) {
+    const unsigned rows = main.rows();
+    for (unsigned k = 0; k < count && k < rows; ++k) {
+      const TextPos from = text_from();
+      const std::uint64_t at = pushed + k;
+      if (at < from.row) continue;
+      if (log_started && !main.continued(k)) pushed_text += '\n';
+      const bool next_continues = k + 1 < rows && main.continued(k + 1);
+      main.row_text(k, at == from.row ? from.col : 0, next_continues, 0, pushed_text);
+      log_started = true;
+    }
+    pushed += count;
+    // A flood pushes a row per line: the log takes them in batches.
+    if (pushed_text.size() >= kPushBatch) flush_log();
+  }
+  void flush_log() {
+    log.append(pushed_text);
+    pushed_text.clear();
+  }
+  void tab();
   void feed(std::string_view bytes);
   std::size_t slow_span(std::string_view bytes);
   std::size_t plain_run(std::string_view bytes);
 
   Grid main;
   std::unique_ptr<Grid> alternate;
+  // Result text: rows of the normal screen scrolled off so far (a row's number is this plus
+  // its place on the screen), the text's start, the first row written above it since, and
+  // the text of the rows scrolled off since the start.
+  std::uint64_t pushed = 0;
+  TextPos start;
+  std::uint64_t touched = UINT64_MAX;
+  text::HeadTailBuffer log{kDefaultTextBytes / 3, kDefaultTextBytes - kDefaultTextBytes / 3};
+  std::size_t log_bytes = kDefaultTextBytes;
+  bool log_started = false;
+  std::string pushed_text;  // rows pushed, not yet in the log (flush_log)
+  VTermPos main_cursor{0, 0};  // the normal screen's, while the alternate one shows
+  bool wrap_armed = false;     // the last glyph filled the margin (putglyph)
+  std::string nonce;
+  std::optional<TextPos> command_at;  // the latest command-start mark's position
   PlainTextGate gate;
   std::string held;  // a character split across reads: libvterm 0.1 garbles those
   Reply reply;
@@ -228,8 +318,28 @@ bool plain_byte(unsigned char byte) { return (byte >= 0x20 && byte < 0x7F) || by
 
 }  // namespace
 
+// A tab through libvterm, which moves the cursor: the grid remembers the blanks it crossed
+// as a tab, so a result's text has the tab the output wrote.
+void Emulator::Impl::tab() {
+  VTermPos before, after;
+  vterm_state_get_cursorpos(state, &before);
+  gate.step('\t', grid().rows());
+  vterm_input_write(vt, "\t", 1);
+  vterm_state_get_cursorpos(state, &after);
+  if (after.row == before.row && after.col > before.col) {
+    touch(static_cast<unsigned>(before.row));
+    grid().mark_tab(static_cast<unsigned>(before.row), static_cast<unsigned>(before.col),
+                    static_cast<unsigned>(after.col));
+  }
+}
+
 void Emulator::Impl::feed(std::string_view bytes) {
   while (!bytes.empty()) {
+    if (bytes[0] == '\t' && gate.between_sequences()) {
+      tab();
+      bytes.remove_prefix(1);
+      continue;
+    }
     std::size_t taken = plain_run(bytes);
     if (taken == 0) taken = slow_span(bytes);
     bytes.remove_prefix(taken);
@@ -264,7 +374,8 @@ std::size_t Emulator::Impl::slow_span(std::string_view bytes) {
     gate.step(byte, rows);
     ++end;
   } while (end < bytes.size() &&
-           !(gate.between_sequences() && plain_byte(static_cast<unsigned char>(bytes[end])) && gate.plain(rows)));
+           !(gate.between_sequences() &&
+             ((plain_byte(static_cast<unsigned char>(bytes[end])) && gate.plain(rows)) || bytes[end] == '\t')));
   if (end == bytes.size() && gate.in_string() && escape_at != std::string_view::npos &&
       end - escape_at < kMaxHeldString) {
     // libvterm 0.1 forgets the part of a string fed before the write that ends it (a title
@@ -294,6 +405,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
     auto byte = static_cast<unsigned char>(bytes[at]);
     if (byte == '\n') {
       if (row + 1 == rows) {
+        if (&g == &main) push_rows(1);
         g.scroll(0, rows, 1);
       } else {
         ++row;
@@ -312,6 +424,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
       // Never the last column: writing there sets libvterm's pending wrap.
       bool room = col + count <= cols - 1;
       if (!room) count = col < cols - 1 ? cols - 1 - col : 0;
+      if (count > 0) touch(row);
       g.put_ascii(row, col, bytes.substr(at, count));
       col += static_cast<unsigned>(count);
       at += count;
@@ -328,6 +441,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
 }
 
 void Emulator::on_bytes(std::string_view raw) {
+  impl_->command_at.reset();
   if (raw.empty()) return;
   if (impl_->held.empty()) {
     impl_->feed(raw);
@@ -360,6 +474,54 @@ ScreenSnapshot Emulator::snapshot() const {
 }
 
 bool Emulator::alternate() const noexcept { return impl_->alternate != nullptr; }
+
+Emulator::TextPos Emulator::text_cursor() const noexcept { return impl_->text_cursor(); }
+
+void Emulator::start_text(TextPos from, std::size_t bytes) {
+  Impl& m = *impl_;
+  if (bytes > 0 && bytes != m.log_bytes) {
+    m.log = text::HeadTailBuffer(bytes / 3, bytes - bytes / 3);
+    m.log_bytes = bytes;
+  }
+  m.log.clear();
+  m.pushed_text.clear();
+  m.log_started = false;
+  m.touched = UINT64_MAX;
+  // A start that scrolled off already is the screen's top.
+  m.start = from.row < m.pushed ? TextPos{m.pushed, 0} : from;
+}
+
+text::Cut Emulator::result_text(std::string_view before, std::size_t cap) {
+  Impl& m = *impl_;
+  m.flush_log();
+  const Grid& main = m.main;
+  VTermPos cursor = m.main_cursor;
+  if (!m.alternate) vterm_state_get_cursorpos(m.state, &cursor);
+  const TextPos from = m.text_from();
+  unsigned first = 0, col = 0;
+  if (from.row >= m.pushed) {
+    first = static_cast<unsigned>(from.row - m.pushed);
+    col = from.col;
+  }
+  const int last = std::max(cursor.row, main.last_written_row());
+  std::string screen;
+  bool started = m.log_started;
+  for (int r = static_cast<int>(first); r <= last; ++r) {
+    const auto row = static_cast<unsigned>(r);
+    if (started && !main.continued(row)) screen += '\n';
+    const bool next_continues = r < last && main.continued(row + 1);
+    const unsigned min_end = r == last && r == cursor.row ? static_cast<unsigned>(cursor.col) : 0;
+    main.row_text(row, row == first ? col : 0, next_continues, min_end, screen);
+    started = true;
+  }
+  return m.log.cut(cap, before, screen);
+}
+
+bool Emulator::on_screen(TextPos pos) const noexcept { return pos.row >= impl_->pushed; }
+
+void Emulator::set_mark_nonce(std::string nonce) { impl_->nonce = std::move(nonce); }
+
+std::optional<Emulator::TextPos> Emulator::command_start() const noexcept { return impl_->command_at; }
 
 namespace {
 
@@ -419,7 +581,8 @@ std::string Emulator::encode(const std::vector<Key>& keys) {
 }
 
 std::size_t Emulator::memory_bytes() const noexcept {
-  return sizeof(Impl) + impl_->vterm_bytes + impl_->main.memory_bytes() +
+  return sizeof(Impl) + impl_->vterm_bytes + impl_->main.memory_bytes() + impl_->log.memory_bytes() +
+         impl_->pushed_text.capacity() +
          (impl_->alternate ? impl_->alternate->memory_bytes() : 0) + impl_->title.capacity();
 }
 

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "dshpty/session.hpp"
 #include "screen/keys.hpp"
 #include "text/output_sink.hpp"
+#include "text/truncation.hpp"
 
 namespace dshpty::screen {
 
@@ -47,6 +50,33 @@ class Emulator final : public text::OutputSink {
   // The bytes a terminal's keyboard sends for `keys` in the current modes (Up is ESC [ A,
   // or ESC O A once the program asked for application cursor keys). Never replies.
   std::string encode(const std::vector<Key>& keys);
+
+  // Result text (docs/shell-backend.md, "Result text"): a result's text is read off the
+  // normal screen, as it shows, from a start position to the end: the rows that scrolled
+  // off the top since (kept as text, head and tail), then the screen's rows down to the
+  // cursor or the last written row; wrapped rows joined into their line, trailing blanks
+  // dropped but the cursor's (a prompt's trailing blank), a tab the output wrote a tab. A
+  // row written above the start (a redraw with the cursor moved up) moves the start to it.
+  // Rows count from the terminal's first, across the rows scrolled off: a position stays
+  // put while the screen scrolls.
+  struct TextPos {
+    std::uint64_t row = 0;
+    unsigned col = 0;
+  };
+  // Where the next output lands on the normal screen (kept while the alternate one shows).
+  TextPos text_cursor() const noexcept;
+  // The result text starts at `from` from now on; `bytes` bounds what is kept of the rows
+  // that scroll off (a third for the head, the rest for the tail; 0: as before).
+  void start_text(TextPos from, std::size_t bytes = 0);
+  // The position is still on the screen (not scrolled off).
+  bool on_screen(TextPos pos) const noexcept;
+  // `before`, then the text from the start, in at most `cap` bytes (truncation.hpp).
+  text::Cut result_text(std::string_view before, std::size_t cap);
+  // Shell-integration marks carry this nonce (text/sanitizer.hpp): only those count.
+  void set_mark_nonce(std::string nonce);
+  // Where the cursor stood at the latest command-start mark (C) in the bytes of the last
+  // on_bytes() call, if one was there: where a command's own output begins.
+  std::optional<TextPos> command_start() const noexcept;
 
   // Heap bytes held for the grid and libvterm's state, for the bench.
   std::size_t memory_bytes() const noexcept;

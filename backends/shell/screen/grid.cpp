@@ -50,6 +50,7 @@ void Grid::clear_row(Row& row) {
   if (row.cells) std::fill(row.cells.get(), row.cells.get() + row.used, kBlank);
   row.used = 0;
   row.marks.reset();
+  row.continued = false;
 }
 
 bool Grid::blank_row(unsigned row) const {
@@ -194,7 +195,7 @@ std::vector<std::string> Grid::lines() const {
       bool lone_tail = value == kWideTail && (col == 0 || !(r.cells[col - 1] & kWide));
       bool lone_head = (value & kWide) && (col + 1 == cols_ || r.cells[col + 1] != kWideTail);
       if (value == kWideTail && !lone_tail) continue;
-      if (value == kBlank || lone_tail || lone_head) {
+      if (value == kBlank || lone_tail || lone_head || value == kTab || value == kTabFill) {
         line += ' ';
         continue;
       }
@@ -207,6 +208,105 @@ std::vector<std::string> Grid::lines() const {
   }
   while (!out.empty() && out.back().empty()) out.pop_back();
   return out;
+}
+
+void Grid::mark_tab(unsigned row, unsigned from, unsigned to) {
+  if (row >= rows() || from >= to || to > cols_) return;
+  Row& r = at(row);
+  if (r.cells && std::any_of(r.cells.get() + from, r.cells.get() + std::min(to, r.used),
+                             [](char32_t c) { return c != kBlank; })) {
+    return;  // it crossed something written: the screen's cells are what they are
+  }
+  set(r, from, kTab);
+  for (unsigned col = from + 1; col < to; ++col) set(r, col, kTabFill);
+}
+
+void Grid::set_continued(unsigned row, bool continued) {
+  if (row < rows()) at(row).continued = continued;
+}
+
+int Grid::last_written_row() const {
+  for (unsigned row = rows(); row > 0; --row) {
+    if (!blank_row(row - 1)) return static_cast<int>(row - 1);
+  }
+  return -1;
+}
+
+void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const {
+  const Row& r = at(row);
+  // Where the text up to the last cell that is not blank ends: in `out`, and on the grid.
+  std::size_t kept_bytes = out.size();
+  unsigned kept_col = from;
+  unsigned col = from;
+  if (col < r.used) {
+    // The common row, printable ASCII and blanks, in one branch-free pass (rows scrolling
+    // off in a flood come through here); a row with anything else is read cell by cell.
+    const char32_t* cells = r.cells.get();
+    const std::size_t base = out.size();
+    const unsigned n = r.used - col;
+    out.resize(base + n);
+    char* p = out.data() + base;
+    char32_t other = 0;  // non-zero: a cell that is neither printable ASCII nor blank
+    for (unsigned i = 0; i < n; ++i) {
+      const char32_t c = cells[col + i];
+      other |= (c >= 0x7F) | (c != kBlank && c < U' ');
+      p[i] = static_cast<char>(c == kBlank ? U' ' : c);
+    }
+    if (other == 0) {
+      unsigned last = n;
+      while (last > 0 && p[last - 1] == ' ') --last;
+      if (last > 0) {
+        kept_bytes = base + last;
+        kept_col = col + last;
+      }
+      col = r.used;
+    } else {
+      out.resize(base);
+    }
+  }
+  bool in_tab = false;  // after a tab: its blanks are the tab
+  for (; col < r.used; ++col) {
+    char32_t value = r.cells[col];
+    if (value == kTabFill && in_tab) {
+      kept_col = col + 1;
+      continue;
+    }
+    in_tab = value == kTab;
+    if (in_tab) {
+      // A tab reads as one while its blanks still reach a tab stop (the default, every 8
+      // columns); cut short by a character written over them, it reads as the blanks.
+      unsigned end = col + 1;
+      while (end < r.used && r.cells[end] == kTabFill) ++end;
+      in_tab = end % 8 == 0 || end == cols_;
+    }
+    bool lone_tail = value == kWideTail && (col == 0 || !(r.cells[col - 1] & kWide));
+    bool lone_head = (value & kWide) && (col + 1 == cols_ || r.cells[col + 1] != kWideTail);
+    if (value == kWideTail && !lone_tail && col != from) {
+      kept_col = col + 1;
+      continue;
+    }
+    if (in_tab) {
+      out += '\t';
+    } else if (value == kBlank || lone_tail || lone_head || value == kTab || value == kTabFill || value == kWideTail) {
+      out += ' ';
+      continue;
+    } else {
+      append_utf8(out, value & ~(kCombined | kWide));
+      if (value & kCombined) {
+        for (char32_t mark : r.marks->at(col)) append_utf8(out, mark);
+      }
+    }
+    kept_bytes = out.size();
+    kept_col = col + 1;
+  }
+  if (keep_trailing) {
+    // Every cell to the margin: the line goes on in the next row.
+    const unsigned filled = std::max(std::min(r.used, cols_), from);
+    if (filled < cols_) out.append(cols_ - filled, ' ');
+    return;
+  }
+  out.resize(kept_bytes);
+  if (min_end > kept_col) out.append(min_end - kept_col, ' ');
 }
 
 std::size_t Grid::memory_bytes() const noexcept {

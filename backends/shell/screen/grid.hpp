@@ -44,6 +44,19 @@ class Grid {
 
   // Trailing spaces trimmed, trailing blank rows dropped, wide characters once. UTF-8.
   std::vector<std::string> lines() const;
+
+  // A tab the output wrote moved the cursor from `from` to `to` on `row`: while the cells
+  // it crossed stay blank, the row's text reads it as a tab (row_text), the screen as blanks.
+  void mark_tab(unsigned row, unsigned from, unsigned to);
+  // The row continues the one above it: the cursor wrapped into it at the margin.
+  void set_continued(unsigned row, bool continued);
+  bool continued(unsigned row) const { return at(row).continued; }
+  // The row's text for a result, from column `from`: wide characters once, a tab as '\t',
+  // trailing spaces dropped unless `keep_trailing` (a wrapped row's blanks are part of its
+  // line); padded with spaces to `min_end` (the cursor's column: a prompt's trailing blank).
+  void row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const;
+  // The last row anything is written on, or -1.
+  int last_written_row() const;
   std::size_t memory_bytes() const noexcept;
 
  private:
@@ -54,6 +67,9 @@ class Grid {
   static constexpr char32_t kWideTail = 0x110000;
   static constexpr char32_t kCombined = 0x80000000;
   static constexpr char32_t kWide = 0x40000000;
+  // A tab's first cell and the blanks it crossed (mark_tab).
+  static constexpr char32_t kTab = 0x110001;
+  static constexpr char32_t kTabFill = 0x110002;
 
   using Marks = std::map<unsigned, std::u32string>;
   // 24 bytes until written: an idle 40-row screen's rows cost under 1 KiB.
@@ -63,6 +79,7 @@ class Grid {
     // Cells at or past this are blank: clearing a row costs what was written on it (a `yes`
     // line is one cell of 160, and a flood clears a row per line).
     unsigned used = 0;
+    bool continued = false;  // set_continued
   };
 
   // The ring's row `row` (row < rows()): a compare, not a division, on the flood path.

@@ -10,6 +10,7 @@
 #include <ev.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,6 +76,9 @@ class LingerKeeper {
   // The host's SENDING frames: whether a send was live when the last host went away.
   void note_send(bool live) { send_live_ = live; }
   bool send_live() const noexcept { return send_live_; }
+  // The host's SHOWN frames: its results showed the output up to this offset.
+  void note_shown(std::uint64_t offset) { shown_ = std::max(shown_, offset); }
+  std::uint64_t shown() const noexcept { return shown_; }
   // The session is over with no host to tell: KEY.tomb says how, for a late attach.
   void bury(std::optional<int> exit_code, std::optional<int> signal, std::string reason, std::string proof);
 
@@ -98,6 +102,7 @@ class LingerKeeper {
   linger::SessionRecord record_;
   linger::ReplayRing ring_;
   bool send_live_ = false;
+  std::uint64_t shown_ = 0;
   bool buried_ = false;
   proc::UniqueFd listener_;
   ev_io accept_io_{};

@@ -133,7 +133,8 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
+            frames::kCapKeepsShown)
         .str(build)
         .end();
     queue_flush();
@@ -433,7 +434,8 @@ class Bridge final : private ChannelEvents {
     FrameWriter(outbox_)
         .begin(Type::welcome)
         .u32(frames::kVersion)
-        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack)
+        .u32((proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
+            frames::kCapKeepsShown)
         .str("dshpty-supervisor " __DATE__)
         .end();
     FrameWriter(outbox_)
@@ -445,6 +447,7 @@ class Bridge final : private ChannelEvents {
         .i32(shell_pid_)
         .u64(in_received_)
         .str(keeper_->token())
+        .u64(keeper_->shown())
         .end();
     keeper_->note_send(false);
     sent_ = from;
@@ -643,6 +646,12 @@ class Bridge final : private ChannelEvents {
         const std::uint8_t live = r.u8();
         if (!r.done()) return protocol_error("bad SENDING");
         if (keeper_) keeper_->note_send(live != 0);
+        return;
+      }
+      case Type::shown: {
+        const std::uint64_t offset = r.u64();
+        if (!r.done()) return protocol_error("bad SHOWN");
+        if (keeper_) keeper_->note_shown(offset);
         return;
       }
       case Type::ping: {

@@ -36,16 +36,18 @@ void HeadTailBuffer::clear(std::size_t line_before) noexcept {
   tail_.clear(line_before);
 }
 
-Cut HeadTailBuffer::cut(std::size_t cap) const {
-  const std::string tail = tail_.text();
+Cut HeadTailBuffer::cut(std::size_t cap, std::string_view before, std::string_view after) const {
+  const std::string tail = tail_.text().append(after);
   const std::uint64_t dropped = tail_.dropped_bytes();
   if (dropped <= head_.size()) {
     // Nothing lost: the head's bytes before the tail's start, then the tail.
-    return cut_to_fit(std::string_view(head_).substr(0, static_cast<std::size_t>(dropped)), {}, tail, cap);
+    std::string head(before);
+    head.append(std::string_view(head_).substr(0, static_cast<std::size_t>(dropped)));
+    return cut_to_fit(head, {}, tail, cap);
   }
   const auto head_lines = static_cast<std::uint64_t>(std::count(head_.begin(), head_.end(), '\n'));
   const Omitted gap{dropped - head_.size(), tail_.dropped_lines() - std::min(tail_.dropped_lines(), head_lines)};
-  return cut_to_fit(head_, gap, tail, cap);
+  return cut_to_fit(std::string(before).append(head_), gap, tail, cap);
 }
 
 }  // namespace dshpty::text

@@ -28,7 +28,10 @@ class HeadTailBuffer {
   void clear(std::size_t line_before = 0) noexcept;
 
   // Everything since clear() in at most `cap` bytes (truncation.hpp).
-  Cut cut(std::size_t cap) const;
+  Cut cut(std::size_t cap) const { return cut(cap, {}, {}); }
+  // The same with `before` ahead of everything and `after` behind it (a result's text: a
+  // typed line, then the rows scrolled off, then the screen's).
+  Cut cut(std::size_t cap, std::string_view before, std::string_view after) const;
   // The newest part alone, and whether anything before it was dropped.
   std::string tail_text() const { return tail_.text(); }
   bool truncated() const noexcept { return tail_.dropped_bytes() > head_.size(); }

@@ -1,0 +1,128 @@
+// A result's text read off the emulator's grid (screen/emulator.hpp, "Result text"): cursor
+// moves, erases, spinners and redraws read as the screen shows them; rows that scrolled off
+// are kept, wrapped rows join their line, a tab the output wrote stays a tab, the cursor's
+// row keeps its trailing blank, and the alternate screen is not the normal screen's text.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "screen/emulator.hpp"
+
+using dshpty::screen::Emulator;
+
+namespace {
+
+// The text from the start of the screen after `bytes`, on a rows x cols terminal.
+std::string text_after(std::string_view bytes, unsigned rows = 24, unsigned cols = 80, std::size_t cap = 1u << 20) {
+  Emulator emulator(rows, cols, [](std::string_view) {});
+  emulator.start_text(emulator.text_cursor());
+  emulator.on_bytes(bytes);
+  return emulator.result_text({}, cap).text;
+}
+
+}  // namespace
+
+TEST_CASE("cursor moves read as the screen shows them") {
+  CHECK(text_after("aaaa\x1b[1Gbb\r\n") == "bbaa\n");          // CHA
+  CHECK(text_after("abcdef\x1b[3Dxy") == "abcxyf");            // CUB
+  CHECK(text_after("x\x1b[10Cy\r\n") == "x          y\n");     // CUF
+  CHECK(text_after("abc\rX\r\n") == "Xbc\n");                  // a lone CR
+  CHECK(text_after("abc\bX\r\n") == "abX\n");                  // a backspace
+  CHECK(text_after("50%\r\x1b[K100%\r\n") == "100%\n");        // a progress line, erased
+}
+
+TEST_CASE("a spinner reads as its last frame; a 3-bar progress redrawn 20 times as 3 lines") {
+  CHECK(text_after("frame1\x1b[1G\x1b[0Kframe2\x1b[1G\x1b[0Kframe3\x1b[1G\x1b[0Kdone\r\n") == "done\n");
+  std::string npm;
+  for (const char* frame : {"\xe2\xa0\x99", "\xe2\xa0\xb9", "\xe2\xa0\xb8", "\xe2\xa0\xbc"}) {
+    npm += std::string("\r\x1b[K") + frame;
+  }
+  CHECK(text_after(npm + "\r\x1b[K" + "dsh> ") == "dsh> ");
+  for (unsigned rows : {24u, 4u}) {
+    CAPTURE(rows);
+    std::string bars = "start\r\n";
+    for (int round = 0; round < 20; ++round) {
+      if (round > 0) bars += "\x1b[3A";
+      for (int bar = 1; bar <= 3; ++bar) {
+        bars += "\r\x1b[Kbar " + std::to_string(bar) + ": " + std::to_string(round * 5) + "%\r\n";
+      }
+    }
+    CHECK(text_after(bars + "dsh> ", rows) == "start\nbar 1: 95%\nbar 2: 95%\nbar 3: 95%\ndsh> ");
+  }
+}
+
+TEST_CASE("rows scrolled off are kept; a wrapped line is one line; a tab stays a tab") {
+  std::string seq, expected;
+  for (int i = 1; i <= 100; ++i) {
+    seq += std::to_string(i) + "\r\n";
+    expected += std::to_string(i) + "\n";
+  }
+  CHECK(text_after(seq, 10, 40) == expected);
+  const std::string longline(250, 'a');
+  CHECK(text_after(longline + "\r\nb\r\n", 5, 80) == longline + "\nb\n");
+  CHECK(text_after(longline + "\r\nb\r\n", 24, 80) == longline + "\nb\n");
+  // A wrapped row's blanks are its line's (the next row goes on from the margin).
+  CHECK(text_after("ab" + std::string(38, ' ') + "cd\r\n", 5, 40) == "ab" + std::string(38, ' ') + "cd\n");
+  CHECK(text_after("a\tb\r\nname\tvalue\t\r\n") == "a\tb\nname\tvalue\t\n");
+  // A tab something was written over in part reads as the blanks left of it.
+  CHECK(text_after("a\tb\r\x1b[4Cx\r\n") == "a   x   b\n");
+}
+
+TEST_CASE("the text starts at its start; the cursor's row keeps its trailing blank") {
+  Emulator emulator(24, 80, [](std::string_view) {});
+  emulator.on_bytes("earlier output\r\ndsh> ");
+  emulator.start_text(emulator.text_cursor());
+  CHECK(emulator.result_text({}, 1000).text == "");
+  emulator.on_bytes("echo hi\r\nhi\r\ndsh> ");
+  CHECK(emulator.result_text({}, 1000).text == "echo hi\nhi\ndsh> ");
+  CHECK(emulator.result_text("before\n", 1000).text == "before\necho hi\nhi\ndsh> ");
+  emulator.start_text(emulator.text_cursor());
+  // A redraw of rows above the start (the cursor moved up) starts the text at them.
+  emulator.on_bytes("\x1b[1A\rHI\x1b[1B\r\x1b[Kdsh> ");
+  CHECK(emulator.result_text({}, 1000).text == "HI\ndsh> ");
+}
+
+TEST_CASE("the alternate screen is not the normal screen's text; leaving it leaves no debris") {
+  Emulator emulator(10, 40, [](std::string_view) {});
+  emulator.on_bytes("dsh> ");
+  emulator.start_text(emulator.text_cursor());
+  emulator.on_bytes("echo IMPORTANT; seq 1 3; vim\r\nIMPORTANT\r\n1\r\n2\r\n3\r\n\x1b[?1049h\x1b[H\x1b[2J");
+  for (int i = 0; i < 9; ++i) emulator.on_bytes("~\r\n");
+  emulator.on_bytes("\x1b[10;1H\"file\" 0L, 0B");
+  REQUIRE(emulator.alternate());
+  CHECK(emulator.result_text({}, 1000).text == "echo IMPORTANT; seq 1 3; vim\nIMPORTANT\n1\n2\n3\n");
+  emulator.start_text(emulator.text_cursor());
+  // htop's or watch's exit: the normal screen again, the prompt on a clean row.
+  emulator.on_bytes("\x1b[2J\x1b[HF1Help F2Setup F3Search F10Quit\x1b[?1049l\rdsh> ");
+  CHECK(!emulator.alternate());
+  CHECK(emulator.result_text({}, 1000).text == "dsh> ");
+}
+
+TEST_CASE("a long text is cut by the one truncation rule, head and tail kept") {
+  std::string seq;
+  for (int i = 1; i <= 20000; ++i) seq += std::to_string(i) + "\r\n";
+  Emulator emulator(24, 80, [](std::string_view) {});
+  emulator.start_text(emulator.text_cursor(), 3000);
+  emulator.on_bytes(seq);
+  auto cut = emulator.result_text({}, 1000);
+  CHECK(cut.truncated);
+  CHECK(cut.text.size() <= 1000);
+  CHECK(cut.text.starts_with("1\n2\n3\n"));
+  CHECK(cut.text.ends_with("19999\n20000\n"));
+  CHECK(cut.text.find("[output truncated: ") != std::string::npos);
+  CHECK(cut.omitted.lines > 0);
+}
+
+TEST_CASE("a resize narrower than where the text starts reads what is there, never past a row") {
+  Emulator emulator(10, 80, [](std::string_view) {});
+  emulator.on_bytes(std::string(70, 'p'));
+  emulator.start_text(emulator.text_cursor());
+  emulator.on_bytes(std::string(30, 'x'));  // wraps into the next row
+  emulator.resize(10, 20);
+  CHECK(emulator.result_text({}, 1000).text == std::string(20, 'x'));
+  emulator.on_bytes("\r\nok\r\n");
+  for (int i = 0; i < 30; ++i) emulator.on_bytes("line\r\n");
+  const std::string text = emulator.result_text({}, 100000).text;
+  CHECK(text.find("ok\nline\n") != std::string::npos);
+  CHECK(text.ends_with("line\n"));
+}
