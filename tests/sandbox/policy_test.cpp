@@ -134,14 +134,14 @@ TEST_CASE("a confined session inherits the allow-list and what the operator pass
   REQUIRE_MESSAGE(s.session, describe(s.error));
   auto r = fx.send(*s.session, show);
   REQUIRE(r);
-  CHECK_MESSAGE(contains(r->viewport, "\nHOME OPERATOR_CHOICE PATH \n"), r->viewport);
+  CHECK_MESSAGE(contains(r->viewport, "\nHOME OPERATOR_CHOICE PATH\n"), r->viewport);
   CHECK(fx.close(*s.session).ok());
   // Unconfined: everything but the secrets.
   s = fx.spawn(fx.config(), at(ws));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   r = fx.send(*s.session, show);
   REQUIRE(r);
-  CHECK_MESSAGE(contains(r->viewport, "\nGIT_AUTHOR_NAME HOME OPERATOR_CHOICE PATH PLAIN_SETTING \n"), r->viewport);
+  CHECK_MESSAGE(contains(r->viewport, "\nGIT_AUTHOR_NAME HOME OPERATOR_CHOICE PATH PLAIN_SETTING\n"), r->viewport);
   CHECK(fx.close(*s.session).ok());
   for (const auto& [k, v] : planted) ::unsetenv(k.c_str());
 }

@@ -20,6 +20,7 @@ namespace {
 
 std::string zsh_dir;  // the directory made for zsh, until removed
 int script_fd = -1;   // the memfd made for bash or fish, until the shell read it
+int nonce_fd = -1;    // the nonce's pipe, until the shell read it
 
 bool write_all(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -92,6 +93,7 @@ bool nonce_pipe(const std::string& nonce) {
     errno = saved;
     return false;
   }
+  nonce_fd = fds[0];
   const std::string path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fds[0]);
   ::setenv("DSHPTY_NONCE_FROM", path.c_str(), 1);
   return true;  // fds[0] stays open (close-on-exec) for the shell to open by its path
@@ -135,11 +137,12 @@ bool install_integration(char** argv) {
   return true;
 }
 
-int integration_memfd() { return script_fd; }
+int integration_nonce_fd() { return nonce_fd; }
 
-void close_integration_memfd() {
+void close_integration_fds() {
   if (script_fd >= 0) ::close(script_fd);
-  script_fd = -1;
+  if (nonce_fd >= 0) ::close(nonce_fd);
+  script_fd = nonce_fd = -1;
 }
 
 void remove_integration() {

@@ -19,10 +19,12 @@ bool install_integration(char** argv);
 // Removes what install_integration left on a file system, if it still exists.
 void remove_integration();
 
-// The memfd bash or fish reads through /proc/<helper>/fd/N, or -1 (zsh, no integration).
-// Opening that path needs ptrace access to this helper: it is dumpable until the shell has
-// opened it (supervisor/main.cpp), and the fd is closed then.
-int integration_memfd();
-void close_integration_memfd();
+// The pipe every dialect's integration reads the nonce from through /proc/<helper>/fd/N
+// (after bash and fish opened their script the same way), or -1 (no integration). Opening
+// those paths needs ptrace access to this helper: it stays dumpable until the shell has
+// read the nonce and closed the pipe, the integration's first act (supervisor/main.cpp);
+// the fds are closed then.
+int integration_nonce_fd();
+void close_integration_fds();
 
 }  // namespace dshpty::supervisor

@@ -216,13 +216,13 @@ struct Supervisor {
     return due <= now ? 0 : static_cast<int>(due - now);
   }
 
-  // The shell opened its integration script (or the watch broke, or a kill began): from
+  // The shell read its nonce (or the watch broke, or a kill began): from
   // here on nothing of the session may ptrace this helper or take its fds (see main).
   void seal() {
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (script_watch >= 0) ::close(script_watch);
     script_watch = -1;
-    dshpty::supervisor::close_integration_memfd();
+    dshpty::supervisor::close_integration_fds();
   }
 
   // Reads pending commands; EOF or a broken socket means the host is gone.
@@ -402,17 +402,16 @@ int main(int argc, char** argv) {
   // The shell integration first (dialect/dialect.hpp); like a failed fork, a failure is
   // reported and the helper then waits for the kill like any session.
   if (dshpty::supervisor::install_integration(argv + i)) {
-    // bash and fish read their script through /proc/<this helper>/fd/N, whose open needs
-    // ptrace access to this helper: it stays dumpable until the shell opened that script
-    // (inotify says so; its reads go on through the open file), before any command of the
-    // session can run. Not until the close: fish's first run starts a background job that
-    // inherits the open script, and would hold the helper dumpable as long as it runs.
-    // Without the watch: sealed now.
-    if (const int script = dshpty::supervisor::integration_memfd(); script >= 0) {
+    // The integration reads its script (bash, fish) and then the nonce's pipe (every
+    // dialect) through /proc/<this helper>/fd/N, whose open needs ptrace access to this
+    // helper: it stays dumpable until the shell has read the nonce and closed the pipe
+    // (inotify says so), the integration's first act, before any command of the session
+    // can run. Without the watch: sealed now.
+    if (const int nonce = dshpty::supervisor::integration_nonce_fd(); nonce >= 0) {
       sup.script_watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
       dshpty::procfs::Path path(::getpid());
-      path.text("/fd/").number(script);
-      if (sup.script_watch >= 0 && ::inotify_add_watch(sup.script_watch, path.c_str(), IN_OPEN) >= 0) {
+      path.text("/fd/").number(nonce);
+      if (sup.script_watch >= 0 && ::inotify_add_watch(sup.script_watch, path.c_str(), IN_CLOSE_NOWRITE) >= 0) {
         ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
       } else {
         sup.seal();
