@@ -484,3 +484,32 @@ TEST_CASE("tmpfs sizes: /tmp and /dev/shm hold what the config says, /dev itself
   CHECK(fx.close(in).ok());
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
+
+TEST_CASE("a socket in a directory the session cannot search needs no mask and blocks no spawn") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: only root can make a directory owned by another user here");
+    return;
+  }
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  const std::string hidden = scratch.sub("private");
+  const std::string sock = hidden + "/s";
+  HostServices services({sock}, "dshpty-probe-private-" + std::to_string(::getpid()));
+  // Another user's private directory: bwrap could not make a mount point below it (its user
+  // namespace does not map the owner), and a session could not reach the socket either.
+  REQUIRE(::chown(hidden.c_str(), 65534, 65534) == 0);
+  REQUIRE(::chmod(hidden.c_str(), 0700) == 0);
+  ShellFixture fx;
+  auto s = fx.spawn(patient(sandbox_config(fx, SandboxMode::workspace_write)), in_dir(ws));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  CHECK(probe(fx, *s.session, "connect-unix " + sock) == "connect-unix err EACCES");
+  CHECK(fx.close(*s.session).ok());
+  // The positive control: the host's root reaches it.
+  ShellFixture control_fx;
+  auto control = control_fx.spawn(patient(control_fx.config()), in_dir(ws));
+  REQUIRE_MESSAGE(control.session, describe(control.error));
+  CHECK(probe(control_fx, *control.session, "connect-unix " + sock) == "connect-unix ok HOST-ANSWER");
+  CHECK(control_fx.close(*control.session).ok());
+  ::chmod(hidden.c_str(), 0755);
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -264,12 +265,48 @@ Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::stri
   return plan.ordered();
 }
 
+namespace {
+
+// Whether the session, running as this user without capabilities, may search `dir`: its mode
+// bits for the owner, the group (ours or a supplementary one), or others; an ACL on it is
+// taken as a yes (it may grant what the bits do not).
+bool searchable(const std::string& dir, const std::vector<gid_t>& groups) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) < 0) return true;  // unknown: mask it
+  if (::getxattr(dir.c_str(), "system.posix_acl_access", nullptr, 0) > 0) return true;
+  if (st.st_uid == ::getuid()) return (st.st_mode & S_IXUSR) != 0;
+  if (std::find(groups.begin(), groups.end(), st.st_gid) != groups.end()) return (st.st_mode & S_IXGRP) != 0;
+  return (st.st_mode & S_IXOTH) != 0;
+}
+
+// A socket the session could never reach needs no mask, and bwrap could not make one there:
+// its set-up cannot create the mount point under a directory whose owner its user namespace
+// does not map. Without this, any user could keep every confined session from starting by
+// binding a socket in a private directory.
+bool reachable_from_session(const std::string& canonical, const std::vector<gid_t>& groups) {
+  for (std::size_t slash = canonical.find('/', 1); slash != std::string::npos; slash = canonical.find('/', slash + 1)) {
+    if (!searchable(canonical.substr(0, slash), groups)) return false;
+  }
+  return searchable("/", groups);
+}
+
+std::vector<gid_t> our_groups() {
+  std::vector<gid_t> groups(static_cast<std::size_t>(std::max(0, ::getgroups(0, nullptr))) + 1);
+  const int n = ::getgroups(static_cast<int>(groups.size() - 1), groups.data());
+  groups.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  groups.push_back(::getgid());
+  return groups;
+}
+
+}  // namespace
+
 std::vector<std::string> visible_host_sockets(const std::vector<std::string>& hidden,
                                               const std::vector<std::string>& shown_again,
                                               const std::vector<std::string>& except) {
   // "Num RefCount Protocol Flags Type St Inode Path": the path is all after the seventh
   // field; '@' starts an abstract name (a network namespace's, not a file).
   std::vector<std::string> out;
+  const std::vector<gid_t> groups = our_groups();
   std::ifstream in("/proc/net/unix");
   std::string line;
   std::getline(in, line);  // the header
@@ -293,7 +330,8 @@ std::vector<std::string> visible_host_sockets(const std::vector<std::string>& hi
       return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return inside_or_at(canonical, d); });
     };
     bool skip = (under(hidden) && !under(shown_again)) ||
-                std::find(except.begin(), except.end(), canonical) != except.end();
+                std::find(except.begin(), except.end(), canonical) != except.end() ||
+                !reachable_from_session(canonical, groups);
     if (!skip) add_unique(out, canonical);
   }
   return out;
