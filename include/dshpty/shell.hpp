@@ -1,6 +1,6 @@
-// The local shell backend (type "shell"): an interactive bash on a PTY, its whole process
-// tree captured by a per-session supervisor helper (a subreaper), watched only through
-// fds on the host's loop. Its behaviour: docs/shell-backend.md.
+// The local shell backend (type "shell"): an interactive bash, zsh or fish on a PTY, its
+// whole process tree captured by a per-session supervisor helper (a subreaper), watched
+// only through fds on the host's loop. Its behaviour: docs/shell-backend.md.
 #pragma once
 
 #include <chrono>

@@ -43,7 +43,8 @@ Json tool(const char* name, const char* title, const char* description, Json sch
 }
 
 Json open_tool(const std::vector<std::string>& backend_types, const engine::Settings::Policy& policy) {
-  std::string type_description = "The backend type; \"shell\" (the default) is a local interactive bash.";
+  std::string type_description =
+      "The backend type; \"shell\" (the default) is a local interactive shell (bash, zsh or fish).";
   std::string remotes;
   for (const auto& type : backend_types)
     if (type != "shell") remotes += (remotes.empty() ? "\"" : ", \"") + type + "\"";
@@ -100,10 +101,11 @@ Json open_tool(const std::vector<std::string>& backend_types, const engine::Sett
                       "meanwhile, with its processes and output kept. 0 (the default): the session ends with "
                       "the server (or its link)."}};
   return tool("terminal_open", "Open a terminal session",
-              "Start a persistent terminal session (an interactive bash on a real PTY) and return its id, e.g. "
-              "\"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session keeps its "
-              "state between calls (working directory, environment variables, shell functions, background jobs, a "
-              "running program) until terminal_close, so open one and reuse it rather than opening one per command.",
+              "Start a persistent terminal session (an interactive bash, zsh or fish on a real PTY) and return its "
+              "id, e.g. \"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session "
+              "keeps its state between calls (working directory, environment variables, shell functions, background "
+              "jobs, a running program) until terminal_close, so open one and reuse it rather than opening one per "
+              "command.",
               object_schema(std::move(properties), Json::array()), false);
 }
 
