@@ -13,13 +13,6 @@ using namespace dshpty::test;
 
 namespace {
 
-SpawnRequest in_dir(const std::string& cwd, std::map<std::string, std::string> options = {}) {
-  SpawnRequest r;
-  r.cwd = cwd;
-  r.options = std::move(options);
-  return r;
-}
-
 bool exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;

@@ -23,27 +23,6 @@ using dshpty::shell::read_git_config;
 
 namespace {
 
-SpawnRequest in_dir(const std::string& cwd) {
-  SpawnRequest r;
-  r.cwd = cwd;
-  return r;
-}
-
-struct Ran {
-  std::string output;
-  int exit_code = -1;
-};
-Ran run(ShellFixture& fx, BackendSession& s, const std::string& command) {
-  auto r = fx.send(s, command);
-  REQUIRE_MESSAGE(r, show(r));
-  return {r->viewport, r->exit_code.value_or(-1)};
-}
-
-ShellConfig patient(ShellConfig config) {
-  config.idle_silence = std::chrono::minutes(2);
-  return config;
-}
-
 int sh(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
 
 std::string host_output(const std::string& command) {

@@ -13,13 +13,6 @@ using namespace dshpty::test;
 
 namespace {
 
-SpawnRequest at(const std::string& cwd, std::map<std::string, std::string> options = {}) {
-  SpawnRequest r;
-  r.cwd = cwd;
-  r.options = std::move(options);
-  return r;
-}
-
 // The spawn's error message, or "" when it started (then closed at once).
 std::string refusal(ShellFixture& fx, const ShellConfig& config, const SpawnRequest& request,
                     Code expected = Code::INVALID_ARGUMENT) {
@@ -40,10 +33,10 @@ TEST_CASE("a sandbox floor refuses a spawn below it, and raises a default below 
   ShellFixture fx;
   ShellConfig config = fx.config();
   config.sandbox_floor = SandboxMode::workspace_write;  // the default stays none: raised
-  CHECK(refusal(fx, config, at(ws, {{"sandbox", "none"}})) ==
+  CHECK(refusal(fx, config, in_dir(ws, {{"sandbox", "none"}})) ==
         "sandbox \"none\" is below the operator's floor, workspace-write (allowed: workspace-write, read-only)");
   // Nothing named: the floor. read-only is above it.
-  auto s = fx.spawn(config, at(ws));
+  auto s = fx.spawn(config, in_dir(ws));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   auto confinement = s.session->confinement();
   REQUIRE(confinement);
@@ -51,14 +44,14 @@ TEST_CASE("a sandbox floor refuses a spawn below it, and raises a default below 
   CHECK_FALSE(confinement->network);
   CHECK(confinement->writable_roots == std::vector<std::string>{ws});
   CHECK(fx.close(*s.session).ok());
-  CHECK(refusal(fx, config, at(ws, {{"sandbox", "read-only"}})) == "");
+  CHECK(refusal(fx, config, in_dir(ws, {{"sandbox", "read-only"}})) == "");
 
   config.sandbox_floor = SandboxMode::read_only;
-  CHECK(refusal(fx, config, at(ws, {{"sandbox", "workspace-write"}})) ==
+  CHECK(refusal(fx, config, in_dir(ws, {{"sandbox", "workspace-write"}})) ==
         "sandbox \"workspace-write\" is below the operator's floor, read-only (allowed: read-only)");
   // The positive control: no floor, the same spawn runs unconfined.
   config.sandbox_floor = SandboxMode::none;
-  s = fx.spawn(config, at(ws, {{"sandbox", "none"}}));
+  s = fx.spawn(config, in_dir(ws, {{"sandbox", "none"}}));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   CHECK_FALSE(s.session->confinement());
   CHECK(fx.close(*s.session).ok());
@@ -72,15 +65,15 @@ TEST_CASE("a network floor refuses the network, confined or not") {
   ShellConfig config = sandbox_config(fx, SandboxMode::workspace_write);
   config.sandbox_network = true;  // a default of on is lowered by the floor
   config.network_floor = true;
-  CHECK(refusal(fx, config, at(ws, {{"network", "on"}})) ==
+  CHECK(refusal(fx, config, in_dir(ws, {{"network", "on"}})) ==
         "network \"on\" is below the operator's floor: the network is off");
-  CHECK(contains(refusal(fx, config, at(ws, {{"sandbox", "none"}})), "below the operator's floor (network off)"));
-  auto s = fx.spawn(config, at(ws));
+  CHECK(contains(refusal(fx, config, in_dir(ws, {{"sandbox", "none"}})), "below the operator's floor (network off)"));
+  auto s = fx.spawn(config, in_dir(ws));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   CHECK_FALSE(s.session->confinement()->network);
   CHECK(fx.close(*s.session).ok());
   config.network_floor = false;  // the positive control
-  s = fx.spawn(config, at(ws, {{"network", "on"}}));
+  s = fx.spawn(config, in_dir(ws, {{"network", "on"}}));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   CHECK(s.session->confinement()->network);
   CHECK(fx.close(*s.session).ok());
@@ -97,20 +90,20 @@ TEST_CASE("a confined cwd: never /, $HOME, a symbolic link on the way, or outsid
   ::setenv("HOME", home.c_str(), 1);
   ShellFixture fx;
   ShellConfig config = sandbox_config(fx, SandboxMode::workspace_write);
-  CHECK(contains(refusal(fx, config, at("/")), "a confined session's cwd may not be /"));
-  CHECK(contains(refusal(fx, config, at(home)), "may not be the home directory"));
-  CHECK(contains(refusal(fx, config, at(home + "/../home")), "may not be the home directory"));
-  CHECK(contains(refusal(fx, config, at(ws + "/link")), "may not be reached through a symbolic link (it leads to " + other));
-  CHECK(contains(refusal(fx, config, at(ws + "/link/.")), "symbolic link"));
+  CHECK(contains(refusal(fx, config, in_dir("/")), "a confined session's cwd may not be /"));
+  CHECK(contains(refusal(fx, config, in_dir(home)), "may not be the home directory"));
+  CHECK(contains(refusal(fx, config, in_dir(home + "/../home")), "may not be the home directory"));
+  CHECK(contains(refusal(fx, config, in_dir(ws + "/link")), "may not be reached through a symbolic link (it leads to " + other));
+  CHECK(contains(refusal(fx, config, in_dir(ws + "/link/.")), "symbolic link"));
   // read-only too: a confined session is held to the same cwd rules.
-  CHECK(contains(refusal(fx, sandbox_config(fx, SandboxMode::read_only), at("/")), "may not be /"));
+  CHECK(contains(refusal(fx, sandbox_config(fx, SandboxMode::read_only), in_dir("/")), "may not be /"));
   config.workspaces = {ws};
-  CHECK(contains(refusal(fx, config, at(other)), "outside the operator's workspaces (" + ws + ")"));
+  CHECK(contains(refusal(fx, config, in_dir(other)), "outside the operator's workspaces (" + ws + ")"));
   // The positive controls: inside the workspace, and unconfined anywhere.
   ::mkdir((ws + "/sub").c_str(), 0755);
-  CHECK(refusal(fx, config, at(ws + "/sub")) == "");
-  CHECK(refusal(fx, fx.config(), at("/")) == "");
-  CHECK(refusal(fx, fx.config(), at(ws + "/link")) == "");
+  CHECK(refusal(fx, config, in_dir(ws + "/sub")) == "");
+  CHECK(refusal(fx, fx.config(), in_dir("/")) == "");
+  CHECK(refusal(fx, fx.config(), in_dir(ws + "/link")) == "");
   if (old_home) ::setenv("HOME", saved_home.c_str(), 1); else ::unsetenv("HOME");
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
@@ -130,14 +123,14 @@ TEST_CASE("a confined session inherits the allow-list and what the operator pass
   ShellFixture fx;
   ShellConfig config = sandbox_config(fx, SandboxMode::workspace_write);
   config.env_pass = {"OPERATOR_CHOICE"};
-  auto s = fx.spawn(config, at(ws));
+  auto s = fx.spawn(config, in_dir(ws));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   auto r = fx.send(*s.session, show);
   REQUIRE(r);
   CHECK_MESSAGE(contains(r->viewport, "\nHOME OPERATOR_CHOICE PATH\n"), r->viewport);
   CHECK(fx.close(*s.session).ok());
   // Unconfined: everything but the secrets.
-  s = fx.spawn(fx.config(), at(ws));
+  s = fx.spawn(fx.config(), in_dir(ws));
   REQUIRE_MESSAGE(s.session, describe(s.error));
   r = fx.send(*s.session, show);
   REQUIRE(r);

@@ -51,13 +51,6 @@ std::string probe_program() {
   return copy;
 }
 
-SpawnRequest in_dir(const std::string& cwd, std::map<std::string, std::string> options = {}) {
-  SpawnRequest r;
-  r.cwd = cwd;
-  r.options = std::move(options);
-  return r;
-}
-
 // The probe's own line, "NAME ok DETAIL" or "NAME err ERRNO", from a send's output.
 std::string probe(ShellFixture& fx, BackendSession& s, const std::string& args, const std::string& prefix = "") {
   auto r = fx.send(s, prefix + kPython + " " + probe_program() + " " + args);
@@ -70,24 +63,6 @@ std::string probe(ShellFixture& fx, BackendSession& s, const std::string& args, 
   }
   FAIL("no probe line in: " << r->viewport);
   return {};
-}
-
-// A command's output and exit status, for the probes that are ordinary commands.
-struct Ran {
-  std::string output;
-  int exit_code = -1;
-};
-Ran run(ShellFixture& fx, BackendSession& s, const std::string& command) {
-  auto r = fx.send(s, command);
-  REQUIRE_MESSAGE(r, show(r));
-  return {r->viewport, r->exit_code.value_or(-1)};
-}
-
-// Every probe ends at the shell's prompt; silence must not end a send early on a loaded
-// machine (a probe that waits for an answer is silent while it waits).
-ShellConfig patient(ShellConfig config) {
-  config.idle_silence = std::chrono::minutes(2);
-  return config;
 }
 
 int system_quiet(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }

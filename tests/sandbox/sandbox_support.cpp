@@ -24,6 +24,24 @@ extern char** environ;
 
 namespace dshpty::test {
 
+SpawnRequest in_dir(const std::string& cwd, std::map<std::string, std::string> options) {
+  SpawnRequest r;
+  r.cwd = cwd;
+  r.options = std::move(options);
+  return r;
+}
+
+Ran run(ShellFixture& fx, BackendSession& s, const std::string& command) {
+  auto r = fx.send(s, command);
+  REQUIRE_MESSAGE(r, show(r));
+  return {r->viewport, r->exit_code.value_or(-1)};
+}
+
+ShellConfig patient(ShellConfig config) {
+  config.idle_silence = std::chrono::minutes(2);
+  return config;
+}
+
 std::string sandbox_unavailable() {
   // The backend's own flags on `true`: if this fails, every confined spawn would.
   std::vector<const char*> argv = {"bwrap", "--unshare-user", "--disable-userns", "--unshare-pid",

@@ -4,6 +4,7 @@
 // and a loopback listener on the host.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,20 @@ class LoopbackListener {
 };
 
 bool contains(const std::string& hay, const std::string& needle);
+
+// A spawn in `cwd` with these options.
+SpawnRequest in_dir(const std::string& cwd, std::map<std::string, std::string> options = {});
+
+// A command's output and exit status (-1: none), for the probes that are ordinary commands.
+struct Ran {
+  std::string output;
+  int exit_code = -1;
+};
+Ran run(ShellFixture& fx, BackendSession& s, const std::string& command);
+
+// Every probe ends at the shell's prompt; silence must not end a send early on a loaded
+// machine (a probe that waits for an answer is silent while it waits).
+ShellConfig patient(ShellConfig config);
 
 // The marked processes still alive, one "pid state comm (ppid N)" each: empty when none.
 std::string left_behind(const std::string& marker);
