@@ -138,3 +138,32 @@ TEST_CASE("a confined session inherits the allow-list and what the operator pass
   CHECK(fx.close(*s.session).ok());
   for (const auto& [k, v] : planted) ::unsetenv(k.c_str());
 }
+
+TEST_CASE("a confined cwd inside a repository keeps the repository's protections") {
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  REQUIRE(std::system(("git init -q " + ws + " && git -C " + ws + " config core.hooksPath tools/hooks && mkdir -p " +
+                       ws + "/tools/hooks " + ws + "/.vscode && git init -q --bare " + ws + "/bare.git")
+                          .c_str()) == 0);
+  ShellFixture fx;
+  ShellConfig config = patient(sandbox_config(fx, SandboxMode::workspace_write));
+  // Inside the git directory, a protected path, or a bare repository: refused.
+  for (const std::string& inside : {ws + "/.git", ws + "/.git/hooks", ws + "/.vscode", ws + "/bare.git",
+                                    ws + "/bare.git/refs"}) {
+    CAPTURE(inside);
+    CHECK(contains(refusal(fx, config, in_dir(inside)), "may not be inside a git directory or a protected path"));
+  }
+  // A subdirectory: the repository's core.hooksPath (taken in its top) stays read-only.
+  auto s = fx.spawn(config, in_dir(ws + "/tools"));
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto r = run(fx, *s.session, "echo 'echo pwned' > hooks/pre-commit");
+  CHECK_MESSAGE(contains(r.output, "Read-only file system"), r.output);
+  CHECK(run(fx, *s.session, "echo x > other-file").exit_code == 0);  // the rest is writable
+  CHECK(fx.close(*s.session).ok());
+  struct stat st {};
+  CHECK(::stat((ws + "/tools/hooks/pre-commit").c_str(), &st) < 0);
+  CHECK(::stat((ws + "/tools/other-file").c_str(), &st) == 0);
+  // The positive control: unconfined, the same cwd and write succeed.
+  CHECK(refusal(fx, fx.config(), in_dir(ws + "/.git")) == "");
+  CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+}

@@ -184,6 +184,21 @@ Status check_confined_cwd(const std::string& cwd, const std::vector<std::string>
   if (real.empty()) return Status(make_system_error(Code::BACKEND_FAILED, "working directory " + cwd, errno));
   if (real != named) return refuse("a confined session's cwd may not be reached through a symbolic link (it leads to " + real + ")");
   if (real == "/") return refuse("a confined session's cwd may not be /");
+  // Inside a git directory or a protected path, the cwd would be a writable root with none of
+  // their protection over it (hooks, config, an editor's tasks run later on the host).
+  for (std::string dir = real; dir != "/"; dir = dir.substr(0, std::max<std::size_t>(1, dir.rfind('/')))) {
+    const std::string name = dir.substr(dir.rfind('/') + 1);
+    const bool protected_name =
+        name == ".git" || std::find(kDefaultProtectedPaths.begin(), kDefaultProtectedPaths.end(), name) !=
+                              kDefaultProtectedPaths.end();
+    struct stat head {}, objects {}, refs {};
+    const bool git_dir = ::stat((dir + "/HEAD").c_str(), &head) == 0 && S_ISREG(head.st_mode) &&
+                         ::stat((dir + "/objects").c_str(), &objects) == 0 && S_ISDIR(objects.st_mode) &&
+                         ::stat((dir + "/refs").c_str(), &refs) == 0 && S_ISDIR(refs.st_mode);
+    if (protected_name || git_dir) {
+      return refuse("a confined session's cwd may not be inside a git directory or a protected path (" + dir + ")");
+    }
+  }
   if (const std::string home = canonical_or_empty(std::getenv("HOME")); !home.empty() && real == home) {
     return refuse("a confined session's cwd may not be the home directory");
   }
@@ -224,8 +239,13 @@ Result<std::vector<std::string>> protected_entries(const std::vector<std::string
 
 }  // namespace
 
-const std::vector<std::string> kDefaultProtectedPaths = {".husky", ".pre-commit-config.yaml", ".envrc",
-                                                         ".vscode", ".idea"};
+// Each names what a tool on the host runs later from the workspace: git hooks through husky
+// and pre-commit, direnv, editors' tasks, agents' hooks and MCP servers, a dev container's
+// commands, yarn's and pnpm's hooks, mise's tasks.
+const std::vector<std::string> kDefaultProtectedPaths = {
+    ".husky",  ".pre-commit-config.yaml", ".envrc",         ".vscode",     ".idea",       ".claude",
+    ".cursor", ".gemini",                 ".mcp.json",      ".devcontainer", ".yarnrc.yml", ".pnpmfile.cjs",
+    "mise.toml", ".mise.toml"};
 
 std::string_view sandbox_mode_name(SandboxMode mode) {
   switch (mode) {

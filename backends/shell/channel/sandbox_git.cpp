@@ -426,4 +426,39 @@ Status protect_git(const std::string& dot_git, GitProtection how,
   return protect_git_dir(dir, {parent_dir(canonical)}, roots, plan);
 }
 
+Status protect_enclosing_repo(const std::string& root, const std::vector<std::string>& roots, MountPlan& plan) {
+  // The nearest `.git` above the root (none at the root itself: protect_git has that one).
+  std::string top = parent_dir(root);
+  for (;;) {
+    struct stat st {};
+    const std::string dot_git = (top == "/" ? "" : top) + "/.git";
+    if (::stat(dot_git.c_str(), &st) == 0) {
+      std::string gitdir = dot_git;
+      if (S_ISREG(st.st_mode)) {
+        const std::string named = first_line_after(dot_git, "gitdir:");
+        char real[PATH_MAX];
+        if (named.empty() || !::realpath(relative_to(top, named).c_str(), real)) return {};
+        gitdir = real;
+      }
+      std::vector<std::string> files = host_git_config_files();
+      files.push_back(gitdir + "/config");
+      const std::string common = first_line_after(gitdir + "/commondir", "");
+      char real[PATH_MAX];
+      if (!common.empty() && ::realpath(relative_to(gitdir, common).c_str(), real)) files.push_back(std::string(real) + "/config");
+      GitConfigRefs refs = read_git_config(files);
+      for (const auto& include : refs.includes) {
+        if (Status st2 = protect_part(include, Make::empty_file, roots, plan); !st2) return st2;
+      }
+      for (const auto& value : refs.hooks_paths) {
+        std::string dir = config_path(value, top);
+        if (dir.empty()) continue;
+        if (Status st2 = protect_part(without_trailing_slashes(dir), Make::directory, roots, plan); !st2) return st2;
+      }
+      return {};
+    }
+    if (top == "/") return {};
+    top = parent_dir(top);
+  }
+}
+
 }  // namespace dshpty::shell

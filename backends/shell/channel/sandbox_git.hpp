@@ -48,4 +48,10 @@ enum class GitProtection {
 Status protect_git(const std::string& dot_git, GitProtection how,
                    const std::vector<std::string>& roots, MountPlan& plan);
 
+// A root below a repository's top (a session opened in a subdirectory of it): the parts of
+// that repository's config that lie in the roots (core.hooksPath taken in its top, include
+// files), protected as above. The repository's git directory lies outside the root: read-only
+// already.
+Status protect_enclosing_repo(const std::string& root, const std::vector<std::string>& roots, MountPlan& plan);
+
 }  // namespace dshpty::shell

@@ -249,6 +249,7 @@ Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::stri
     if (Status st = protect_git(root + "/.git", GitProtection::commits_allowed, roots, plan); !st) {
       return st.error();
     }
+    if (Status st = protect_enclosing_repo(root, roots, plan); !st) return st.error();
   }
   for (const auto& entry : entries) {
     if (entry.empty()) continue;
