@@ -148,6 +148,8 @@ TEST_CASE("a flood of 100k rows reads as the cell-by-cell rule reads it: text an
       line += std::string(i % 3 == 0 ? 6 : 3, ' ') + "x";
     }
     if (i % 7 == 0) line.clear(), bytes = "\x1b[K";  // an empty row
+    if (i % 11 == 0) line = bytes = "\xc3\xa9" + std::to_string(i);  // a character past ASCII
+    if (i % 13 == 0) line = bytes = std::to_string(i) + "\tt";        // a tab: one byte, several cells
     lines.push_back(line);
     plain += bytes + "\r\n";
     // The same row, its first cell written with a UTF-8 character before.
