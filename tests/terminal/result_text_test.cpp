@@ -4,9 +4,12 @@
 // row keeps its trailing blank, and the alternate screen is not the normal screen's text.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "screen/emulator.hpp"
+#include "text/head_tail_buffer.hpp"
 
 using dshpty::screen::Emulator;
 
@@ -125,4 +128,74 @@ TEST_CASE("a resize narrower than where the text starts reads what is there, nev
   const std::string text = emulator.result_text({}, 100000).text;
   CHECK(text.find("ok\nline\n") != std::string::npos);
   CHECK(text.ends_with("line\n"));
+}
+
+TEST_CASE("a flood of 100k rows reads as the cell-by-cell rule reads it: text and marker numbers exact") {
+  // A row of blanks and printable ASCII reads in one copy (screen/grid.hpp, Row::plain); the
+  // same rows with a character written over a UTF-8 one read cell by cell. Both must give
+  // the text a HeadTailBuffer of the same bounds gives for the lines themselves, so head +
+  // omitted + tail is the whole to the byte and the line.
+  constexpr unsigned kRows = 24, kCols = 80;
+  constexpr int kLines = 100000;
+  std::vector<std::string> lines;
+  std::string plain, overwritten;
+  for (int i = 1; i <= kLines; ++i) {
+    std::string line = std::to_string(i);
+    std::string bytes = line;
+    if (i % 3 == 0) bytes += "   ";  // trailing blanks: dropped
+    if (i % 5 == 0) {
+      bytes += "\x1b[3Cx";  // a cursor move then a character: the gap is blanks
+      line += std::string(i % 3 == 0 ? 6 : 3, ' ') + "x";
+    }
+    if (i % 7 == 0) line.clear(), bytes = "\x1b[K";  // an empty row
+    if (i % 11 == 0) line = bytes = "\xc3\xa9" + std::to_string(i);  // a character past ASCII
+    if (i % 13 == 0) line = bytes = std::to_string(i) + "\tt";        // a tab: one byte, several cells
+    lines.push_back(line);
+    plain += bytes + "\r\n";
+    // The same row, its first cell written with a UTF-8 character before.
+    overwritten += (line.empty() ? bytes : "\xc3\xa9\r" + bytes) + "\r\n";
+  }
+  // What scrolled off, then the screen's rows (each after a newline) and the cursor's row.
+  std::string pushed, screen;
+  for (int i = 0; i < kLines; ++i) {
+    if (i < kLines - static_cast<int>(kRows - 1)) {
+      pushed += (i > 0 ? "\n" : "") + lines[static_cast<std::size_t>(i)];
+    } else {
+      screen += "\n" + lines[static_cast<std::size_t>(i)];
+    }
+  }
+  screen += "\n";
+  for (std::size_t bytes : {std::size_t{3000}, std::size_t{256} << 10}) {
+    for (std::size_t cap : {std::size_t{1000}, std::size_t{64} << 10, std::size_t{1} << 30}) {
+      CAPTURE(bytes);
+      CAPTURE(cap);
+      dshpty::text::HeadTailBuffer reference(bytes / 3, bytes - bytes / 3);
+      reference.append(pushed);
+      const dshpty::text::Cut expected = reference.cut(cap, "$ seq\n", screen);
+      REQUIRE(expected.truncated);
+      for (const std::string* flood : {&plain, &overwritten}) {
+        Emulator emulator(kRows, kCols, [](std::string_view) {});
+        emulator.start_text(emulator.text_cursor(), bytes);
+        for (std::size_t at = 0; at < flood->size(); at += 4096) emulator.on_bytes(flood->substr(at, 4096));
+        const dshpty::text::Cut cut = emulator.result_text("$ seq\n", cap);
+        CHECK(cut.text == expected.text);
+        CHECK(cut.omitted.bytes == expected.omitted.bytes);
+        CHECK(cut.omitted.lines == expected.omitted.lines);
+      }
+      // head + omitted + tail = the whole ("$ seq\n", what scrolled off, the screen); a head
+      // cut inside a line gets a newline before the marker's line.
+      const std::string whole = "$ seq\n" + pushed + screen;
+      const std::string marker = dshpty::text::truncation_marker(expected.omitted) + "\n";
+      const std::size_t at = expected.text.find(marker);
+      REQUIRE(at != std::string::npos);
+      std::string head = expected.text.substr(0, at);
+      const std::string tail = expected.text.substr(at + marker.size());
+      if (!whole.starts_with(head)) head.pop_back();
+      CHECK(whole.starts_with(head));
+      CHECK(whole.ends_with(tail));
+      CHECK(head.size() + expected.omitted.bytes + tail.size() == whole.size());
+      const auto newlines = [](std::string_view text) { return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')); };
+      CHECK(newlines(head) + expected.omitted.lines + newlines(tail) == newlines(whole));
+    }
+  }
 }

@@ -1,7 +1,9 @@
 // terminal-bench: throughput of the output path (sanitizer -> scrollback + tail buffer +
 // prompt watch) and of the screen emulator on typical terminal output, `seq` and `yes`
 // (libvterm's own screen layer beside it), and the stdin probe's cost. Not a test: it
-// prints numbers. Usage: terminal-bench [MiB, default 64]
+// prints numbers. Usage: terminal-bench [MiB, default 64] [screen [rounds]]: `screen` runs the
+// screen emulator's streams alone, the best of `rounds` (default 5). Throughput is CPU time
+// (the process's), so a machine shared with other work reads the same.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +14,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -108,10 +112,16 @@ struct Result {
   std::size_t bytes;
 };
 
+double cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
 template <class F>
 Result run(const std::string& block, std::size_t total, std::size_t chunk, F&& per_chunk) {
   std::size_t done = 0;
-  auto start = Clock::now();
+  const double start = cpu_seconds();
   while (done < total) {
     for (std::size_t off = 0; off < block.size() && done < total; off += chunk) {
       std::string_view piece = std::string_view(block).substr(off, chunk);
@@ -119,7 +129,7 @@ Result run(const std::string& block, std::size_t total, std::size_t chunk, F&& p
       done += piece.size();
     }
   }
-  return {std::chrono::duration<double>(Clock::now() - start).count(), done};
+  return {cpu_seconds() - start, done};
 }
 
 void report(const char* what, Result r) {
@@ -130,13 +140,15 @@ void report(const char* what, Result r) {
 
 int main(int argc, char** argv) {
   const std::size_t mib = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 64;
+  const bool screen_only = argc > 2 && std::strcmp(argv[2], "screen") == 0;
+  const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : screen_only ? 5 : 1;
   const std::size_t total = mib << 20;
   const std::size_t chunk = 4096;  // what a PTY master read returns
   const std::string block = typical_block();
   std::string yes_block;
   while (yes_block.size() < (1u << 20)) yes_block += "y\r\n";
 
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 2 && !screen_only; ++variant) {
     Sanitizer sanitizer;
     SanitizedText out;
     std::size_t text = 0;
@@ -148,7 +160,7 @@ int main(int argc, char** argv) {
            }));
     if (text == 0) return 1;
   }
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 2 && !screen_only; ++variant) {
     const std::string& input = variant == 0 ? block : yes_block;
     // The session's own pipeline: sanitizer, line editor, then scrollback and a send's tail
     // and prompt watch as sinks.
@@ -182,11 +194,17 @@ int main(int argc, char** argv) {
     const std::string& input;
   } streams[] = {{"typical", block}, {"`seq`", seq_block}, {"`yes`", yes_block}, {"figure 1 flood", flood_block}};
   for (const auto& stream : streams) {
-    dshpty::screen::Emulator emulator(50, 160, [](std::string_view) {});
+    Result best{1e300, 0};
+    for (int round = 0; round < rounds; ++round) {
+      dshpty::screen::Emulator emulator(50, 160, [](std::string_view) {});
+      Result r = run(stream.input, total, chunk, [&](std::string_view piece) { emulator.on_bytes(piece); });
+      if (r.seconds < best.seconds) best = r;
+      if (emulator.snapshot().lines.empty()) return 1;
+    }
     std::string label = std::string("screen emulator 50x160, ") + stream.name;
-    report(label.c_str(), run(stream.input, total, chunk, [&](std::string_view piece) { emulator.on_bytes(piece); }));
-    if (emulator.snapshot().lines.empty()) return 1;
+    report(label.c_str(), best);
   }
+  if (screen_only) return 0;
   {
     // What a session's screen costs at its prompt (the default 40x160 terminal).
     dshpty::screen::Emulator idle(40, 160, [](std::string_view) {});

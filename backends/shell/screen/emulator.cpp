@@ -254,25 +254,46 @@ struct Emulator::Impl {
     return TextPos{pushed + static_cast<std::uint64_t>(std::max(pos.row, 0)), static_cast<unsigned>(std::max(pos.col, 0))};
   }
   // The normal screen's top `count` rows scroll off: what of them the result text holds
-  // goes to the log, each row joined to the one before it when it continues it.
+  // goes to the log, each row joined to the one before it when it continues it. A flood
+  // pushes a row per line, so the common row (blanks and printable ASCII) is copied
+  // straight into the batch, a byte per cell; the log takes the batch whole.
   void push_rows(unsigned count) {
     const unsigned rows = main.rows();
-    for (unsigned k = 0; k < count && k < rows; ++k) {
-      const TextPos from = text_from();
-      const std::uint64_t at = pushed + k;
-      if (at < from.row) continue;
-      if (log_started && !main.continued(k)) pushed_text += '\n';
-      const bool next_continues = k + 1 < rows && main.continued(k + 1);
-      main.row_text(k, at == from.row ? from.col : 0, next_continues, 0, pushed_text);
+    const unsigned cols = main.cols();
+    const TextPos from = text_from();
+    // The rows before the start are not the text's.
+    unsigned k = from.row > pushed ? static_cast<unsigned>(std::min<std::uint64_t>(from.row - pushed, count)) : 0;
+    for (const unsigned end = std::min(count, rows); k < end; ++k) {
+      char* out = batch_room(cols + 1);
+      if (log_started && !main.continued(k)) *out++ = '\n';
       log_started = true;
+      const bool next_continues = k + 1 < rows && main.continued(k + 1);
+      const unsigned col = pushed + k == from.row ? from.col : 0;
+      const int length = main.plain_text(k, col, next_continues, out);
+      if (length >= 0) {
+        batch_size = static_cast<std::size_t>(out + length - batch.data());
+        continue;
+      }
+      batch_size = static_cast<std::size_t>(out - batch.data());
+      row.clear();
+      main.row_text(k, col, next_continues, 0, row);
+      std::memcpy(batch_room(row.size()), row.data(), row.size());
+      batch_size += row.size();
     }
     pushed += count;
-    // A flood pushes a row per line: the log takes them in batches.
-    if (pushed_text.size() >= kPushBatch) flush_log();
+  }
+  // Where `bytes` more go in the batch (the log takes what it holds first when they would
+  // not fit).
+  char* batch_room(std::size_t bytes) {
+    if (batch_size + bytes > batch.size()) {
+      flush_log();
+      if (bytes > batch.size()) batch.resize(std::max(bytes, kPushBatch));
+    }
+    return batch.data() + batch_size;
   }
   void flush_log() {
-    log.append(pushed_text);
-    pushed_text.clear();
+    log.append(std::string_view(batch.data(), batch_size));
+    batch_size = 0;
   }
   void tab();
   void feed(std::string_view bytes);
@@ -290,7 +311,10 @@ struct Emulator::Impl {
   text::HeadTailBuffer log{kDefaultTextBytes / 3, kDefaultTextBytes - kDefaultTextBytes / 3};
   std::size_t log_bytes = kDefaultTextBytes;
   bool log_started = false;
-  std::string pushed_text;  // rows pushed, not yet in the log (flush_log)
+  // Rows pushed, not yet in the log (flush_log): its first batch_size bytes.
+  std::string batch;
+  std::size_t batch_size = 0;
+  std::string row;  // a row that is not plain, read cell by cell
   VTermPos main_cursor{0, 0};  // the normal screen's, while the alternate one shows
   bool wrap_armed = false;     // the last glyph filled the margin (putglyph)
   std::string nonce;
@@ -484,7 +508,7 @@ void Emulator::start_text(TextPos from, std::size_t bytes) {
     m.log_bytes = bytes;
   }
   m.log.clear();
-  m.pushed_text.clear();
+  m.batch_size = 0;
   m.log_started = false;
   m.touched = UINT64_MAX;
   // A start that scrolled off already is the screen's top.
@@ -582,7 +606,7 @@ std::string Emulator::encode(const std::vector<Key>& keys) {
 
 std::size_t Emulator::memory_bytes() const noexcept {
   return sizeof(Impl) + impl_->vterm_bytes + impl_->main.memory_bytes() + impl_->log.memory_bytes() +
-         impl_->pushed_text.capacity() +
+         impl_->batch.capacity() + impl_->row.capacity() +
          (impl_->alternate ? impl_->alternate->memory_bytes() : 0) + impl_->title.capacity();
 }
 

@@ -42,6 +42,7 @@ void Grid::set(Row& row, unsigned col, char32_t cell) {
   char32_t* cells = cells_of(row);
   if (cells[col] & kCombined) row.marks->erase(col);
   cells[col] = cell;
+  if (cell != kBlank && (cell < U' ' || cell >= 0x7F)) row.plain = false;
   if (cell != kBlank && col >= row.used) row.used = col + 1;
 }
 
@@ -51,6 +52,7 @@ void Grid::clear_row(Row& row) {
   row.used = 0;
   row.marks.reset();
   row.continued = false;
+  row.plain = true;
 }
 
 bool Grid::blank_row(unsigned row) const {
@@ -234,6 +236,10 @@ int Grid::last_written_row() const {
 
 void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const {
   const Row& r = at(row);
+  if (r.plain) {
+    plain_row_text(row, from, keep_trailing, min_end, out);
+    return;
+  }
   // Where the text up to the last cell that is not blank ends: in `out`, and on the grid.
   std::size_t kept_bytes = out.size();
   unsigned kept_col = from;
@@ -307,6 +313,37 @@ void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned mi
   }
   out.resize(kept_bytes);
   if (min_end > kept_col) out.append(min_end - kept_col, ' ');
+}
+
+int Grid::plain_text(unsigned row, unsigned from, bool keep_trailing, char* out) const {
+  const Row& r = at(row);
+  if (!r.plain) return -1;
+  // row_text's rule for a row of blanks and printable ASCII: a cell is a byte.
+  const char32_t* cells = r.cells.get();
+  unsigned end = r.used;
+  if (!keep_trailing) {
+    while (end > from && (cells[end - 1] == kBlank || cells[end - 1] == U' ')) --end;
+  }
+  char* p = out;
+  for (unsigned col = from; col < end; ++col) {
+    const char32_t c = cells[col];
+    *p++ = static_cast<char>(c == kBlank ? U' ' : c);
+  }
+  if (keep_trailing) {
+    // Every cell to the margin: the line goes on in the next row.
+    for (unsigned col = std::max(std::min(r.used, cols_), from); col < cols_; ++col) *p++ = ' ';
+  }
+  return static_cast<int>(p - out);
+}
+
+void Grid::plain_row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const {
+  const std::size_t base = out.size();
+  out.resize(base + cols_);
+  const int length = plain_text(row, from, keep_trailing, out.data() + base);
+  out.resize(base + static_cast<std::size_t>(length));
+  // Where the text ends on the grid: past the last cell kept, and never before `from`.
+  const unsigned kept_col = from + static_cast<unsigned>(length);
+  if (!keep_trailing && min_end > kept_col) out.append(min_end - kept_col, ' ');
 }
 
 std::size_t Grid::memory_bytes() const noexcept {

@@ -55,6 +55,10 @@ class Grid {
   // trailing spaces dropped unless `keep_trailing` (a wrapped row's blanks are part of its
   // line); padded with spaces to `min_end` (the cursor's column: a prompt's trailing blank).
   void row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const;
+  // row_text's text (min_end 0) written to `out`, which has room for cols() bytes, when the
+  // row holds only blanks and printable ASCII (a flood's rows): its length. -1 otherwise,
+  // nothing written.
+  int plain_text(unsigned row, unsigned from, bool keep_trailing, char* out) const;
   // The last row anything is written on, or -1.
   int last_written_row() const;
   std::size_t memory_bytes() const noexcept;
@@ -80,6 +84,9 @@ class Grid {
     // line is one cell of 160, and a flood clears a row per line).
     unsigned used = 0;
     bool continued = false;  // set_continued
+    // Only blanks and printable ASCII were written since the row was cleared: its text is
+    // its cells narrowed, so a flood's rows scrolling off read in one copy (row_text).
+    bool plain = true;
   };
 
   // The ring's row `row` (row < rows()): a compare, not a division, on the flood path.
@@ -93,6 +100,7 @@ class Grid {
   static Marks& marks_of(Row& row);
   void set(Row& row, unsigned col, char32_t cell);
   void clear_row(Row& row);
+  void plain_row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const;
 
   std::vector<Row> rows_;
   unsigned top_ = 0;  // the ring's first row
