@@ -41,9 +41,11 @@ bool allowed_in_confinement(std::string_view name) {
 
 bool is_scrubbed_name(std::string_view name) {
   if (name.substr(0, 4) == "DSH_" || name.substr(0, 7) == "DSHPTY_") return true;
-  for (std::string_view word : {"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "JWT", "COOKIE", "DSN", "WEBHOOK"}) {
+  for (std::string_view word : {"KEY", "PASS", "SECRET", "TOKEN", "CREDENTIAL", "JWT", "COOKIE", "DSN", "WEBHOOK",
+                                 "AUTHORIZATION", "OAUTH", "BEARER", "PRIVATE", "SALT", "SIGNATURE"}) {
     if (contains_upper(name, word)) return true;
   }
+  if (has_part(name, "PW")) return true;  // HADV_DB_PW
   // SSH_AUTH_SOCK names the agent's socket, which ssh and git need; what it unlocks stays
   // with the agent (and a confined session has neither the variable nor the socket).
   if (has_part(name, "AUTH") && name != "SSH_AUTH_SOCK") return true;
@@ -71,8 +73,9 @@ std::vector<std::string> build_environment(
     std::string_view name = kv.substr(0, eq);
     std::string_view value = kv.substr(eq + 1);
     const bool passed = std::find(inherit.pass.begin(), inherit.pass.end(), name) != inherit.pass.end();
-    const bool kept = inherit.allow_list_only ? allowed_in_confinement(name)
-                                              : !is_scrubbed_name(name) && !is_url_with_password(value);
+    // The allow-list's LC_* is a pattern: what it lets through is still filtered.
+    const bool kept = (!inherit.allow_list_only || allowed_in_confinement(name)) && !is_scrubbed_name(name) &&
+                      !is_url_with_password(value);
     if (!passed && !kept) continue;
     if (name == "COLORTERM" || name == "PS1" || name == "PROMPT_COMMAND") continue;
     env[std::string(name)] = std::string(value);

@@ -86,6 +86,15 @@ Result<StartParams> plan_attach(const ShellConfig& config, const SpawnSpec& spec
   if (record->owner != spec.owner.label()) {
     return make_error(Code::FOREIGN_SESSION, "lingering session " + key + " belongs to another owner");
   }
+  // A lingering session is never confined: a host whose operator set a floor (a mode, or the
+  // network off) must not take one over, whatever an earlier host allowed.
+  if (config.sandbox_floor != SandboxMode::none || config.network_floor) {
+    return make_error(Code::INVALID_ARGUMENT,
+                      "lingering session " + key + " is unconfined, below the operator's floor (" +
+                          (config.sandbox_floor != SandboxMode::none ? "sandbox " + std::string(sandbox_mode_name(config.sandbox_floor))
+                                                                     : std::string("network off")) +
+                          "): it cannot be attached here");
+  }
   StartParams p;
   p.session_id = spec.session_id;
   p.signal = spec.signal;

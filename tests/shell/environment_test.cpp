@@ -23,7 +23,9 @@ bool has(const std::vector<std::string>& list, const std::string& name) {
 TEST_CASE("secret-looking names are scrubbed; their look-alikes are not") {
   for (const char* name : {"API_KEY", "DB_PASSWORD", "MYSQL_PWD", "GH_PAT", "gh_pat", "CI_JOB_JWT", "SENTRY_DSN",
                            "SLACK_WEBHOOK_URL", "COOKIE", "DOCKER_AUTH_CONFIG", "AWS_SECRET_ACCESS_KEY",
-                           "NPM_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "PGPASSFILE", "DSHPTY_X", "DSH_Y"}) {
+                           "NPM_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "PGPASSFILE", "DSHPTY_X", "DSH_Y",
+                           "HTTP_AUTHORIZATION", "APP_DB_PW", "GITHUB_OAUTH", "OPENAI_BEARER", "DEPLOY_PRIVATE_RSA",
+                           "SIGNING_SALT", "LC_APP_TOKEN"}) {
     CAPTURE(name);
     CHECK(is_scrubbed_name(name));
   }
@@ -45,7 +47,7 @@ TEST_CASE("a URL with a password is a secret whatever its name") {
 }
 
 TEST_CASE("unconfined: all but secrets; confined: the allow-list; both: what the operator passes") {
-  std::vector<std::string> host_entries = {"PATH=/bin", "HOME=/h", "LC_ALL=C", "EDITOR=vi", "MYSQL_PWD=x",
+  std::vector<std::string> host_entries = {"PATH=/bin", "HOME=/h", "LC_ALL=C", "LC_APP_TOKEN=t", "EDITOR=vi", "MYSQL_PWD=x",
                                            "HTTPS_PROXY=http://u:pw@p:1", "GH_TOKEN=t", "DISPLAY=:0",
                                            "PS1=$ ", "SSH_AUTH_SOCK=/run/a"};
   std::vector<char*> host;
@@ -59,6 +61,6 @@ TEST_CASE("unconfined: all but secrets; confined: the allow-list; both: what the
   auto confined = names(build_environment(host.data(), "pty-1", "dumb", {}, {.allow_list_only = true, .pass = {"GH_TOKEN"}}));
   for (const char* kept : {"PATH", "HOME", "LC_ALL", "TERM", "DSH_PTY_SESSION_ID", "PAGER", "GH_TOKEN"})
     CHECK_MESSAGE(has(confined, kept), kept);
-  for (const char* gone : {"EDITOR", "DISPLAY", "SSH_AUTH_SOCK", "MYSQL_PWD", "HTTPS_PROXY", "PS1"})
+  for (const char* gone : {"EDITOR", "DISPLAY", "SSH_AUTH_SOCK", "MYSQL_PWD", "HTTPS_PROXY", "PS1", "LC_APP_TOKEN"})
     CHECK_MESSAGE(!has(confined, gone), gone);
 }

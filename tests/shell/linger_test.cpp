@@ -68,10 +68,23 @@ TEST_CASE("a lingering session outlives a leaving host and comes back with its o
   CHECK(found[0].left.count() > 0);
   CHECK(list_lingering(dir.path, "someone else")->sessions.empty());
 
-  // A new host (backend) takes it over by its key.
-  auto second = make_shell_backend(fx.loop(), config);
   SpawnRequest attach;
   attach.options["attach"] = found[0].key;
+  // A host whose operator set a floor cannot take over a session that is never confined.
+  for (auto floor : {std::pair{SandboxMode::workspace_write, false}, std::pair{SandboxMode::none, true}}) {
+    ShellConfig strict = config;
+    strict.sandbox_floor = floor.first;
+    strict.network_floor = floor.second;
+    auto guarded = make_shell_backend(fx.loop(), strict);
+    Spawned refused = fx.spawn_on(*guarded, attach);
+    REQUIRE_FALSE(refused.session);
+    CHECK(refused.error->code == Code::INVALID_ARGUMENT);
+    CHECK_MESSAGE(refused.error->message.find("below the operator's floor") != std::string::npos, describe(refused.error));
+  }
+  CHECK_FALSE(gone(shell_pid));
+
+  // A new host (backend) takes it over by its key.
+  auto second = make_shell_backend(fx.loop(), config);
   Spawned a = fx.spawn_on(*second, attach);
   REQUIRE_MESSAGE(a.session, describe(a.error));
   auto report = a.session->attach_report();
