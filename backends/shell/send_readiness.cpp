@@ -590,6 +590,14 @@ void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
 }
 
 void ShellSession::interrupt_foreground(bool own_command_only) {
+  // A relay in the foreground (ssh, script, docker -t) took the line for its far side: no
+  // mark says when the far command starts, and a signal would end the relay (ssh exits on
+  // one) or wait forever for that mark. The interrupt key goes through the relay instead, as
+  // a person's Ctrl-C would, to the far terminal's foreground.
+  if (own_command_only && !shell_owns_terminal() && channel_->foreground_relays()) {
+    channel_->write("\x03");
+    return;
+  }
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
   if (own_command_only || shell_starting_command()) {
     hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0, own_command_only});

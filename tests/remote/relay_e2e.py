@@ -24,6 +24,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "repl"))
@@ -171,9 +172,36 @@ def case_local():
         r = face.send(session, asking)
         check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"pty relay asking: {show(r)}")
         expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "pty relay answered")
+        cancel_through_relay(face, session)
         positive_controls(face, session)
     finally:
         face.close()
+
+
+def cancel_through_relay(face, session):
+    """A cancel of a send the relay took: the interrupt key goes through the relay (as a
+    person's Ctrl-C), the far command stops, and the relay's shell reads again."""
+    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
+    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
+    face.n += 1
+    rid = face.n
+    face.repl.request({"id": rid, "op": "send", "sessionId": session, "text": "sleep 20; echo LONG-$((6*7))",
+                       "idleMs": 30000, "timeoutMs": 60000})
+    seen = ""
+    for _ in range(400):  # the far side has the line once its echo came back
+        seen += face.call("output", sendId=rid)["delta"]
+        if "sleep 20" in seen:
+            break
+        time.sleep(0.01)
+    check("sleep 20" in seen, f"the echo never came: {seen!r}")
+    check(face.call("cancel", sendId=rid)["cancelled"] is True, "cancel")
+    cancelled = face.repl.response(rid)
+    check(cancelled.get("ok") is True, f"the cancelled send: {cancelled}")
+    after = face.send(session, "echo ALIVE-$((6*7))")
+    expect_relay_output(after, "ALIVE-42", "the inner shell reads again")
+    check("LONG-42" not in after["viewport"] and "LONG-42" not in cancelled["result"]["viewport"],
+          f"the far command ran on: {show(after)}")
+    expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
 
 
 def case_far():
