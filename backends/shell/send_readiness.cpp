@@ -31,6 +31,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "shell_session.hpp"
 
@@ -64,6 +65,27 @@ const text::PromptMarker* echo_end(const text::SanitizedText& chunk) {
   }
   return nullptr;
 }
+// The kernel's canonical line discipline keeps at most this many bytes of a line (N_TTY's
+// 4096-byte buffer, one kept for the newline) and drops the rest as they arrive.
+constexpr std::size_t kCanonicalLineMax = 4095;
+
+// The longest line of `text` in bytes, with its number (from 1): lines end at LF or CR
+// (ICRNL makes CR a newline too).
+std::pair<std::size_t, std::size_t> longest_line(std::string_view text) {
+  std::size_t longest = 0, at = 0, number = 1, length = 0;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      ++number;
+      length = 0;
+      continue;
+    }
+    if (++length > longest) {
+      longest = length;
+      at = number;
+    }
+  }
+  return {longest, at};
+}
 }  // namespace
 
 bool ShellSendOperation::cancel() {
@@ -83,6 +105,20 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto keys = screen::parse_keys(request.keys);
   if (!keys) return keys.error();
+  // A line over the canonical limit typed while a program reads lines (cat, read: the
+  // terminal is canonical; a shell's line editor at its prompt reads raw) would lose its
+  // tail without a word: refused.
+  if (const auto [longest, line] = longest_line(request.text); longest > kCanonicalLineMax) {
+    if (auto modes = channel_->terminal_modes(); modes && modes->canonical) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "line " + std::to_string(line) + " of the text is " + std::to_string(longest) +
+                            " bytes, and the terminal is in canonical mode (a program reads it line by line), "
+                            "where the kernel keeps at most " + std::to_string(kCanonicalLineMax) +
+                            " bytes of a line and drops the rest: split it into shorter lines, or write it "
+                            "to a file from the shell's prompt (its line editor reads raw), e.g. printf '%s' "
+                            "'...' > file");
+    }
+  }
   if (!request.checks_in()) {
     const std::size_t adding = request.text.size() + keys->size() * kKeyBytesBound + (request.submits() ? 1 : 0);
     if (Status st = check_pending_input(adding); !st) return st.error();
