@@ -84,13 +84,15 @@ std::string python_bytes(std::string_view text) {
 // the file must outlive the shell's start (python starts whenever), so it is a file in a
 // fresh 0700 directory this helper removes at its exit, not the sealed memfd of bash's script
 // (this helper stops being dumpable once the shell opened that, and /proc/<helper>/fd/N
-// closes to everyone else). The user's own PYTHONSTARTUP runs from it, after.
-bool python_startup() {
+// closes to everyone else). The user's own PYTHONSTARTUP runs from it, after. Best effort:
+// where no directory can be made (a read-only sandbox's $TMPDIR) the session starts without
+// it, as it would have before.
+void python_startup() {
   const char* history = ::getenv("DSHPTY_HISTORY");
-  if (!history || (std::strcmp(history, "private") != 0 && std::strcmp(history, "off") != 0)) return true;
+  if (!history || (std::strcmp(history, "private") != 0 && std::strcmp(history, "off") != 0)) return;
   const char* tmp = ::getenv("TMPDIR");
   std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/dshpty-python.XXXXXX";
-  if (!::mkdtemp(dir.data())) return false;  // 0700
+  if (!::mkdtemp(dir.data())) return;  // 0700
   python_dir = dir;
   const char* user = ::getenv("PYTHONSTARTUP");
   std::string script(integration::kPythonStartup);
@@ -101,13 +103,12 @@ bool python_startup() {
   }
   const std::string path = dir + "/startup.py";
   if (!write_file(path, script)) {
-    const int saved = errno;
-    remove_integration();
-    errno = saved;
-    return false;
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+    python_dir.clear();
+    return;
   }
   ::setenv("PYTHONSTARTUP", path.c_str(), 1);
-  return true;
 }
 
 // The nonce leaves the environment: a process's /proc/PID/environ shows the environment it
@@ -162,7 +163,7 @@ bool install_integration(char** argv) {
   if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
   if (name != "bash" && name != "fish" && name != "zsh") return true;
   if (!nonce_pipe(nonce)) return false;
-  if (!python_startup()) return false;
+  python_startup();
   std::string path;
   if (name == "bash") {
     if (!script_path(integration::kBash, path)) return false;
