@@ -31,8 +31,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "shell_session.hpp"
+#include "typed_echo.hpp"
 
 namespace dshpty::shell {
 
@@ -64,6 +66,27 @@ const text::PromptMarker* echo_end(const text::SanitizedText& chunk) {
   }
   return nullptr;
 }
+// The kernel's canonical line discipline keeps at most this many bytes of a line (N_TTY's
+// 4096-byte buffer, one kept for the newline) and drops the rest as they arrive.
+constexpr std::size_t kCanonicalLineMax = 4095;
+
+// The longest line of `text` in bytes, with its number (from 1): lines end at LF or CR
+// (ICRNL makes CR a newline too).
+std::pair<std::size_t, std::size_t> longest_line(std::string_view text) {
+  std::size_t longest = 0, at = 0, number = 1, length = 0;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      ++number;
+      length = 0;
+      continue;
+    }
+    if (++length > longest) {
+      longest = length;
+      at = number;
+    }
+  }
+  return {longest, at};
+}
 }  // namespace
 
 bool ShellSendOperation::cancel() {
@@ -83,6 +106,20 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto keys = screen::parse_keys(request.keys);
   if (!keys) return keys.error();
+  // A line over the canonical limit typed while a program reads lines (cat, read: the
+  // terminal is canonical; a shell's line editor at its prompt reads raw) would lose its
+  // tail without a word: refused.
+  if (const auto [longest, line] = longest_line(request.text); longest > kCanonicalLineMax) {
+    if (auto modes = channel_->terminal_modes(); modes && modes->canonical) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "line " + std::to_string(line) + " of the text is " + std::to_string(longest) +
+                            " bytes, and the terminal is in canonical mode (a program reads it line by line), "
+                            "where the kernel keeps at most " + std::to_string(kCanonicalLineMax) +
+                            " bytes of a line and drops the rest: split it into shorter lines, or write it "
+                            "to a file from the shell's prompt (its line editor reads raw), e.g. printf '%s' "
+                            "'...' > file");
+    }
+  }
   if (!request.checks_in()) {
     const std::size_t adding = request.text.size() + keys->size() * kKeyBytesBound + (request.submits() ? 1 : 0);
     if (Status st = check_pending_input(adding); !st) return st.error();
@@ -180,6 +217,11 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     send->echo_line = send->bytes;
     send->echo.clear(pipeline_.current_line_bytes());
     send->pre_echo = emulator_.result_text({}, send->cap).text;
+  } else if (!send->typed_ahead && send->keys.empty() && send->submit && !params_.mark_nonce.empty()) {
+    if (const std::size_t lines = typed_line_count(send->bytes); lines > 1) {
+      send->typed_lines = lines;
+      send->pre_echo = emulator_.result_text({}, send->cap).text;
+    }
   }
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
@@ -246,6 +288,7 @@ void ShellSession::on_write_landed() {
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated || !send_->write_started) return;  // output of an earlier command
   std::string_view text = chunk.text;
+  if (send_->typed_lines > 0) tell_typed_echo(chunk);
   if (send_->echo_pending) {
     if (const text::PromptMarker* end = echo_end(chunk)) {
       if (end->kind != 'C') send_->echo.append(text.substr(0, end->position));
@@ -267,6 +310,30 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   send_->tail.append(text);
   send_->last_output = ev_now(loop_);
   ev_timer_again(loop_, &send_idle_timer_);
+}
+
+void ShellSession::tell_typed_echo(const text::SanitizedText& chunk) {
+  SendState& send = *send_;
+  for (const text::PromptMarker& mark : chunk.markers) {
+    if (mark.kind == 'L') {
+      ++send.continuations;
+      continue;
+    }
+    if (mark.kind != 'C' && mark.kind != 'P') continue;
+    // The shell read the lines as one command: one continuation mark after each but the
+    // last, then the command's start. Anything else (a prompt: the lines were commands of
+    // their own, their output between them) keeps the echo as it was.
+    const std::size_t lines = std::exchange(send.typed_lines, 0);
+    if (mark.kind != 'C' || send.continuations + 1 != lines) return;
+    const auto output_at = emulator_.command_start();
+    if (!output_at || !emulator_.on_screen(*output_at)) return;
+    const std::string_view typed = std::string_view(send.bytes).substr(0, send.bytes.size() - 1);  // no "\r"
+    if (!echoed_as_typed(emulator_.result_text({}, std::string::npos).text, send.pre_echo, typed)) return;
+    send.typed_line = typed_line(lines, typed.size());
+    send.viewport_head = std::move(send.pre_echo) + send.typed_line + "\n";
+    emulator_.start_text(*output_at);
+    return;
+  }
 }
 
 void ShellSession::on_send_chunk_end() {
@@ -438,6 +505,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
     result.truncated = cut.truncated;
     result.omitted_lines = cut.omitted.lines;
     result.omitted_bytes = cut.omitted.bytes;
+    result.typed_line = std::move(send->typed_line);
     emulator_.start_text(emulator_.text_cursor());
     channel_->note_shown();
   }

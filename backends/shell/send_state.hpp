@@ -54,6 +54,12 @@ struct SendState {
   // before the echo, then the line, head the text from where the command's output begins.
   std::string pre_echo;
   std::string viewport_head;
+  // A multi-line send typed at the idle prompt (typed_echo.hpp): its line count until the
+  // shell's marks decide (0 then), the continuation marks seen, and the line that stood
+  // for its echo when it did.
+  std::size_t typed_lines = 0;
+  std::size_t continuations = 0;
+  std::string typed_line;
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys

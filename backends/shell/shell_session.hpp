@@ -194,6 +194,8 @@ class ShellSession final : public BackendSession,
   void on_write_landed();
   void on_send_output(const text::SanitizedText& chunk);
   void on_send_chunk_end();
+  // A multi-line send's marks: its echo told in one line when the shell read it whole.
+  void tell_typed_echo(const text::SanitizedText& chunk);
   void on_send_rewrite(std::string_view line, std::size_t changed_from);
   void check_prompt_readiness();
   static void on_prompt_recheck(struct ev_loop*, ev_timer* w, int);

@@ -129,6 +129,9 @@ struct SendResult {
   bool truncated = false;  // the viewport left part of the output out (the marker says so)
   std::uint64_t omitted_lines = 0;  // when truncated: the newlines left out
   std::uint64_t omitted_bytes = 0;  // when truncated: the bytes left out
+  // A multi-line send's echo told in one line ("[typed N lines, M bytes]", in the viewport
+  // where the echo stood; docs/shell-backend.md), or empty: a text face spares that line.
+  std::string typed_line;
   // When the send ended at the shell's own prompt (stdin_read, the shell's group holding
   // the terminal): the exit status of the command before that prompt, and the shell's
   // working directory (where the backend can tell). nullopt otherwise: a job still

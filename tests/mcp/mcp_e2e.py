@@ -10,6 +10,7 @@ import os
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -177,7 +178,12 @@ def cancellation_and_progress(server):
     check(first["params"]["progressToken"] == 7 and first["params"]["progress"] >= 1, first)
     sleeper = wait_foreground(server.proc.pid, "sleep")
     # A second send on that session while it is live: the model's mistake, an isError result.
-    server.tool_error("terminal_send", {"session": "main", "text": "echo no"}, "SEND_ACTIVE")
+    text = server.tool_error("terminal_send", {"session": "main", "text": "echo no"}, "SEND_ACTIVE")
+    # The error says what to do: interrupt (terminal_signal) or cancel the live call. So does
+    # a key sent to interrupt it, the mistake a model makes most.
+    check('terminal_signal {"signal": "SIGINT"}' in text and "notifications/cancelled" in text, text)
+    text = server.tool_error("terminal_send", {"session": "main", "keys": ["C-c"]}, "SEND_ACTIVE")
+    check('terminal_signal {"signal": "SIGINT"}' in text, text)
     # Other calls are served meanwhile.
     check("running" in server.tool("terminal_list"), "list during a live send")
     check(server.call("ping") == {}, "ping during a live send")
@@ -475,6 +481,44 @@ def batches():
         server.kill()
 
 
+def lingering_hint():
+    """After a restart, the name of the session that lingered is NO_SESSION saying how to take
+    it over (terminal_attach); a name nobody has is the plain NO_SESSION."""
+    state = tempfile.mkdtemp(prefix="dshpty-mcp-state-")
+    os.chmod(state, 0o700)
+    first = McpServer(BINARY, ["--state-dir", state])
+    second, pid = None, None
+    try:
+        first.initialize()
+        opened = first.tool("terminal_open", {"name": "agent", "linger": 60})
+        check("(agent)" in opened, opened)
+        pid = int(re.search(r"pty-\d+ \(agent\) \[shell\] running pid=(\d+)", first.tool("terminal_list"))[1])
+        os.kill(first.proc.pid, signal.SIGTERM)
+        check(first.proc.wait(timeout=30) == 0, "the MCP server exits 0 on SIGTERM")
+        second = McpServer(BINARY, ["--state-dir", state])
+        second.initialize()
+        text = second.tool_error("terminal_send", {"session": "agent", "text": "true"}, "NO_SESSION")
+        check('terminal_attach {"name": "agent"}' in text, text)
+        text = second.tool_error("terminal_read", {"session": "agent"}, "NO_SESSION")
+        check("terminal_attach" in text, text)
+        text = second.tool_error("terminal_send", {"session": "nobody", "text": "true"}, "NO_SESSION")
+        check("terminal_attach" not in text, text)
+        check("attached terminal session" in second.tool("terminal_attach", {"name": "agent"}), "attach")
+        check("closed" in second.tool("terminal_close", {"session": "agent"}), "close")
+        deadline = time.monotonic() + 30
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling for the close's kill, with a deadline
+        check(not pid_alive(pid), "the attached session's shell is gone after close")
+        check(second.close_stdin_and_wait() == 0, "exit status after EOF")
+    finally:
+        first.kill()
+        if second:
+            second.kill()
+        if pid and pid_alive(pid):  # a failure left it lingering: its helper follows its shell
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(state, ignore_errors=True)
+
+
 def main():
     global BINARY
     BINARY = sys.argv[1]
@@ -484,6 +528,7 @@ def main():
     default_cap()
     flood_caps()
     batches()
+    lingering_hint()
     server = McpServer(BINARY)
     try:
         check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")

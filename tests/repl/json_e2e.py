@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 
-from repl_harness import DEADLINE_S, JsonRepl, check, wait_gone
+from repl_harness import DEADLINE_S, JsonRepl, check, kill_quietly, wait_gone
 
 
 def main_session(repl):
@@ -50,7 +50,12 @@ def overlapping(repl):
     check("started-long" in seen, f"no output from the live send: {seen!r}")
     check(repl.ok({"id": 11, "op": "read", "sessionId": "pty-1"})["totalLines"] >= 1, "read during a send")
     check(len(repl.ok({"id": 12, "op": "list"})["sessions"]) == 1, "list during a send")
-    repl.error({"id": 13, "op": "send", "sessionId": "pty-1", "text": "echo no"}, "SEND_ACTIVE")
+    error = repl.error({"id": 13, "op": "send", "sessionId": "pty-1", "text": "echo no"}, "SEND_ACTIVE")
+    # The error names the remedies: a signal interrupts, a cancel takes the send back. So
+    # for keys pressed to interrupt it.
+    check('"op": "signal"' in error["message"] and '"op": "cancel"' in error["message"], error)
+    error = repl.error({"id": "keys-live", "op": "send", "sessionId": "pty-1", "keys": ["C-c"]}, "SEND_ACTIVE")
+    check('"op": "signal"' in error["message"], error)
     check(not any(r.get("id") == "long" for r in repl.responses), "the long send ended early")
     cancelled = repl.ok({"id": 14, "op": "cancel", "sendId": "long"})
     check(cancelled == {"cancelled": True}, cancelled)
@@ -279,9 +284,42 @@ def test_strict_json(repl_path):
         repl.close()
 
 
+def test_lingering_hint(repl_path):
+    """After a restart, the name of the session that lingered is NO_SESSION saying how to
+    take it over (op attach); a name nobody has is the plain NO_SESSION."""
+    state = tempfile.mkdtemp(prefix="dshpty-json-state-")
+    os.chmod(state, 0o700)
+    first = JsonRepl(repl_path, ["--state-dir", state])
+    second = None
+    try:
+        opened = first.ok({"id": 1, "op": "open", "type": "shell", "name": "agent", "linger": 60})
+        first.proc.stdin.close()  # EOF: the host leaves, the session lingers
+        check(first.wait_exit() == 0, "exit status after EOF")
+        second = JsonRepl(repl_path, ["--state-dir", state])
+        error = second.error({"id": 2, "op": "send", "sessionId": "agent", "text": "true"}, "NO_SESSION")
+        check('{"op": "attach", "name": "agent"}' in error["message"], error)
+        error = second.error({"id": 3, "op": "read", "sessionId": "agent"}, "NO_SESSION")
+        check('"op": "attach"' in error["message"], error)
+        error = second.error({"id": 4, "op": "send", "sessionId": "nobody", "text": "true"}, "NO_SESSION")
+        check("attach" not in error["message"], error)
+        attached = second.ok({"id": 5, "op": "attach", "name": "agent"})["sessions"]
+        check(len(attached) == 1 and attached[0]["sessionId"], attached)
+        second.ok({"id": 6, "op": "close", "sessionId": attached[0]["sessionId"]})
+        wait_gone([opened["pid"]], "close after attach")
+        check(second.ok({"id": 7, "op": "shutdown"}) == {}, "shutdown")
+        check(second.wait_exit() == 0, "exit status")
+    finally:
+        first.close()
+        if second:
+            second.close()
+        kill_quietly([opened["pid"]] if "opened" in locals() else [])
+        shutil.rmtree(state, ignore_errors=True)
+
+
 if __name__ == "__main__":
     path = sys.argv[1]
-    for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open, test_strict_json):
+    for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open, test_strict_json,
+                 test_lingering_hint):
         print(f"--- {test.__name__}", flush=True)
         test(path)
     print("ok")

@@ -460,8 +460,14 @@ TEST_CASE("output that looks like a status line is marked with a backslash, on e
   CHECK(mark_status_lookalikes("\n\n[exit: 0]\n") == "\n\n\\[exit: 0]\n");
   // Our own line in the text is spared once; a copy of it is marked.
   const std::string marker = "[output truncated: 5 lines, 60 bytes left out]";
-  CHECK(mark_status_lookalikes("a\n" + marker + "\n" + marker + "\nb", marker) ==
+  CHECK(mark_status_lookalikes("a\n" + marker + "\n" + marker + "\nb", {marker}) ==
         "a\n" + marker + "\n\\" + marker + "\nb");
+  // A multi-line send's "[typed ...]" is ours too, beside the marker; printed by a program,
+  // it is marked.
+  const std::string typed = "[typed 3 lines, 20 bytes]";
+  CHECK(mark_status_lookalikes(typed + "\nout\n" + typed + "\n" + marker + "\n", {marker, typed}) ==
+        typed + "\nout\n\\" + typed + "\n" + marker + "\n");
+  CHECK(mark_status_lookalikes("x\n" + typed) == "x\n\\" + typed);
 
   // Through the text faces: a send, its screen, the motd, a page.
   SendResult sent;

@@ -273,13 +273,29 @@ def multi_line(repl, dialect):
             block = f"begin\n  echo alpha-{n}\n  echo beta-{n}\n  sh -c 'exit 7'\nend"
         else:
             block = f"sh -c 'cat; exit 7' <<EOF\nalpha-{n}\nbeta-{n}\nEOF"
-        repl.send(sid, block).at_prompt(exit_code=7).has_line(f"alpha-{n}", f"beta-{n}")
+        sent = repl.send(sid, block).at_prompt(exit_code=7).has_line(f"alpha-{n}", f"beta-{n}")
+        if dialect == "bash":
+            # Read as one command and echoed as typed: the echo is told in one line.
+            sent.expect(sent.lines[0] == f"[typed 4 lines, {len(block)} bytes]" and "EOF" not in sent.lines,
+                        "the heredoc's echo told as [typed 4 lines, ...]")
         # A for loop over several lines is one command: the status of its last body command.
         if dialect == "fish":
             loop = f"for i in 1 2 3\n  echo item-{n}-$i\n  sh -c \"exit $i\"\nend"
         else:
             loop = f"for i in 1 2 3\ndo\n  echo item-{n}-$i\n  (exit $i)\ndone"
         repl.send(sid, loop).at_prompt(exit_code=3).has_line(f"item-{n}-1", f"item-{n}-2", f"item-{n}-3")
+    if dialect == "bash":
+        # A 100-line heredoc: one line for its 100 lines of echo, then its output whole.
+        body = [f"row-{i:03d} " + "x" * 40 for i in range(98)]
+        text = "cat <<EOF\n" + "\n".join(body) + "\nEOF"
+        sent = repl.send(sid, text).at_prompt(exit_code=0)
+        sent.expect(sent.lines[0] == f"[typed 100 lines, {len(text)} bytes]" and sent.lines[1:99] == body,
+                    "a 100-line heredoc: one line for the echo, the output whole")
+        # Lines that are commands of their own keep their echo (output between them), even
+        # when a line's text equals the output before it.
+        sent = repl.send(sid, "echo x\nx")
+        sent.expect(sent.lines[:2] == ["echo x", "x"] and not any(l.startswith("[typed") for l in sent.lines),
+                    "separate commands keep their echo")
     repl.close(sid)
 
 

@@ -2,10 +2,12 @@
 // bounded, and text survives chunking.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 
 #include "fixture.hpp"
 
@@ -107,6 +109,48 @@ TEST_CASE("echo, read, python input() and cat complete as stdin_read") {
 
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("a line over the canonical limit is refused while a program reads lines, typed at the prompt") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  char dir[] = "/tmp/dshpty-canon-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  const std::string file = std::string(dir) + "/f";
+  struct Removed {  // on a failed REQUIRE too
+    std::string file, dir;
+    ~Removed() {
+      std::remove(file.c_str());
+      ::rmdir(dir.c_str());
+    }
+  } removed{file, dir};
+  // cat reads in canonical mode: the kernel would keep 4095 bytes of the line and drop the rest.
+  auto r = fx.send(*s.session, request("cat > " + file, 30s, 60s));
+  REQUIRE_MESSAGE(r, show(r));
+  REQUIRE(r->wait_reason == WaitReason::stdin_read);
+  r = fx.send(*s.session, request("short\n" + std::string(5000, 'x'), 30s, 60s));
+  REQUIRE_FALSE(r);
+  CHECK(r.error()->code == Code::INVALID_ARGUMENT);
+  CHECK_MESSAGE(r.error()->message.find("line 2 of the text is 5000 bytes") != std::string::npos, r.error()->message);
+  CHECK(r.error()->message.find("4095") != std::string::npos);
+  // A line at the limit goes in whole; nothing of the refused send was typed.
+  r = fx.send(*s.session, request(std::string(4095, 'y'), 30s, 60s));
+  REQUIRE_MESSAGE(r, show(r));
+  SendRequest eof;
+  eof.text = "\x04";
+  eof.submit = false;
+  eof.idle = 30s;
+  r = fx.send(*s.session, eof);
+  REQUIRE_MESSAGE(r, show(r));
+  std::ifstream in(file);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(content == std::string(4095, 'y') + "\n");
+  // At bash's prompt readline reads raw: a 5000-byte command line runs.
+  r = fx.send(*s.session, request("echo " + std::string(5000, 'z') + " | wc -c", 30s, 60s));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->viewport.find("5001\n") != std::string::npos, show(r));
+  CHECK(fx.close(*s.session).ok());
 }
 
 TEST_CASE("a send's viewport ends at the prompt as it reads, in the C locale too") {

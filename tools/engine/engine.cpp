@@ -170,6 +170,25 @@ Result<std::vector<LingeringSession>> Engine::lingering(std::string_view owner) 
   return out;
 }
 
+Error lingering_no_session(std::string_view name, std::string_view attach) {
+  return make_error(Code::NO_SESSION, "no session \"" + std::string(name) +
+                                          "\" here, but a lingering session of that name outlived its host: "
+                                          "take it over with " + std::string(attach));
+}
+
+Error send_active(std::string_view remedy) {
+  return make_error(Code::SEND_ACTIVE, "a send is already live on this PTY session: " + std::string(remedy));
+}
+
+std::optional<std::string> Engine::lingering_named(std::string_view owner, std::string_view word) {
+  if (word.empty() || resolve(owner, word)) return std::nullopt;
+  auto sessions = lingering(owner);
+  if (!sessions) return std::nullopt;
+  for (const auto& s : *sessions)
+    if (s.name && *s.name == word) return *s.name;
+  return std::nullopt;
+}
+
 void Engine::attach(std::string_view owner, std::optional<std::string> name, Callback<std::vector<AttachOutcome>> done) {
   auto finish = owed<std::vector<AttachOutcome>>(std::move(done));
   auto fail = [&](Error error) {

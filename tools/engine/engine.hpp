@@ -70,6 +70,12 @@ Status check_wait_bounds(const SendRequest& request);
 // operator's default mode that confines).
 Status check_open(const OpenRequest& request, const Settings::Policy& policy = {});
 
+// NO_SESSION for the name of a lingering session (Engine::lingering_named), saying how to
+// take it over in a face's words (`attach`: "terminal_attach {\"name\": ...}", ...).
+Error lingering_no_session(std::string_view name, std::string_view attach);
+// SEND_ACTIVE with what ends or interrupts the live send, in a face's words (`remedy`).
+Error send_active(std::string_view remedy);
+
 class Engine {
  public:
   // `service` must outlive the engine; its loop runs the engine's own late completions.
@@ -123,6 +129,10 @@ class Engine {
   // The owner's lingering sessions that no host of theirs holds (a host attaching takes
   // them); errors as attach.
   Result<std::vector<LingeringSession>> lingering(std::string_view owner);
+  // The name of a lingering session of the owner's that `word` names when it names no
+  // session here (after a restart, the word an agent still uses): a face's NO_SESSION then
+  // says how to take it over. nullopt otherwise.
+  std::optional<std::string> lingering_named(std::string_view owner, std::string_view word);
 
   // The host leaves (EOF, SIGTERM, SIGHUP): sessions with linger > 0 are detached (they
   // outlive it), then the rest is shut down as shutdown() does.

@@ -187,6 +187,21 @@ std::string McpServer::session_id(const std::string& word) {
 }
 
 void McpServer::run(const std::string& key, ToolCall call, Json progress_token) {
+  // After a restart the agent still names its session by the name it gave: when that is a
+  // lingering session's, the answer says how to take it over.
+  const std::string* word = std::visit(
+      [](auto& c) -> const std::string* {
+        if constexpr (requires { c.session; }) return &c.session;
+        return nullptr;
+      },
+      call);
+  if (word) {
+    if (auto name = engine_.lingering_named(kOwner, *word)) {
+      finish(key, render::format_error(engine::lingering_no_session(
+                      *name, "terminal_attach {\"name\": " + Json(*name).dump() + "}")), true);
+      return;
+    }
+  }
   std::visit(
       Overloaded{
           [&](OpenCall& open) {
@@ -294,7 +309,12 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
                                  finish(key, render::format_error(result.error()), true);
                              });
   if (!status) {
-    finish(key, render::format_error(status.error()), true);
+    Error error = status.error();
+    if (error->code == Code::SEND_ACTIVE)
+      error = engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}, "
+                                  "or that terminal_send call cancelled (notifications/cancelled); "
+                                  "keys go in once it has ended");
+    finish(key, render::format_error(error), true);
     return;
   }
   entry.started = true;

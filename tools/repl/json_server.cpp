@@ -51,6 +51,20 @@ void JsonServer::dispatch(jp::Request request) {
   const RequestId id = request.id;
   const std::string& owner = request.owner;
   const std::size_t cap = engine_.settings().max_result_bytes;
+  // A lingering session's name after a restart: the answer says how to take it over.
+  const std::string* word = std::visit(
+      [](auto& op) -> const std::string* {
+        if constexpr (requires { op.session_id; }) return &op.session_id;
+        return nullptr;
+      },
+      request.op);
+  if (word) {
+    if (auto name = engine_.lingering_named(owner, *word)) {
+      respond_error(id, engine::lingering_no_session(
+                            *name, "{\"op\": \"attach\", \"name\": " + Json(*name).dump() + "}"));
+      return;
+    }
+  }
   std::visit(
       Overloaded{
           [&](jp::OpenOp& op) {
@@ -62,7 +76,12 @@ void JsonServer::dispatch(jp::Request request) {
             auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id](Result<SendResult> result) {
               answer(id, result, jp::encode_send);
             });
-            if (!status) respond_error(id, status.error());
+            if (!status && status.error()->code == Code::SEND_ACTIVE)
+              respond_error(id, engine::send_active("{\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts its "
+                                                    "command, {\"op\": \"cancel\", \"sendId\": ...} takes it back; "
+                                                    "keys go in once it has ended"));
+            else if (!status)
+              respond_error(id, status.error());
           },
           [&](jp::CancelOp& op) {
             answer(id, engine_.cancel_send(owner, jp::id_key(op.send_id)),

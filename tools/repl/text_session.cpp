@@ -50,6 +50,14 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
     return;
   }
   TextCommand& command = parsed.value();
+  // A lingering session's name after a restart: the answer says how to take it over.
+  if (command.target) {
+    if (auto name = engine_.lingering_named(kOwner, *command.target)) {
+      print_(format_error(engine::lingering_no_session(*name, "attach " + *name)));
+      finish();
+      return;
+    }
+  }
 
   switch (command.kind) {
     case Kind::empty:

@@ -8,6 +8,12 @@ namespace dshpty::shell {
 
 namespace {
 
+constexpr std::string_view kPrivateViminit =
+    "if filereadable(expand('~/.vimrc')) | execute 'source' fnameescape(expand('~/.vimrc'))"
+    " | elseif filereadable(expand('~/.vim/vimrc')) | execute 'source' fnameescape(expand('~/.vim/vimrc'))"
+    " | elseif filereadable($VIMRUNTIME . '/defaults.vim') | source $VIMRUNTIME/defaults.vim"
+    " | endif | if exists('+viminfofile') | set viminfofile=NONE | else | set viminfo= | endif";
+
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -103,6 +109,20 @@ std::vector<std::string> dialect_env(const ShellChoice& choice, std::string_view
       std::string("DSHPTY_RC=") + (choice.rc == ShellConfig::StartupFiles::user ? "user" : "none"),
       "DSHPTY_HISTORY=" + choice.history,
   };
+  // History private or off holds for the programs a session runs too: each one's own
+  // switch, so nothing they read at their prompts reaches the user's home. Python before
+  // 3.13 has none: the helper gives it a PYTHONSTARTUP (supervisor/integration.cpp). vim
+  // reads VIMINIT instead of a vimrc, so this one sources the vimrc vim would have read
+  // (or defaults.vim without one) before turning viminfo off.
+  if (choice.history == "private" || choice.history == "off") {
+    env.insert(env.end(), {
+        "PYTHON_HISTORY=/dev/null",
+        "NODE_REPL_HISTORY=",
+        "SQLITE_HISTORY=/dev/null",
+        "LESSHISTFILE=-",
+        std::string("VIMINIT=") + std::string(kPrivateViminit),
+    });
+  }
   // zsh: the helper saves the user's ZDOTDIR (its own side's, for a far shell) and points
   // ZDOTDIR at the integration (supervisor/integration.cpp).
   return env;

@@ -18,7 +18,8 @@ namespace dshpty::supervisor {
 
 namespace {
 
-std::string zsh_dir;  // the directory made for zsh, until removed
+std::string zsh_dir;     // the directory made for zsh, until removed
+std::string python_dir;  // the directory holding the PYTHONSTARTUP file, until removed
 int script_fd = -1;   // the memfd made for bash or fish, until the shell read it
 int nonce_fd = -1;    // the nonce's pipe, until the shell read it
 
@@ -65,6 +66,50 @@ bool zsh_directory(std::string& path) {
   }
   path = pattern;
   return true;
+}
+
+// A Python bytes literal naming `text` byte by byte: no path can close the literal.
+std::string python_bytes(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "b\"";
+  for (unsigned char c : text) {
+    out += "\\x";
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out + "\"";
+}
+
+// History private or off: Python's interactive hook would read and write ~/.python_history.
+// PYTHONSTARTUP runs before that hook and replaces it (dialect/integration/python_startup.py);
+// the file must outlive the shell's start (python starts whenever), so it is a file in a
+// fresh 0700 directory this helper removes at its exit, not the sealed memfd of bash's script
+// (this helper stops being dumpable once the shell opened that, and /proc/<helper>/fd/N
+// closes to everyone else). The user's own PYTHONSTARTUP runs from it, after. Best effort:
+// where no directory can be made (a read-only sandbox's $TMPDIR) the session starts without
+// it, as it would have before.
+void python_startup() {
+  const char* history = ::getenv("DSHPTY_HISTORY");
+  if (!history || (std::strcmp(history, "private") != 0 && std::strcmp(history, "off") != 0)) return;
+  const char* tmp = ::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/dshpty-python.XXXXXX";
+  if (!::mkdtemp(dir.data())) return;  // 0700
+  python_dir = dir;
+  const char* user = ::getenv("PYTHONSTARTUP");
+  std::string script(integration::kPythonStartup);
+  const std::string_view placeholder = "@DSHPTY_USER_STARTUP@";
+  const auto at = script.find(placeholder);
+  if (at != std::string::npos) {
+    script.replace(at, placeholder.size(), user && *user ? python_bytes(user) : "None");
+  }
+  const std::string path = dir + "/startup.py";
+  if (!write_file(path, script)) {
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+    python_dir.clear();
+    return;
+  }
+  ::setenv("PYTHONSTARTUP", path.c_str(), 1);
 }
 
 // The nonce leaves the environment: a process's /proc/PID/environ shows the environment it
@@ -120,6 +165,7 @@ bool install_integration(char** argv) {
   if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
   if (name != "bash" && name != "fish" && name != "zsh") return true;
   if (!nonce_pipe(nonce)) return false;
+  python_startup();
   std::string path;
   if (name == "bash") {
     if (!script_path(integration::kBash, path)) return false;
@@ -146,6 +192,11 @@ void close_integration_fds() {
 }
 
 void remove_integration() {
+  if (!python_dir.empty()) {
+    ::unlink((python_dir + "/startup.py").c_str());
+    ::rmdir(python_dir.c_str());
+    python_dir.clear();
+  }
   if (zsh_dir.empty()) return;
   ::unlink((zsh_dir + "/.zshenv").c_str());
   ::unlink((zsh_dir + "/.zshrc").c_str());

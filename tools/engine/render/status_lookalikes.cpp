@@ -10,9 +10,10 @@ namespace {
 // The words our bracketed lines start with (text_format.cpp, linger_format.cpp, the
 // truncation marker, the MCP progress note). A test renders every status line and checks
 // it is recognised, so a new line of ours that is missing here fails it.
-constexpr std::array<std::string_view, 14> kWords{
+constexpr std::array<std::string_view, 15> kWords{
     "wait", "exit", "cwd", "session", "screen", "output truncated", "page truncated", "lines",
     "send ended", "earlier output dropped", "job", "limit", "confined", "queued behind",
+    "typed",
 };
 
 struct Char {
@@ -94,7 +95,7 @@ bool looks_like_status(std::string_view line) noexcept {
   return false;
 }
 
-std::string mark_status_lookalikes(std::string_view text, std::string_view spared) {
+std::string mark_status_lookalikes(std::string_view text, std::initializer_list<std::string_view> spared) {
   // Most output holds no bracket at all: nothing to look at line by line.
   if (text.find('[') == std::string_view::npos && text.find("\xef\xbc\xbb") == std::string_view::npos)
     return std::string(text);
@@ -106,7 +107,11 @@ std::string mark_status_lookalikes(std::string_view text, std::string_view spare
   }();
   std::string out;
   out.reserve(text.size() + 16);
-  bool spare_left = !spared.empty();
+  // Each spared line, until its first appearance.
+  std::array<std::string_view, 2> left{};
+  std::size_t lefts = 0;
+  for (std::string_view line : spared)
+    if (!line.empty() && lefts < left.size()) left[lefts++] = line;
   std::size_t copied = 0;  // text before this is in `out`
   std::size_t start = 0;   // the current line's first byte
   while (true) {
@@ -116,8 +121,10 @@ std::string mark_status_lookalikes(std::string_view text, std::string_view spare
            (!kMayEnd[static_cast<unsigned char>(text[end])] || (end_length = line_end_at(text, end)) == 0))
       ++end;
     const std::string_view line = text.substr(start, end - start);
-    if (spare_left && line == spared) {
-      spare_left = false;
+    std::size_t spare = 0;
+    while (spare < lefts && left[spare] != line) ++spare;
+    if (spare < lefts) {
+      left[spare] = left[--lefts];
     } else if (!line.empty() && looks_like_status(line)) {
       out.append(text.substr(copied, start - copied));
       out += '\\';

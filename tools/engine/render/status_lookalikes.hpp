@@ -12,6 +12,7 @@
 // FF, NEL, U+2028, U+2029; and after a backspace, which a terminal draws over), so "  [wait:", "\uFEFF[wait:", "x\u2028[wait:" are all marked.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -21,8 +22,8 @@ namespace dshpty::render {
 bool looks_like_status(std::string_view line) noexcept;
 
 // `text` with a backslash before every line that looks like a status line, except the
-// first line equal to `spared` (our own line the backend put in the text: the truncation
-// marker). `spared` empty spares nothing.
-std::string mark_status_lookalikes(std::string_view text, std::string_view spared = {});
+// first line equal to each of `spared` (our own lines the backend put in the text: the
+// truncation marker, a multi-line send's "[typed ...]"). An empty one spares nothing.
+std::string mark_status_lookalikes(std::string_view text, std::initializer_list<std::string_view> spared = {});
 
 }  // namespace dshpty::render

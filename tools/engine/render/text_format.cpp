@@ -22,7 +22,7 @@ std::string viewport_lines(const SendResult& result, const char* placeholder) {
   if (result.viewport.empty()) return std::string(placeholder) + "\n";
   const std::string marker =
       result.truncated ? text::truncation_marker({result.omitted_bytes, result.omitted_lines}) : std::string();
-  std::string out = mark_status_lookalikes(result.viewport, marker);
+  std::string out = mark_status_lookalikes(result.viewport, {marker, result.typed_line});
   if (out.back() != '\n') out += '\n';
   return out;
 }
