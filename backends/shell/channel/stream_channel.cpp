@@ -198,6 +198,9 @@ void StreamChannel::note_shown() {
   std::string out;
   FrameWriter(out).begin(Type::shown).u64(shown_).end();
   send(std::move(out));
+  // Written now, before the result that showed it reaches its caller: a host that takes the
+  // session over next (even while this one lives) then finds the helper told already.
+  flush();
 }
 
 void StreamChannel::release() {
