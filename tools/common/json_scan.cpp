@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "json_hex.hpp"
+
 #include "json_text_repair.hpp"
 
 namespace dshpty::tool {
@@ -54,22 +56,6 @@ std::size_t value_end(std::string_view text, std::size_t at) {
   std::size_t i = at;
   while (i < text.size() && !space(text[i]) && text[i] != ',' && text[i] != ']' && text[i] != '}') ++i;
   return i == at ? npos : i;
-}
-
-// The code unit of the four hex digits at text[at]; -1 when they are not four hex digits.
-long hex_unit(std::string_view text, std::size_t at) {
-  if (at + 4 > text.size()) return -1;
-  long unit = 0;
-  for (std::size_t i = at; i < at + 4; ++i) {
-    const char c = text[i];
-    int digit = -1;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    if (digit < 0) return -1;
-    unit = unit * 16 + digit;
-  }
-  return unit;
 }
 
 void append_utf8(std::string& out, unsigned long cp) {

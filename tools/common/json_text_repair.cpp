@@ -1,5 +1,6 @@
 #include "json_text_repair.hpp"
 
+#include "json_hex.hpp"
 #include "text/utf8.hpp"
 
 namespace dshpty::tool {
@@ -8,18 +9,8 @@ namespace {
 
 // The code unit of a \uXXXX escape at line[at] (the backslash); -1 when it is not one.
 long escape_unit(std::string_view line, std::size_t at) {
-  if (at + 6 > line.size() || line[at] != '\\' || line[at + 1] != 'u') return -1;
-  long unit = 0;
-  for (std::size_t i = at + 2; i < at + 6; ++i) {
-    const char c = line[i];
-    int digit = -1;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    if (digit < 0) return -1;
-    unit = unit * 16 + digit;
-  }
-  return unit;
+  if (at + 2 > line.size() || line[at] != '\\' || line[at + 1] != 'u') return -1;
+  return hex_unit(line, at + 2);
 }
 
 bool high_surrogate(long unit) { return unit >= 0xD800 && unit <= 0xDBFF; }
