@@ -1,4 +1,4 @@
-// The stream protocol's framing (backends/shell/channel/frames.hpp): every frame type
+// The stream protocol's framing (backends/shell/link/frames.hpp): every frame type
 // round-trips; a stream split at any byte gives the same frames; malformed input of every
 // kind is a clear error (and no frame), never a crash or a read past the end.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 
 using namespace dshpty::frames;
 

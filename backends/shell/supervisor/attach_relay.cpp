@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
 #include "proc/unique_fd.hpp"

@@ -1,4 +1,4 @@
-// `dshpty-supervisor --stdio`: the far side of a remote session (channel/frames.hpp is the
+// `dshpty-supervisor --stdio`: the far side of a remote session (link/frames.hpp is the
 // protocol; docs/remote.md the design). It runs the very channel a local session runs
 // (LocalChannel: the PTY, the stdin probe, this program again in its local face as the
 // session's subreaper) on a libev loop of its own, and only translates: the host's frames
@@ -10,7 +10,7 @@
 // tree is proven gone (or after a bound: the local face's own EOF rule then finishes it).
 // Unless the host sent LINGER (docs/outlive.md): then the end of a link detaches, output
 // goes on into the keeper's ring, and a later host arrives through the keeper's
-// rendezvous socket (supervisor/linger_keeper.hpp) as the new link.
+// rendezvous socket (linger/linger_keeper.hpp) as the new link.
 // It is a program, not the library: it may print one line to stderr before exiting, and
 // it ignores SIGPIPE (a broken link is an error from write, not a death).
 #include "supervisor/stdio_bridge.hpp"
@@ -32,14 +32,14 @@
 #include <optional>
 #include <string>
 
-#include "channel/frames.hpp"
-#include "channel/launch_plan.hpp"
-#include "channel/local_channel.hpp"
-#include "environment.hpp"
+#include "link/frames.hpp"
+#include "local/launch_plan.hpp"
+#include "local/local_channel.hpp"
+#include "local/environment.hpp"
 #include "proc/procfs.hpp"
 #include "proc/stdin_probe.hpp"
 #include "supervisor/attach_relay.hpp"
-#include "supervisor/linger_keeper.hpp"
+#include "linger/linger_keeper.hpp"
 #include "supervisor/prompt_hold.hpp"
 
 extern char** environ;
@@ -206,7 +206,7 @@ class Bridge final : private ChannelEvents {
   // by a prepare watcher, before libev updates the kernel and polls, so no EPOLLOUT is asked
   // for and waited on; the writable watcher is the fallback for a full link (and for frames
   // made while the prepare watchers run), stopped unseen when the prepare flush empties
-  // the outbox (channel/stream_channel.cpp does the same on the host).
+  // the outbox (remote/stream_channel.cpp does the same on the host).
   void queue_flush() {
     end_hold();
     if (!outbox_.empty() && !link_down_) {

@@ -1,6 +1,6 @@
-#include "linger_spawn.hpp"
+#include "linger/linger_spawn.hpp"
 
-#include "channel/stream_channel.hpp"
+#include "remote/stream_channel.hpp"
 #include "dshpty/linger.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"

@@ -1,4 +1,4 @@
-#include "channel/sandbox_git.hpp"
+#include "sandbox/sandbox_git.hpp"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 
 #include <cassert>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "supervisor/linger_keeper.hpp"
+#include "linger/linger_keeper.hpp"
 
 #include <errno.h>
 #include <limits.h>

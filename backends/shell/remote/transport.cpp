@@ -1,4 +1,4 @@
-#include "channel/transport.hpp"
+#include "remote/transport.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "proc/pidfd.hpp"
-#include "channel/spawn_attrs.hpp"
+#include "local/spawn_attrs.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "channel/local_channel.hpp"
+#include "local/local_channel.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "channel/pty.hpp"
+#include "local/pty.hpp"
 #include "proc/ns_pid.hpp"
 #include "proc/procfs.hpp"
 

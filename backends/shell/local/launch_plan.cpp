@@ -1,4 +1,4 @@
-#include "channel/launch_plan.hpp"
+#include "local/launch_plan.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 
 #include "proc/pidfd.hpp"
 #include "proc/procfs.hpp"
-#include "channel/protocol.hpp"
-#include "channel/spawn_attrs.hpp"
+#include "link/protocol.hpp"
+#include "local/spawn_attrs.hpp"
 
 #ifndef DSHPTY_SUPERVISOR_DEFAULT
 #error "DSHPTY_SUPERVISOR_DEFAULT (the installed helper path) must be defined by the build"
@@ -127,7 +127,7 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
   }
   posix_spawn_file_actions_adddup2(&s.actions, sock, shell_protocol::kSocketFd);
   if (plan.tty_by_message) {
-    // The wrapper must not hold the slave (channel/sandbox.hpp); its stderr is the pipe
+    // The wrapper must not hold the slave (sandbox/sandbox.hpp); its stderr is the pipe
     // that names a failed sandbox.
     posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&s.actions, 1, "/dev/null", O_WRONLY, 0);

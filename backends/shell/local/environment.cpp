@@ -1,4 +1,4 @@
-#include "environment.hpp"
+#include "local/environment.hpp"
 
 #include <algorithm>
 #include <cctype>

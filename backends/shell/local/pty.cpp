@@ -1,4 +1,4 @@
-#include "channel/pty.hpp"
+#include "local/pty.hpp"
 
 #include <errno.h>
 #include <fcntl.h>

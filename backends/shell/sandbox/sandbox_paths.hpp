@@ -64,7 +64,7 @@ Result<std::optional<std::string>> protected_target(const std::string& path,
 // The mounts that protect `entries` inside the writable `roots` (canonical), read-only. A
 // relative entry is taken inside each root, an absolute one where it lies inside a root;
 // one that does not exist is skipped. A protected path that is itself a symbolic link is
-// refused. `.git` in each root is handled apart, always (channel/sandbox_git.hpp): git may
+// refused. `.git` in each root is handled apart, always (sandbox/sandbox_git.hpp): git may
 // commit, its config and hooks stay read-only; `.git` among `entries` makes the whole of it
 // read-only, and a `.git` file's git directory and common directory with it.
 Result<std::vector<ProtectedMount>> protected_mounts(const std::vector<std::string>& roots,

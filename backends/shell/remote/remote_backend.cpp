@@ -4,12 +4,12 @@
 #include "leaving_backend.hpp"
 #include "dshpty/remote.hpp"
 
-#include "channel/stream_channel.hpp"
+#include "remote/stream_channel.hpp"
 #include "dshpty/loop.hpp"
 #include "dialect/dialect.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
-#include "linger_spawn.hpp"
+#include "linger/linger_spawn.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
 

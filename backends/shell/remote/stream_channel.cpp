@@ -1,4 +1,4 @@
-#include "channel/stream_channel.hpp"
+#include "remote/stream_channel.hpp"
 
 #include <errno.h>
 #include <signal.h>

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "channel/launch_plan.hpp"
-#include "channel/sandbox_paths.hpp"
+#include "local/launch_plan.hpp"
+#include "sandbox/sandbox_paths.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
 #include "dshpty/shell.hpp"
@@ -83,7 +83,7 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
 // outside `workspaces`; the host's cwd when the spawn has none),
 // `bwrap` found (config path, else PATH), the kernel allowing the namespaces, the workspace
 // (`cwd`, required for workspace-write) and the extra roots existing as directories; then
-// every mount destination (channel/sandbox_paths.hpp): the masks, the host sockets to hide,
+// every mount destination (sandbox/sandbox_paths.hpp): the masks, the host sockets to hide,
 // the allowed sockets (each must be a socket), the protected paths. A symbolic link
 // planted inside a writable root on the way to any of them is refused.
 // BACKEND_FAILED naming the mode and the cause. A no-op for SandboxMode::none.

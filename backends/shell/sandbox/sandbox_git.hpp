@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "channel/sandbox_paths.hpp"
+#include "sandbox/sandbox_paths.hpp"
 #include "dshpty/result.hpp"
 
 namespace dshpty::shell {

@@ -1,4 +1,4 @@
-#include "channel/seccomp_filter.hpp"
+#include "sandbox/seccomp_filter.hpp"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
 // prefixing its argv, so the spawn code and the fd layout below stay the same.
 //
 // The helper's fds: the PTY slave on 0, 1 and 2, its end of the control socket on 3
-// (channel/protocol.hpp), nothing else. Every signal at its default, an empty mask, and a
+// (link/protocol.hpp), nothing else. Every signal at its default, an empty mask, and a
 // session of its own so the host terminal's job-control signals never reach it.
 #pragma once
 
@@ -41,7 +41,7 @@ struct LaunchPlan {
   int tty_path_arg = -1;
   // Who runs the helper, for the words of a failure ("sandbox read-only (bwrap PATH)").
   std::string wrapper_label;
-  // A system-call filter for the wrapper to install (BPF bytes, channel/seccomp_filter.hpp),
+  // A system-call filter for the wrapper to install (BPF bytes, sandbox/seccomp_filter.hpp),
   // or null. It reaches the wrapper as fd kSeccompFd of a fresh sealed memfd, which bwrap
   // reads and closes before it starts the helper (argv names that fd: "--seccomp 4").
   std::shared_ptr<const std::string> seccomp_program;

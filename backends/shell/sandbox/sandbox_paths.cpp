@@ -1,4 +1,4 @@
-#include "channel/sandbox_paths.hpp"
+#include "sandbox/sandbox_paths.hpp"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "channel/sandbox_git.hpp"
+#include "sandbox/sandbox_git.hpp"
 
 namespace dshpty::shell {
 

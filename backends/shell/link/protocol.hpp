@@ -1,4 +1,4 @@
-// The control protocol between the host side (channel/local_channel.cpp) and
+// The control protocol between the host side (local/local_channel.cpp) and
 // dshpty-supervisor.
 // This comment is its one definition.
 //
@@ -9,7 +9,7 @@
 // Helper command line:
 //   dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL_PATH [SHELL_ARGS...]
 // The helper's own environment is the shell's environment (built by the host).
-// --tty-from-socket (a confined session, channel/sandbox.hpp): the slave is not on 0..2;
+// --tty-from-socket (a confined session, sandbox/sandbox.hpp): the slave is not on 0..2;
 // the first message is `tty`, which carries it, and the helper waits for it before
 // anything else (EOF instead: the host is gone, exit).
 //

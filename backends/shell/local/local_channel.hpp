@@ -1,5 +1,5 @@
 // The local process channel: the session's processes on this machine, under their own
-// dshpty-supervisor (wire: channel/protocol.hpp). Three fds on the host's loop and nothing
+// dshpty-supervisor (wire: link/protocol.hpp). Three fds on the host's loop and nothing
 // else: the PTY master (output and input), the control socket (the helper's messages), the
 // helper's pidfd (its exit, even when the host stole the reap). No signal handlers, no
 // waitpid(-1), no threads.
@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "channel/launch_plan.hpp"
-#include "channel/process_channel.hpp"
-#include "channel/protocol.hpp"
+#include "local/launch_plan.hpp"
+#include "process_channel.hpp"
+#include "link/protocol.hpp"
 #include "proc/stdin_probe.hpp"
 #include "proc/unique_fd.hpp"
 

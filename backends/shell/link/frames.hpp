@@ -1,4 +1,4 @@
-// The stream protocol between the host (channel/stream_channel.cpp) and a far
+// The stream protocol between the host (remote/stream_channel.cpp) and a far
 // `dshpty-supervisor --stdio` (supervisor/stdio_bridge.cpp), over any byte pipe (ssh,
 // `podman exec -i`, `kubectl exec -i`, `sh -c`). This comment is its one definition
 // (the design: docs/remote.md).

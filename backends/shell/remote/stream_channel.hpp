@@ -1,6 +1,6 @@
 // The stream process channel: the session's processes on another machine, under a far
-// `dshpty-supervisor --stdio` reached through a transport's stdin/stdout (channel/
-// transport.hpp), speaking the frames of channel/frames.hpp. Three fds on the host's loop:
+// `dshpty-supervisor --stdio` reached through a transport's stdin/stdout (remote/
+// transport.hpp), speaking the frames of link/frames.hpp. Three fds on the host's loop:
 // the link socket, the transport's stderr and its pidfd; one timer for liveness (remote
 // sessions only: a local one keeps zero idle wakeups).
 //
@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "channel/frames.hpp"
-#include "channel/process_channel.hpp"
-#include "channel/transport.hpp"
+#include "link/frames.hpp"
+#include "process_channel.hpp"
+#include "remote/transport.hpp"
 
 namespace dshpty::shell {
 

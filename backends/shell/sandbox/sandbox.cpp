@@ -1,4 +1,4 @@
-#include "channel/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 
 #include <cstdlib>
 
-#include "channel/sandbox_paths.hpp"
+#include "sandbox/sandbox_paths.hpp"
 #include "proc/procfs.hpp"
 
 namespace dshpty::shell {
@@ -61,7 +61,7 @@ long sysctl_value(const char* path, long missing) {
 // Without privilege (not root, bwrap not setuid) bwrap needs an unprivileged user
 // namespace. The kernel's switches for it are cheap to read, so a refusal is named here
 // rather than discovered from bwrap's exit; anything these miss (a seccomp filter, an
-// LSM) still fails the start, with bwrap's own words (channel/local_channel.cpp).
+// LSM) still fails the start, with bwrap's own words (local/local_channel.cpp).
 Status check_namespaces(SandboxMode mode, const std::string& bwrap) {
   struct stat st {};
   if (::geteuid() == 0 || (::stat(bwrap.c_str(), &st) == 0 && (st.st_mode & S_ISUID))) return {};
