@@ -283,26 +283,13 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
   const auto it = calls_.find(key);
   if (it == calls_.end()) return;
   Call& entry = it->second;
-  if (entry.cancelled) {  // cancelled while it waited its turn: it never started
-    const auto batch = std::move(entry.batch);
-    calls_.erase(it);
-    if (batch) batch_settled(batch);
-    return;
-  }
   const std::string id = session_id(call.session);
   entry.is_send = true;
   entry.session_id = id;
-  if (winding_down_.count(id)) {
-    queued_[id].push_back([this, key, call = std::move(call), token = std::move(progress_token)]() mutable {
-      start_send(key, std::move(call), std::move(token));
-    });
-    return;
-  }
+  // A send right after a cancelled one waits for it in the engine (docs/tool-protocol.md).
   auto status = engine_.send(kOwner, {.session_id = id, .request = std::move(call.request)}, key,
-                             [this, key, id](Result<SendResult> result) {
+                             [this, key](Result<SendResult> result) {
                                progress_.forget(key);
-                               const auto found = calls_.find(key);
-                               if (found != calls_.end() && found->second.cancelled) release_session(id);
                                if (result)
                                  finish_send(key, *result);
                                else
@@ -317,7 +304,6 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
     finish(key, render::format_error(error), true);
     return;
   }
-  entry.started = true;
   if (!progress_token.is_null()) progress_.watch(key, id, std::move(progress_token));
 }
 
@@ -327,26 +313,16 @@ void McpServer::cancel(const RequestId& request_id) {
   Call& call = it->second;
   call.cancelled = true;
   const std::string& key = it->first;
-  if (call.is_send && call.started) {
+  if (call.is_send) {
     progress_.forget(key);
     // A real SIGINT to the session's foreground group; the send then settles through its
-    // normal readiness, and its result is dropped.
-    const auto interrupted = engine_.cancel_send(kOwner, key);
-    if (interrupted && *interrupted) winding_down_.insert(call.session_id);
+    // normal readiness, and its result is dropped. One waiting behind a cancelled send is
+    // dropped before it starts.
+    (void)engine_.cancel_send(kOwner, key);
   } else if (call.is_open) {
     engine_.abort_open(key, make_error(Code::ABORTED, "open cancelled by the client"));
   }
   // Anything else (a signal, a close) completes on its own; its result is dropped.
-}
-
-void McpServer::release_session(const std::string& session_id) {
-  winding_down_.erase(session_id);
-  const auto it = queued_.find(session_id);
-  if (it == queued_.end()) return;
-  auto queued = std::move(it->second);
-  queued_.erase(it);
-  // From a fresh loop turn, not inside the engine's completion of the cancelled send.
-  for (auto& start : queued) deferred_.post(std::move(start));
 }
 
 void McpServer::finish(const std::string& key, std::string text, bool is_error) {
