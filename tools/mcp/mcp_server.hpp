@@ -76,6 +76,16 @@ class McpServer {
   void cancel(const RequestId& request_id);
   // The tools/call's result as text content, unless the call was cancelled (then nothing).
   void finish(const std::string& key, std::string text, bool is_error);
+  // An error as the call's isError result ("error: CODE: message").
+  void fail(const std::string& key, const Error& error);
+  // A result as its text (`format`), or its error: the one way this face renders both.
+  template <class T, class Format>
+  void reply(const std::string& key, const Result<T>& result, Format format) {
+    if (result)
+      finish(key, format(*result), false);
+    else
+      fail(key, result.error());
+  }
   // A send's result: the output, then the status lines, as two content items, so no output
   // can pose as a status (render::format_send_parts).
   void finish_send(const std::string& key, const SendResult& result);
