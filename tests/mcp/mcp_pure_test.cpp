@@ -221,4 +221,13 @@ TEST_CASE("the field table: every open option of the faces is a field of both pr
     CHECK_MESSAGE(has(json_open, option.key), option.key);
     CHECK_MESSAGE(has(mcp_open, option.key), option.key);
   }
+  // And the other way: a field of the table that no face reads would be accepted and ignored.
+  auto read_by_faces = [](std::string_view name) {
+    if (name == "type" || name == "name" || name == "cwd" || name == "linger") return true;
+    for (const auto& option : dshpty::engine::kOpenOptions)
+      if (option.key == name) return true;
+    return false;
+  };
+  for (const auto* row : {json_open, mcp_open})
+    for (const auto& field : row->fields) CHECK_MESSAGE(read_by_faces(field.name), field.name);
 }
