@@ -24,6 +24,8 @@ Result<Options> parse_options(const std::vector<std::string_view>& args) {
       status = reader.flag(options.version);
     } else if (arg == "--json") {
       status = reader.flag(options.json);
+    } else if (arg == "--print-fields") {
+      status = reader.flag(options.print_fields);
     } else if (arg == "--open-main") {
       status = reader.flag(options.open_main);
     } else if (auto session = tool::parse_session_option(reader, options)) {
