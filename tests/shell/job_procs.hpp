@@ -17,12 +17,19 @@ class ScriptTree {
  public:
   // Runs `bash -c script` (in its own process group); throws nothing, check pid() > 0.
   explicit ScriptTree(const std::string& script);
+  // An interactive bash (no startup files) on a new PTY, as a session runs it: job control
+  // on, each job its own group. write() types into it; read_line() reads the terminal,
+  // CRs and escape sequences removed (the echo of what was typed comes back too).
+  struct Interactive {};
+  explicit ScriptTree(Interactive);
   ~ScriptTree();
   ScriptTree(const ScriptTree&) = delete;
   ScriptTree& operator=(const ScriptTree&) = delete;
 
   pid_t pid() const { return pid_; }
   // The next line of the script's stdout, or nothing after `timeout` / at EOF.
+  // Writes to the script's stdin (a pipe).
+  void write(const std::string& text);
   std::optional<std::string> read_line(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // Every pid under this test process (the subreaper), the test process excluded.
   static std::vector<pid_t> everything_below();
@@ -30,6 +37,8 @@ class ScriptTree {
  private:
   pid_t pid_ = -1;
   int out_ = -1;
+  int in_ = -1;
+  bool terminal_ = false;
   std::string pending_;
 };
 
