@@ -225,3 +225,37 @@ TEST_CASE("job stop: a job with nothing left completes from the loop, no signal 
   CHECK(report.found.empty());
   CHECK(alive(shell.pid()));
 }
+
+TEST_CASE("job stop: a stopped job is continued with SIGTERM, so its handler can run") {
+  if (!have_python()) {
+    MESSAGE("skipped: no python3");
+    return;
+  }
+  // A default-action SIGINT kills even a stopped process; one that handles SIGTERM (and
+  // ignores SIGINT) can only act on it once continued.
+  ScriptTree shell(
+      "set -m\nread go\n"
+      "exec python3 -u -c 'import signal,sys,time,os\n"
+      "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+      "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\n"
+      "print(\"job\", os.getpid(), flush=True)\n"
+      "time.sleep(999)'\n");
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  shell.write("go\n");
+  auto line = shell.read_line();
+  REQUIRE(line);
+  pid_t job = 0;
+  std::sscanf(line->c_str(), "job %d", &job);
+  REQUIRE(job == shell.pid());  // exec: the script's group is the job's
+  REQUIRE(::kill(job, SIGSTOP) == 0);
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = 0;
+  StopTimings quick{std::chrono::milliseconds(200), std::chrono::milliseconds(5000),
+                    std::chrono::milliseconds(2000)};
+  StopReport report = run_stop(spec, quick);
+  CHECK(report.stopped);
+  CHECK(report.signals == std::vector<std::string>{"SIGINT", "SIGTERM"});
+  CHECK_FALSE(alive(job));
+}
