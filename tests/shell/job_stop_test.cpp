@@ -259,3 +259,30 @@ TEST_CASE("job stop: a stopped job is continued with SIGTERM, so its handler can
   CHECK(report.signals == std::vector<std::string>{"SIGINT", "SIGTERM"});
   CHECK_FALSE(alive(job));
 }
+
+TEST_CASE("job stop: destroyed mid-way, it calls nothing and leaves nothing watched") {
+  ScriptTree shell("set -m\nread go\nbash -c 'trap \"\" INT; echo \"job $$\"; exec sleep 995'\nread forever\n");
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  shell.write("go\n");
+  auto line = shell.read_line();
+  REQUIRE(line);
+  pid_t job = 0;
+  std::sscanf(line->c_str(), "job %d", &job);
+  REQUIRE(job > 0);
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  bool called = false;
+  {
+    JobStop stop(loop, spec, StopTimings{}, [&](StopReport) { called = true; });
+    CHECK(stop.report().signals == std::vector<std::string>{"SIGINT"});
+    ev_run(loop, EVRUN_NOWAIT);
+  }
+  // Nothing of it is left on the loop: it returns at once with no watcher active.
+  CHECK(ev_run(loop, EVRUN_NOWAIT) == 0);
+  ev_loop_destroy(loop);
+  CHECK_FALSE(called);
+  CHECK(alive(job));  // it ignored SIGINT, and nothing else was sent
+}

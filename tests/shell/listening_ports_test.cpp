@@ -167,3 +167,23 @@ TEST_CASE("ports: scan cost on 10 and 1,000 processes" * doctest::skip()) {
     }
   }
 }
+
+TEST_CASE("ports: a bound reached says the scan is incomplete, never 'nothing listens'") {
+  ScriptTree tree("exec 7</dev/null 8</dev/null 9</dev/null; echo up; read x");
+  REQUIRE(tree.read_line() == "up");
+  pid_t root = tree.pid();
+  dshpty::proc::PortScanLimits tight;
+  tight.max_fds = 2;
+  auto scan = scan_listening_ports({&root, 1}, PortSource::automatic, tight);
+  REQUIRE(scan.ok());
+  CHECK_FALSE(scan->complete);
+  auto full = scan_listening_ports({&root, 1});
+  REQUIRE(full.ok());
+  CHECK(full->complete);
+  // A pid that is gone is skipped, and said.
+  pid_t gone = 0x7FFFFFF0;
+  auto missing = scan_listening_ports({&gone, 1});
+  REQUIRE(missing.ok());
+  CHECK(missing->sockets.empty());
+  CHECK_FALSE(missing->complete);
+}
