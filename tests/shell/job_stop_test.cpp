@@ -286,3 +286,36 @@ TEST_CASE("job stop: destroyed mid-way, it calls nothing and leaves nothing watc
   CHECK_FALSE(called);
   CHECK(alive(job));  // it ignored SIGINT, and nothing else was sent
 }
+
+TEST_CASE("job stop: a job forking as fast as it can, children setsid'ing, is stopped whole") {
+  ScriptTree shell(
+      "set -m\nread go\n"
+      "bash -c 'echo \"job $$\"; i=0; while :; do ( setsid bash -c \"sleep 900 & exec sleep 901\" & ); "
+      "sleep 902 & i=$((i+1)); [ $i = 30 ] && echo storming; done'\n"
+      "echo \"job-done $?\"\nread forever\n");
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  shell.write("go\n");
+  auto line = shell.read_line();
+  REQUIRE(line);
+  pid_t job = 0;
+  std::sscanf(line->c_str(), "job %d", &job);
+  REQUIRE(job > 0);
+  REQUIRE(shell.read_line() == "storming");  // stopped while it still forks
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopTimings quick{std::chrono::milliseconds(200), std::chrono::milliseconds(200),
+                    std::chrono::milliseconds(2000)};
+  StopReport report = run_stop(spec, quick);
+  CHECK(report.stopped);
+  CHECK(report.remaining.empty());
+  CHECK(report.found.size() > 60);
+  MESSAGE("found " << report.found.size() << " processes; signals " << report.signals.size());
+  // Nothing of the job is left below the subreaper: only the shell.
+  std::vector<pid_t> below = ScriptTree::everything_below();
+  std::size_t others = 0;
+  for (pid_t p : below)
+    if (p != shell.pid() && alive(p)) ++others;
+  CHECK(others == 0);
+}
