@@ -19,6 +19,7 @@
 using dshpty::proc::ListeningSocket;
 using dshpty::proc::PortSource;
 using dshpty::proc::scan_listening_ports;
+using dshpty::proc::scan_port;
 using dshpty::test::ScriptTree;
 
 namespace {
@@ -99,6 +100,17 @@ TEST_CASE("ports: http.server and a setsid grandchild, each with its pid, from b
     CHECK(find_port(*scan, outsider_port) == nullptr);
     CHECK(scan->complete);
   }
+  // One port at a time, as a wait polls: the owner found, an outsider's port not the tree's.
+  for (PortSource source : {PortSource::automatic, PortSource::proc_net}) {
+    auto one = dshpty::proc::scan_port(pids, static_cast<std::uint16_t>(setsid_port), source);
+    REQUIRE(one.ok());
+    REQUIRE(one->sockets.size() == 1);
+    CHECK(one->sockets[0].pid == setsid_pid);
+    CHECK(one->sockets[0].address == "::1");
+    auto outside = dshpty::proc::scan_port(pids, static_cast<std::uint16_t>(outsider_port), source);
+    REQUIRE(outside.ok());
+    CHECK(outside->sockets.empty());
+  }
   // Only the root: bash holds none of them.
   pid_t root = tree.pid();
   auto bash_only = scan_listening_ports({&root, 1});
@@ -154,6 +166,20 @@ TEST_CASE("ports: scan cost on 10 and 1,000 processes" * doctest::skip()) {
     for (int i = 0; i < 20; ++i) walked = dshpty::proc::tree_pids(tree.pid());
     double walk_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 20;
     for (PortSource source : {PortSource::proc_net, PortSource::sock_diag}) {
+      // A wait's poll: one port, before it opens (nothing listens there) and once it has.
+      for (int wanted : {0, port}) {
+        const int rounds = 50;
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < rounds; ++i) {
+          auto scan = scan_port(pids, static_cast<std::uint16_t>(wanted), source);
+          REQUIRE(scan.ok());
+          REQUIRE(scan->sockets.size() == (wanted == 0 ? 0u : 1u));
+        }
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / rounds;
+        std::printf("port poll: %zu processes, %s, %s: %.0f us\n", pids.size(),
+                    source == PortSource::proc_net ? "proc_net" : "sock_diag",
+                    wanted == 0 ? "closed" : "open", us);
+      }
       const int rounds = 50;
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < rounds; ++i) {

@@ -200,72 +200,55 @@ std::string read_comm(pid_t pid) {
   return comm;
 }
 
-}  // namespace
-
-Result<PortScan> scan_listening_ports(std::span<const pid_t> pids, PortSource source,
-                                      PortScanLimits limits) {
-  PortScan scan;
-  // Socket inode -> the first pid holding it; namespace -> a pid to read its tables through.
-  std::unordered_map<std::uint64_t, pid_t> owners;
-  std::map<std::uint64_t, pid_t> namespaces;
-  std::size_t fds_left = limits.max_fds;
-  for (pid_t pid : pids) {
-    bool has_socket = false;
-    bool listed = procfs::for_each_numeric_entry(procfs::Path(pid).text("/fd").c_str(), [&](pid_t fd) {
-      if (fds_left == 0) {
-        scan.complete = false;
-        return true;
-      }
-      --fds_left;
-      char link[64];
-      ssize_t len = ::readlink(procfs::Path(pid).text("/fd/").number(fd).c_str(), link, sizeof link);
-      std::uint64_t inode = len > 0 ? socket_inode(link, len) : 0;
-      if (inode != 0) {
-        owners.emplace(inode, pid);
-        has_socket = true;
-      }
-      return false;
-    });
-    if (!listed) scan.complete = false;  // gone, or not ours to read
-    if (has_socket) {
-      std::uint64_t ns = netns_of(procfs::Path(pid).text("/ns/net").c_str());
-      if (ns == 0) scan.complete = false;
-      else namespaces.emplace(ns, pid);
+// The listeners of namespace `ns`, read through `pid` (one of its processes).
+Status fetch_listeners(std::uint64_t ns, pid_t pid, PortSource source, std::uint64_t own_ns,
+                       std::size_t& budget, std::vector<Listener>& out, bool& complete) {
+  bool diag = source == PortSource::sock_diag || (source == PortSource::automatic && ns == own_ns);
+  if (diag) {
+    if (ns != own_ns)
+      return make_error(Code::BACKEND_FAILED, "sock_diag sees only this process's network namespace");
+    auto dumped = dump_sock_diag();
+    if (dumped.ok()) {
+      out.insert(out.end(), dumped->begin(), dumped->end());
+      return {};
     }
+    if (source == PortSource::sock_diag) return dumped.error();
+    // automatic: the tables still work.
   }
-  if (owners.empty()) return scan;
+  bool ok4 = read_table(procfs::Path(pid).text("/net/tcp").c_str(), false, budget, out);
+  bool ok6 = read_table(procfs::Path(pid).text("/net/tcp6").c_str(), true, budget, out);
+  // A kernel without IPv6 has no tcp6 table; that is no gap.
+  if (!ok4 || (!ok6 && ::access(procfs::Path(pid).text("/net/tcp6").c_str(), F_OK) == 0))
+    complete = false;
+  return {};
+}
 
-  const std::uint64_t own_ns = netns_of("/proc/self/ns/net");
-  std::vector<Listener> listeners;
-  std::size_t budget = limits.max_table_bytes;
-  for (auto [ns, pid] : namespaces) {
-    bool diag = source == PortSource::sock_diag ||
-                (source == PortSource::automatic && ns == own_ns);
-    if (diag) {
-      if (ns != own_ns)
-        return make_error(Code::BACKEND_FAILED,
-                          "sock_diag sees only this process's network namespace");
-      auto dumped = dump_sock_diag();
-      if (!dumped.ok()) {
-        if (source == PortSource::sock_diag) return dumped.error();
-        diag = false;  // automatic: the tables still work
-      } else {
-        listeners.insert(listeners.end(), dumped->begin(), dumped->end());
-      }
+// Reads pid's fd links, calling on_socket(inode) for each socket; false when it could not
+// be listed. Stops (returning true) when on_socket returns true or the fd budget runs out.
+template <class F>
+bool for_each_socket(pid_t pid, std::size_t& fds_left, bool& complete, F&& on_socket) {
+  bool listed = procfs::for_each_numeric_entry(procfs::Path(pid).text("/fd").c_str(), [&](pid_t fd) {
+    if (fds_left == 0) {
+      complete = false;
+      return true;
     }
-    if (!diag) {
-      bool ok4 = read_table(procfs::Path(pid).text("/net/tcp").c_str(), false, budget, listeners);
-      bool ok6 = read_table(procfs::Path(pid).text("/net/tcp6").c_str(), true, budget, listeners);
-      // A kernel without IPv6 has no tcp6 table; that is no gap.
-      if (!ok4 || (!ok6 && ::access(procfs::Path(pid).text("/net/tcp6").c_str(), F_OK) == 0))
-        scan.complete = false;
-    }
-  }
+    --fds_left;
+    char link[64];
+    ssize_t len = ::readlink(procfs::Path(pid).text("/fd/").number(fd).c_str(), link, sizeof link);
+    std::uint64_t inode = len > 0 ? socket_inode(link, len) : 0;
+    return inode != 0 && on_socket(inode);
+  });
+  if (!listed) complete = false;  // gone, or not ours to read
+  return listed;
+}
 
+// The sockets of `listeners` that `owners` maps to a pid, as the result's rows.
+void add_owned(std::vector<Listener>& listeners, std::unordered_map<std::uint64_t, pid_t>& owners,
+               PortScan& scan) {
   std::unordered_map<pid_t, std::string> commands;
   for (Listener& l : listeners) {
     auto owner = owners.find(l.inode);
-    if (owner == owners.end()) continue;
+    if (owner == owners.end() || owner->second == 0) continue;
     ListeningSocket s;
     s.port = l.port;
     s.address = std::move(l.address);
@@ -280,6 +263,85 @@ Result<PortScan> scan_listening_ports(std::span<const pid_t> pids, PortSource so
   std::sort(scan.sockets.begin(), scan.sockets.end(), [](const auto& a, const auto& b) {
     return a.port != b.port ? a.port < b.port : a.address < b.address;
   });
+}
+
+}  // namespace
+
+Result<PortScan> scan_listening_ports(std::span<const pid_t> pids, PortSource source,
+                                      PortScanLimits limits) {
+  PortScan scan;
+  // Socket inode -> the first pid holding it; namespace -> a pid to read its tables through.
+  std::unordered_map<std::uint64_t, pid_t> owners;
+  std::map<std::uint64_t, pid_t> namespaces;
+  std::size_t fds_left = limits.max_fds;
+  for (pid_t pid : pids) {
+    bool has_socket = false;
+    for_each_socket(pid, fds_left, scan.complete, [&](std::uint64_t inode) {
+      owners.emplace(inode, pid);
+      has_socket = true;
+      return false;
+    });
+    if (has_socket) {
+      std::uint64_t ns = netns_of(procfs::Path(pid).text("/ns/net").c_str());
+      if (ns == 0) scan.complete = false;
+      else namespaces.emplace(ns, pid);
+    }
+  }
+  if (owners.empty()) return scan;
+  const std::uint64_t own_ns = netns_of("/proc/self/ns/net");
+  std::vector<Listener> listeners;
+  std::size_t budget = limits.max_table_bytes;
+  for (auto [ns, pid] : namespaces) {
+    Status fetched = fetch_listeners(ns, pid, source, own_ns, budget, listeners, scan.complete);
+    if (!fetched.ok()) return fetched.error();
+  }
+  add_owned(listeners, owners, scan);
+  return scan;
+}
+
+Result<PortScan> scan_port(std::span<const pid_t> pids, std::uint16_t port, PortSource source,
+                           PortScanLimits limits) {
+  PortScan scan;
+  // The namespaces first (one stat a process), then their listeners on `port`: while
+  // nothing listens there, no fd is read.
+  std::vector<std::uint64_t> ns_of(pids.size());
+  std::map<std::uint64_t, pid_t> namespaces;
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    ns_of[i] = netns_of(procfs::Path(pids[i]).text("/ns/net").c_str());
+    if (ns_of[i] == 0) scan.complete = false;
+    else namespaces.emplace(ns_of[i], pids[i]);
+  }
+  const std::uint64_t own_ns = netns_of("/proc/self/ns/net");
+  std::size_t budget = limits.max_table_bytes;
+  std::vector<Listener> listeners;
+  std::map<std::uint64_t, std::size_t> wanted_in;  // namespace -> its listeners on the port
+  std::unordered_map<std::uint64_t, pid_t> owners;  // wanted inode -> owner (0: not yet)
+  for (auto [ns, pid] : namespaces) {
+    std::vector<Listener> all;
+    Status fetched = fetch_listeners(ns, pid, source, own_ns, budget, all, scan.complete);
+    if (!fetched.ok()) return fetched.error();
+    for (Listener& l : all) {
+      if (l.port != port) continue;
+      owners.emplace(l.inode, 0);
+      ++wanted_in[ns];
+      listeners.push_back(std::move(l));
+    }
+  }
+  if (owners.empty()) return scan;
+  std::size_t left = owners.size();
+  std::size_t fds_left = limits.max_fds;
+  for (std::size_t i = 0; i < pids.size() && left > 0; ++i) {
+    if (wanted_in.find(ns_of[i]) == wanted_in.end()) continue;
+    for_each_socket(pids[i], fds_left, scan.complete, [&](std::uint64_t inode) {
+      auto it = owners.find(inode);
+      if (it != owners.end() && it->second == 0) {
+        it->second = pids[i];
+        --left;
+      }
+      return left == 0;
+    });
+  }
+  add_owned(listeners, owners, scan);
   return scan;
 }
 

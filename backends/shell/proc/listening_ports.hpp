@@ -56,6 +56,13 @@ Result<PortScan> scan_listening_ports(std::span<const pid_t> pids,
                                       PortSource source = PortSource::automatic,
                                       PortScanLimits limits = {});
 
+// The sockets of `pids` listening on `port` only: what a wait for a port polls. The
+// namespaces' listeners come first and the fd links are read only when something listens
+// on the port, and only until its owner is found, so a wait costs a stat per process and a
+// dump per namespace until the port opens. Errors and `complete` as above.
+Result<PortScan> scan_port(std::span<const pid_t> pids, std::uint16_t port,
+                           PortSource source = PortSource::automatic, PortScanLimits limits = {});
+
 // The pids of the tree under `root` (root first, parents before children), at most
 // `limit`; empty when root is gone. Through the children files (proc/process_tree.hpp),
 // else a scan of /proc.
