@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "link/messages.hpp"
 #include "linger/peer_check.hpp"
 #include "linger/state_dir.hpp"
 
@@ -18,8 +19,6 @@ namespace dshpty::shell {
 
 namespace {
 
-using frames::FrameWriter;
-using frames::PayloadReader;
 using frames::Type;
 
 // How long a connection has to authenticate before it is dropped.
@@ -182,8 +181,8 @@ void LingerKeeper::accept_one() {
 
 void LingerKeeper::refuse(proc::UniqueFd fd, const std::string& why) {
   std::string out;
-  FrameWriter(out).begin(Type::welcome).u32(frames::kVersion).u32(0).str("dshpty-supervisor").end();
-  FrameWriter(out).begin(Type::error).u32(frames::kErrorAttachRefused).str(why).end();
+  frames::encode(out, frames::Welcome{frames::kProtocolVersion, 0, frames::helper_build()});
+  frames::encode(out, frames::ErrorFrame{static_cast<std::uint32_t>(frames::ErrorCode::attach_refused), why});
   // Best effort: a refused peer's socket buffer is empty, so this fits; nothing waits.
   (void)::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::shutdown(fd.get(), SHUT_WR);
@@ -219,29 +218,28 @@ void LingerKeeper::read_pending() {
   while (pending_.valid()) {
     auto f = pending_reader_.next();
     if (!f) break;
-    PayloadReader r(f->payload);
     if (!pending_hello_) {
-      const std::uint32_t version = r.u32();
-      r.u32();
-      pending_timeout_ms_ = r.u32();
-      if (f->type != Type::hello || !r.done() || version != frames::kVersion) {
-        refuse(std::move(pending_), "refused: expected HELLO of protocol version " + std::to_string(frames::kVersion));
+      auto hello = f->type == Type::hello ? frames::decode<frames::Hello>(f->payload) : std::nullopt;
+      if (!hello || hello->version != frames::kProtocolVersion) {
+        refuse(std::move(pending_), "refused: expected HELLO of protocol version " + std::to_string(frames::kProtocolVersion));
         return drop_pending();
       }
+      pending_timeout_ms_ = hello->link_timeout_ms;
       pending_hello_ = true;
       continue;
     }
-    const std::string key(r.str());
-    const std::string token(r.str());
-    const std::string owner(r.str());
-    AttachRequest request;
-    request.link_timeout_ms = pending_timeout_ms_;
-    request.resume = r.u8() != 0;
-    request.output_from = r.u64();
-    if (f->type != Type::attach || !r.done()) {
+    auto attach = f->type == Type::attach ? frames::decode<frames::Attach>(f->payload) : std::nullopt;
+    if (!attach) {
       refuse(std::move(pending_), "refused: expected ATTACH");
       return drop_pending();
     }
+    const std::string& key = attach->key;
+    const std::string& token = attach->token;
+    const std::string& owner = attach->owner;
+    AttachRequest request;
+    request.link_timeout_ms = pending_timeout_ms_;
+    request.resume = attach->resume;
+    request.output_from = attach->output_from;
     if (key != record_.key || !linger::same_token(token, record_.token)) {
       refuse(std::move(pending_), "refused: wrong token");
       return drop_pending();

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 #include "dshpty/result.hpp"
 #include "linger/peer_check.hpp"
 #include "linger/record.hpp"

@@ -1,4 +1,4 @@
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 
 #include <cassert>
 #include <cstring>
@@ -36,6 +36,18 @@ const char* type_name(std::uint8_t type) {
     case Type::lingering: return "LINGERING";
     case Type::attached: return "ATTACHED";
     case Type::taken: return "TAKEN";
+  }
+  return nullptr;
+}
+
+const char* error_code_name(std::uint32_t code) {
+  switch (static_cast<ErrorCode>(code)) {
+    case ErrorCode::version_mismatch: return "VERSION_MISMATCH";
+    case ErrorCode::helper_failed: return "HELPER_FAILED";
+    case ErrorCode::protocol_error: return "PROTOCOL_ERROR";
+    case ErrorCode::attach_refused: return "ATTACH_REFUSED";
+    case ErrorCode::linger_unsafe: return "LINGER_UNSAFE";
+    case ErrorCode::session_gone: return "SESSION_GONE";
   }
   return nullptr;
 }
