@@ -388,13 +388,13 @@ Status StreamChannel::signal_group(pid_t pgid, int signo) {
   return {};
 }
 
-void StreamChannel::mark_readers() { send_mark(1); }
+void StreamChannel::mark_readers() { write_mark(1); }
 
 // The far side knows its shell: MARK 2 asks for its baseline alone, a stat and a schedstat
 // read where the group's walk is a children file and a status file per process besides.
-void StreamChannel::mark_shell_reader(pid_t) { send_mark(2); }
+void StreamChannel::mark_shell_reader(pid_t) { write_mark(2); }
 
-void StreamChannel::send_mark(std::uint8_t mark) {
+void StreamChannel::write_mark(std::uint8_t mark) {
   facts_.mark_sent();
   mark_at_ = bytes_queued_;
   write_frame(frames::Mark{mark});

@@ -168,7 +168,7 @@ class StreamChannel final : public ProcessChannel, private link::FrameLink::Even
   void write_frame(const F& frame) {
     if (link_usable()) link_.post(frame);
   }
-  void send_mark(std::uint8_t mark);  // MARK 1 or 2 (mark_readers, mark_shell_reader)
+  void write_mark(std::uint8_t mark);  // MARK 1 or 2 (mark_readers, mark_shell_reader)
   void terminal_changed(bool by_input) { facts_.terminal_changed(by_input, bytes_queued_); }
 
   // link::FrameLink::Events

@@ -113,7 +113,7 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   // ---- the terminal's facts (bridge_facts.cpp) -----------------------------------------
   void drain(int reads);
   frames::TerminalFacts cheap_facts() const;
-  void send_state(std::uint32_t seq, const frames::TerminalFacts& f);
+  void queue_state(std::uint32_t seq, const frames::TerminalFacts& f);
   void answer_probe(std::uint32_t seq);
 
   // ---- lingering (bridge_linger.cpp; docs/outlive.md) -----------------------------------

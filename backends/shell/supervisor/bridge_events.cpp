@@ -34,7 +34,7 @@ void Bridge::on_output(std::string_view bytes) {
   }
   // The facts of the moment this output was read, before it, when they changed.
   frames::TerminalFacts f = cheap_facts();
-  if (!(f == last_)) send_state(0, f);
+  if (!(f == last_)) queue_state(0, f);
   sent_ = frames::encode_out(link_.outbox(), sent_, bytes);
   if (!link_down()) queue_output();
 }

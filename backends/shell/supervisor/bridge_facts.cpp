@@ -42,7 +42,7 @@ frames::TerminalFacts Bridge::cheap_facts() const {
   return f;
 }
 
-void Bridge::send_state(std::uint32_t seq, const frames::TerminalFacts& f) {
+void Bridge::queue_state(std::uint32_t seq, const frames::TerminalFacts& f) {
   link_.queue(frames::State{seq, sent_, f});
   last_ = f;
   last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateRelaying | frames::kStateLeaderIsShell));
@@ -50,7 +50,7 @@ void Bridge::send_state(std::uint32_t seq, const frames::TerminalFacts& f) {
 
 void Bridge::answer_probe(std::uint32_t seq) {
   if (!channel_) {
-    send_state(seq, frames::TerminalFacts{});
+    queue_state(seq, frames::TerminalFacts{});
     return queue_flush();
   }
   // The output the terminal holds now goes first: the answer follows it. While the window
@@ -67,7 +67,7 @@ void Bridge::answer_probe(std::uint32_t seq) {
       f.flags |= frames::kStateLeaderIsShell;
     }
   }
-  send_state(seq, f);
+  queue_state(seq, f);
   queue_flush();
 }
 

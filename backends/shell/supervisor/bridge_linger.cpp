@@ -119,7 +119,7 @@ void Bridge::pump_ring() {
     // it already has cannot be taken for output read after that write.
     if (channel_) link_.queue(frames::Written{channel_->bytes_written()});
     link_.queue(frames::Started{shell_pid_});
-    if (channel_) send_state(0, cheap_facts());
+    if (channel_) queue_state(0, cheap_facts());
     if (exited_) link_.queue(exited_frame());
   }
   if (!replaying_ && output_ended_ && !output_ended_sent_ && sent_ == ring.end()) {
