@@ -160,9 +160,10 @@ void StreamChannel::release() {
              WEXITED | WNOHANG);
   }
   // Closing the link is the far helper's order to kill its tree with no grace (EOF). A
-  // release inside a read (the session closed on its output) ends that read too.
+  // release inside a read (the session closed on its output) ends that read too. A
+  // transport that ended stays ended: quiescent() still says what the far side proved.
   drop_transport();
-  if (state_ != LinkState::gone) state_ = LinkState::broken;
+  if (state_ == LinkState::up || state_ == LinkState::resuming) state_ = LinkState::broken;
 }
 
 // The host leaves and the session outlives it: the link closes, which the far helper of a
