@@ -217,7 +217,7 @@ void StreamChannel::end_output() {
 
 void StreamChannel::break_link(std::string why) {
   if (!link_usable()) return;
-  if (!why.empty()) link_error_ = std::move(why);
+  link_.break_link(std::move(why));
   link_.stop();
   link_.shutdown();
   if (state_ == LinkState::draining) return;  // the transport's end is being said already
@@ -233,7 +233,7 @@ void StreamChannel::break_link(std::string why) {
   // its tree. A transport that does not exit on it (a wedged link) is killed: the far
   // helper then sees the link go, or its own silence bound fires.
   broken_at_ = ev_now(loop_);
-  if (!link_error_.empty()) sys::pidfd_send_signal(transport_.pidfd.get(), SIGKILL);
+  if (!link_.why_broken().empty()) sys::pidfd_send_signal(transport_.pidfd.get(), SIGKILL);
 }
 
 void StreamChannel::on_liveness_tick() {
@@ -267,12 +267,13 @@ void StreamChannel::on_pidfd_readable(struct ev_loop*, ev_io* w, int) {
 
 std::string StreamChannel::transport_words(const siginfo_t* info) const {
   std::string words = launch_.label;
-  if (lingers() && link_error_.empty() && !info) {
+  const std::string& link_error = link_.why_broken();
+  if (lingers() && link_error.empty() && !info) {
     return "the lingering session's link ended (another host attached it, or its helper ended)";
   }
-  if (!link_error_.empty()) {
+  if (!link_error.empty()) {
     // We broke the link (and killed the transport): our reason, not its exit, is the news.
-    words += ": " + link_error_;
+    words += ": " + link_error;
   } else if (info && info->si_code == CLD_EXITED) {
     words += " exited " + std::to_string(info->si_status);
   } else if (info && (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)) {
@@ -281,7 +282,7 @@ std::string StreamChannel::transport_words(const siginfo_t* info) const {
     words += " ended";
   }
   if (std::string said = stderr_tail_.last_line(); !said.empty()) {
-    words += (link_error_.empty() ? ": " : "; it said: ") + said;
+    words += (link_error.empty() ? ": " : "; it said: ") + said;
   }
   return words;
 }

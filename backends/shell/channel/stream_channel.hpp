@@ -228,8 +228,7 @@ class StreamChannel final : public ProcessChannel, private link::FrameLink::Even
   ev_io stderr_io_{};
   ev_io pidfd_io_{};
   Timer liveness_;
-  ev_tstamp broken_at_ = 0;
-  std::string link_error_;  // why the link broke, when the host saw it (a bad frame, silence)
+  ev_tstamp broken_at_ = 0;  // the link's why_broken(): the host's reason (a bad frame, silence)
 
   std::uint32_t capabilities_ = 0;  // the far side's WELCOME (kCap*)
   bool welcomed_ = false;           // this link's WELCOME came

@@ -49,7 +49,6 @@ void StreamChannel::attempt() {
   ++attempts_;
   stderr_tail_ = StderrTail();
   welcomed_ = false;
-  link_error_.clear();
   broken_at_ = 0;
   auto transport = spawn_transport(launch_.transport);
   if (!transport) {

@@ -37,6 +37,7 @@ void FrameLink::start(int in, int out, bool socket) {
   in_ = in;
   out_ = out;
   socket_ = socket;
+  why_broken_.clear();
   reading_ = true;
   ev_io_set(&read_io_, in_, EV_READ);
   ev_io_set(&write_io_, out_, EV_WRITE);
@@ -54,6 +55,11 @@ void FrameLink::touch() {
 void FrameLink::stop_reading() {
   reading_ = false;
   ev_io_stop(loop_, &read_io_);
+}
+
+void FrameLink::break_link(std::string why) {
+  stop_reading();
+  if (why_broken_.empty()) why_broken_ = std::move(why);
 }
 
 void FrameLink::stop() {

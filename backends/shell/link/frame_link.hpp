@@ -61,6 +61,11 @@ class FrameLink {
   // Stops reading: no more frames are handed out, also from a read under way. Writing
   // goes on (a helper's last words to a host that closed only its sending side).
   void stop_reading();
+  // Breaks the link for `why` ("": the peer ended it): no frame is read any more, and the
+  // first reason given stays (why_broken) until the next open. Writing goes on, as for
+  // stop_reading: the owner stops it or says its last words.
+  void break_link(std::string why);
+  const std::string& why_broken() const { return why_broken_; }
   // Stops reading and writing (the outbox is dropped), keeping the fd for shutdown().
   void stop();
   void shutdown();  // SHUT_RDWR: the peer sees the end
@@ -119,6 +124,7 @@ class FrameLink {
   bool reading_ = false;  // until stop_reading: a frame's handling may end the link mid-read
   frames::FrameReader reader_;
   std::string outbox_;
+  std::string why_broken_;
   ev_io read_io_{};
   ev_io write_io_{};
   ev_prepare flush_before_poll_{};

@@ -102,7 +102,7 @@ void Bridge::link_ended(const std::string& why) {
     link_failed_ = true;
     std::fprintf(stderr, "dshpty-supervisor --stdio: %s\n", why.c_str());
   }
-  link_.stop_reading();
+  link_.break_link(why);
   link_timer_.stop();
   if (!channel_ || channel_->quiescent()) return finish(0);
   kill_now();
