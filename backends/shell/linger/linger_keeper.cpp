@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "link/messages.hpp"
 #include "linger/peer_check.hpp"
 #include "linger/state_dir.hpp"
 
@@ -18,12 +19,10 @@ namespace dshpty::shell {
 
 namespace {
 
-using frames::FrameWriter;
-using frames::PayloadReader;
 using frames::Type;
 
 // How long a connection has to authenticate before it is dropped.
-constexpr double kAuthSeconds = 5.0;
+constexpr std::chrono::seconds kAuthBound{5};
 // The ring never holds less than the flow-control window and a chunk: output a host has
 // not acknowledged is then always still in it while a host is attached.
 constexpr std::uint64_t kMinRing = frames::kWindow + frames::kMaxOutChunk;
@@ -39,9 +38,9 @@ LingerKeeper::LingerKeeper(struct ev_loop* loop, LingerSpec spec, Hooks hooks)
       ring_(static_cast<std::size_t>(std::max<std::uint64_t>(spec_.ring_bytes, kMinRing))) {
   ev_io_init(&accept_io_, &LingerKeeper::on_accept, -1, EV_READ);
   ev_io_init(&pending_io_, &LingerKeeper::on_pending_readable, -1, EV_READ);
-  ev_timer_init(&pending_timer_, &LingerKeeper::on_pending_timeout, kAuthSeconds, 0.);
-  ev_timer_init(&expiry_, &LingerKeeper::on_expiry, 0., 0.);
-  accept_io_.data = pending_io_.data = pending_timer_.data = expiry_.data = this;
+  pending_timer_.bind<&LingerKeeper::on_pending_timeout>(loop_, this);
+  expiry_.bind<&LingerKeeper::on_expiry>(loop_, this);
+  accept_io_.data = pending_io_.data = this;
 }
 
 Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, LingerSpec spec, Hooks hooks) {
@@ -96,7 +95,7 @@ Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, 
 
 LingerKeeper::~LingerKeeper() {
   ev_io_stop(loop_, &accept_io_);
-  ev_timer_stop(loop_, &expiry_);
+  expiry_.stop();
   drop_pending();
   if (!record_.key.empty() && !dir_.empty()) {
     ::unlink(linger::socket_path(dir_, record_.key).c_str());
@@ -118,11 +117,10 @@ void LingerKeeper::set_size(unsigned rows, unsigned cols) {
 void LingerKeeper::set_attached(bool attached) {
   record_.attached = attached;
   if (attached) {
-    ev_timer_stop(loop_, &expiry_);
+    expiry_.stop();
   } else {
     record_.expires_at = wall_now() + spec_.seconds;
-    ev_timer_set(&expiry_, static_cast<double>(spec_.seconds), 0.);
-    ev_timer_start(loop_, &expiry_);
+    expiry_.start(std::chrono::seconds(spec_.seconds));
   }
   (void)linger::write_record(dir_, record_);
 }
@@ -144,11 +142,10 @@ void LingerKeeper::bury(std::optional<int> exit_code, std::optional<int> signal,
   (void)linger::write_tombstone(dir_, t);
 }
 
-void LingerKeeper::on_expiry(struct ev_loop*, ev_timer* w, int) {
-  auto* k = static_cast<LingerKeeper*>(w->data);
-  ev_io_stop(k->loop_, &k->accept_io_);  // nobody attaches a session being killed
-  k->drop_pending();
-  if (k->hooks_.expired) k->hooks_.expired();
+void LingerKeeper::on_expiry() {
+  ev_io_stop(loop_, &accept_io_);  // nobody attaches a session being killed
+  drop_pending();
+  if (hooks_.expired) hooks_.expired();
 }
 
 // ---- authentication -------------------------------------------------------------------
@@ -175,15 +172,14 @@ void LingerKeeper::accept_one() {
     pending_hello_ = false;
     ev_io_set(&pending_io_, pending_.get(), EV_READ);
     ev_io_start(loop_, &pending_io_);
-    ev_timer_set(&pending_timer_, kAuthSeconds, 0.);
-    ev_timer_start(loop_, &pending_timer_);
+    pending_timer_.start(kAuthBound);
   }
 }
 
 void LingerKeeper::refuse(proc::UniqueFd fd, const std::string& why) {
   std::string out;
-  FrameWriter(out).begin(Type::welcome).u32(frames::kVersion).u32(0).str("dshpty-supervisor").end();
-  FrameWriter(out).begin(Type::error).u32(frames::kErrorAttachRefused).str(why).end();
+  frames::encode(out, frames::Welcome{frames::kProtocolVersion, 0, frames::helper_build()});
+  frames::encode(out, frames::ErrorFrame{static_cast<std::uint32_t>(frames::ErrorCode::attach_refused), why});
   // Best effort: a refused peer's socket buffer is empty, so this fits; nothing waits.
   (void)::send(fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::shutdown(fd.get(), SHUT_WR);
@@ -191,14 +187,13 @@ void LingerKeeper::refuse(proc::UniqueFd fd, const std::string& why) {
 
 void LingerKeeper::drop_pending() {
   ev_io_stop(loop_, &pending_io_);
-  ev_timer_stop(loop_, &pending_timer_);
+  pending_timer_.stop();
   pending_.reset();
 }
 
-void LingerKeeper::on_pending_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* k = static_cast<LingerKeeper*>(w->data);
-  k->refuse(std::move(k->pending_), "refused: no ATTACH in time");
-  k->drop_pending();
+void LingerKeeper::on_pending_timeout() {
+  refuse(std::move(pending_), "refused: no ATTACH in time");
+  drop_pending();
 }
 
 void LingerKeeper::on_pending_readable(struct ev_loop*, ev_io* w, int) {
@@ -219,29 +214,28 @@ void LingerKeeper::read_pending() {
   while (pending_.valid()) {
     auto f = pending_reader_.next();
     if (!f) break;
-    PayloadReader r(f->payload);
     if (!pending_hello_) {
-      const std::uint32_t version = r.u32();
-      r.u32();
-      pending_timeout_ms_ = r.u32();
-      if (f->type != Type::hello || !r.done() || version != frames::kVersion) {
-        refuse(std::move(pending_), "refused: expected HELLO of protocol version " + std::to_string(frames::kVersion));
+      auto hello = f->type == Type::hello ? frames::decode<frames::Hello>(f->payload) : std::nullopt;
+      if (!hello || hello->version != frames::kProtocolVersion) {
+        refuse(std::move(pending_), "refused: expected HELLO of protocol version " + std::to_string(frames::kProtocolVersion));
         return drop_pending();
       }
+      pending_timeout_ms_ = hello->link_timeout_ms;
       pending_hello_ = true;
       continue;
     }
-    const std::string key(r.str());
-    const std::string token(r.str());
-    const std::string owner(r.str());
-    AttachRequest request;
-    request.link_timeout_ms = pending_timeout_ms_;
-    request.resume = r.u8() != 0;
-    request.output_from = r.u64();
-    if (f->type != Type::attach || !r.done()) {
+    auto attach = f->type == Type::attach ? frames::decode<frames::Attach>(f->payload) : std::nullopt;
+    if (!attach) {
       refuse(std::move(pending_), "refused: expected ATTACH");
       return drop_pending();
     }
+    const std::string& key = attach->key;
+    const std::string& token = attach->token;
+    const std::string& owner = attach->owner;
+    AttachRequest request;
+    request.link_timeout_ms = pending_timeout_ms_;
+    request.resume = attach->resume;
+    request.output_from = attach->output_from;
     if (key != record_.key || !linger::same_token(token, record_.token)) {
       refuse(std::move(pending_), "refused: wrong token");
       return drop_pending();

@@ -40,6 +40,18 @@ const char* type_name(std::uint8_t type) {
   return nullptr;
 }
 
+const char* error_code_name(std::uint32_t code) {
+  switch (static_cast<ErrorCode>(code)) {
+    case ErrorCode::version_mismatch: return "VERSION_MISMATCH";
+    case ErrorCode::helper_failed: return "HELPER_FAILED";
+    case ErrorCode::protocol_error: return "PROTOCOL_ERROR";
+    case ErrorCode::attach_refused: return "ATTACH_REFUSED";
+    case ErrorCode::linger_unsafe: return "LINGER_UNSAFE";
+    case ErrorCode::session_gone: return "SESSION_GONE";
+  }
+  return nullptr;
+}
+
 // ---- writing -----------------------------------------------------------------------------
 
 namespace {

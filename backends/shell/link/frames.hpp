@@ -79,12 +79,11 @@
 //                                        (a reconnecting host sends its input on from
 //                                        there); next_token: the token for the next attach;
 //                                        shown: the last SHOWN offset any host sent
-//   ERROR        u32 code, str text      fatal: the helper lost its tree (the tree's end
-//                                        is unconfirmed) or the host broke the protocol;
-//                                        the helper kills what it can and exits;
-//                                        code 4: an ATTACH refused (the helper goes on);
-//                                        code 6: an ATTACH found no lingering session (it
-//                                        ended: the text carries its tombstone's words)
+//   ERROR        u32 code, str text      code: ErrorCode below. Fatal (the helper kills what
+//                                        it can and exits) but for attach_refused (an
+//                                        ATTACH refused: the helper goes on) and
+//                                        session_gone (an ATTACH found no lingering
+//                                        session: the text carries its tombstone's words)
 //
 // The helper kills its whole tree with no grace, then exits, on EOF of its stdin, on a
 // protocol error, or when nothing came from the host for link_timeout_ms (the host pings
@@ -103,16 +102,28 @@
 
 namespace dshpty::frames {
 
-inline constexpr std::uint32_t kVersion = 1;
+// The protocol's version, in HELLO and WELCOME; a side that gets another one ends the link
+// (a host: the session fails in those words; a helper: ERROR version_mismatch).
+// Bump it on any change an older peer would misread: a new frame type sent unasked, a field
+// added to, removed from or moved within an existing frame, a meaning changed. Something
+// only a peer that announced it uses (a WELCOME capability below, a trailing field read
+// when present, like ATTACHED's `shown`) needs no bump.
+inline constexpr std::uint32_t kProtocolVersion = 1;
 inline constexpr std::size_t kMaxFrame = 64 * 1024;
 inline constexpr std::size_t kMaxOutChunk = 32 * 1024;
 inline constexpr std::uint64_t kWindow = 1024 * 1024;
-inline constexpr std::size_t kHeader = 5;  // u32 length + u8 type
 
-// ERROR codes.
-inline constexpr std::uint32_t kErrorAttachRefused = 4;
-inline constexpr std::uint32_t kErrorLingerUnsafe = 5;
-inline constexpr std::uint32_t kErrorSessionGone = 6;
+// ERROR's code. A host takes a code it does not know as helper_failed.
+enum class ErrorCode : std::uint32_t {
+  version_mismatch = 1,  // HELLO named a version this helper does not speak
+  helper_failed = 2,     // the helper lost its tree: the tree's end is unconfirmed
+  protocol_error = 3,    // the host broke the protocol
+  attach_refused = 4,    // an ATTACH refused (a stale token, another owner); the helper goes on
+  linger_unsafe = 5,     // LINGER cannot be honoured: the session does not run at all
+  session_gone = 6,      // an ATTACH found no lingering session (it ended)
+};
+// A code's name for messages ("ATTACH_REFUSED"), or nullptr for one outside the enum.
+const char* error_code_name(std::uint32_t code);
 
 // WELCOME capabilities.
 inline constexpr std::uint32_t kCapProvesReaders = 1;  // the far side has the stdin probe
