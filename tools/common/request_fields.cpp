@@ -32,6 +32,7 @@ const std::map<std::string_view, std::vector<std::string_view>, std::less<>>& ta
       {"activity", {}},
       {"disposeOwner", {}},
       {"shutdown", {}},
+      {"hello", {}},
   };
   return rows;
 }
