@@ -59,7 +59,7 @@ test('a cancelled send rejects ABORTED carrying its result (exit 130)', async (t
 test('start() fails when the repl refuses its arguments, or is not a repl at all', async () => {
   await assert.rejects(DshptyService.start({ args: ['--no-such-flag'] }), { code: 'REPL_EXITED', message: /no-such-flag/ });
   await assert.rejects(DshptyService.start({ repl: join(here, 'fixtures', 'echo_repl.sh') }), { code: 'REPL_NOT_FOUND' });
-  await assert.rejects(DshptyService.start({ repl: '/bin/sleep', args: ['30'], requestTimeoutMs: 200 }), { code: 'REPL_TIMEOUT' });
+  await assert.rejects(DshptyService.start({ repl: join(here, 'fixtures', 'silent_repl.sh'), requestTimeoutMs: 200 }), { code: 'REPL_TIMEOUT' });
 });
 
 test('a stopped repl makes a call fail within its deadline, and dispose({force}) ends it', async (t) => {
