@@ -70,6 +70,19 @@ class CancelKeepsWhatRan(ClientTest):
         self.assertEqual(error.code, "ABORTED")
         self.assertEqual(error.result.exit_code, 130)
 
+    def test_a_cancel_that_crossed_the_answer_did_nothing(self):
+        service = self.service()
+        session = service.spawn()
+        for round in range(10):
+            send = service.start_send(session.session_id, text="true")
+            took = send.cancel()
+            try:
+                send.result()
+                aborted = False
+            except dshpty.DshptyError as error:
+                aborted = error.code == "ABORTED"
+            self.assertEqual(aborted, took, f"round {round}")
+
 
 class Deadlines(ClientTest):
     def test_start_checks_the_child_answers(self):

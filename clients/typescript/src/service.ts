@@ -129,12 +129,16 @@ export class DshptyService {
     let answered = false;
     // The caller's cancel() (ABORTED, with the send's result) or an AbortSignal (its reason).
     let cancelledBy: { reason: unknown } | 'cancel' | null = null;
+    // The repl's word on the first cancel: false when the send had settled before it came.
+    let cancelTook: Promise<boolean> | null = null;
     const cancel = async (by: { reason: unknown } | 'cancel'): Promise<boolean> => {
       if (answered) return false;
       cancelledBy ??= by;
       const { answer: reply } = this.connection.request<{ cancelled: boolean }>(
         'cancel', { owner: label, sendId: id }, this.requestTimeoutMs);
-      return (await reply).cancelled;
+      const took = reply.then((r) => r.cancelled);
+      cancelTook ??= took.catch(() => true);
+      return took;
     };
     const onAbort = () => void cancel({ reason: abortSignal!.reason }).catch(() => {});
     abortSignal?.addEventListener('abort', onAbort, { once: true });
@@ -150,10 +154,11 @@ export class DshptyService {
     const aborted = (result?: SendResult): unknown =>
       cancelledBy === 'cancel' ? new DshptyError('ABORTED', 'send cancelled', [], result) : cancelledBy!.reason;
     const done = answer.then(
-      (wire) => {
+      async (wire) => {
         settle();
         const result = decodeSend(wire);
-        if (cancelledBy) throw aborted(result);
+        // A cancel that crossed the send's answer did nothing: the result stands.
+        if (cancelledBy && (await cancelTook)) throw aborted(result);
         return result;
       },
       (error: unknown) => {

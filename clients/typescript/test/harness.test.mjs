@@ -80,3 +80,15 @@ test('a stopped repl makes a call fail within its deadline, and dispose({force})
   assert.equal(alive(repl), false);
   await waitUntil(() => !alive(shell), `the session's shell ${shell} is gone with its host`);
 });
+
+test('a cancel that crossed the send\'s answer did nothing: cancel() false and done resolves', async (t) => {
+  const service = await startService(t);
+  const agent = service.mintOwner('agent');
+  const { sessionId } = await service.spawn(agent, { type: 'shell' });
+  for (let i = 0; i < 10; i++) {
+    const op = service.startSend(agent, sessionId, { text: 'true' });
+    const [done, took] = await Promise.allSettled([op.done, op.cancel()]);
+    assert.equal(took.status, 'fulfilled');
+    assert.equal(done.status === 'rejected' && done.reason.code === 'ABORTED', took.value, `round ${i}`);
+  }
+});

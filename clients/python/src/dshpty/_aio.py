@@ -174,6 +174,8 @@ class AsyncSend:
         self._calls, self._label, self.send_id, self._future = calls, label, send_id, future
         self._answer_by = asyncio.get_running_loop().time() + deadline
         self._cancelled = False
+        # The repl's answer to the first cancel (see Send).
+        self._cancel_reply: "Optional[Tuple[int, asyncio.Future[Any]]]" = None
 
     def __await__(self) -> Generator[Any, None, SendResult]:
         return self.result().__await__()
@@ -199,9 +201,18 @@ class AsyncSend:
                 raise DshptyError("ABORTED", "send cancelled") from error
             raise
         result = SendResult.from_wire(wire)
-        if self._cancelled:
+        if self._cancelled and await self._cancel_took():
             raise DshptyError("ABORTED", "send cancelled", result=result)
         return result
+
+    async def _cancel_took(self) -> bool:
+        if self._cancel_reply is None:
+            return True
+        connection = self._calls._connection
+        try:
+            return bool((await connection.wait(*self._cancel_reply, "cancel", connection.request_timeout))["cancelled"])
+        except DshptyError:
+            return True
 
     def done(self) -> bool:
         return self._future.done()
@@ -232,7 +243,11 @@ class AsyncSend:
         if self._future.done():
             return False
         self._cancelled = True
-        return bool((await self._calls._connection.call("cancel", {"owner": self._label, "sendId": self.send_id}))["cancelled"])
+        connection = self._calls._connection
+        reply = connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
+        if self._cancel_reply is None:
+            self._cancel_reply = reply
+        return bool((await connection.wait(*reply, "cancel", connection.request_timeout, drain=True))["cancelled"])
 
 
 class _AsyncCalls:

@@ -6,7 +6,7 @@ import os
 import threading
 import time
 from concurrent import futures
-from typing import Any, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._connection import Connection, timed_out
 from ._errors import DshptyError
@@ -33,6 +33,9 @@ class Send:
         self._deadline = deadline  # seconds from now the repl has to answer it
         self._started = time.monotonic()
         self._cancelled = False
+        # The repl's answer to the first cancel: {"cancelled": false} when the send had
+        # settled before it came (then the result stands).
+        self._cancel_reply: "Optional[Tuple[int, futures.Future[Any]]]" = None
 
     def result(self, timeout: Optional[float] = None) -> SendResult:
         """The send's result. Raises TimeoutError when `timeout` seconds pass first (the send
@@ -62,9 +65,17 @@ class Send:
                 raise DshptyError("ABORTED", "send cancelled") from error
             raise
         result = SendResult.from_wire(wire)
-        if self._cancelled:
+        if self._cancelled and self._cancel_took():
             raise DshptyError("ABORTED", "send cancelled", result=result)
         return result
+
+    def _cancel_took(self) -> bool:
+        if self._cancel_reply is None:
+            return True
+        try:
+            return bool(self._calls._connection.wait(*self._cancel_reply, "cancel")["cancelled"])
+        except DshptyError:
+            return True
 
     def done(self) -> bool:
         return self._future.done()
@@ -104,7 +115,10 @@ class Send:
         if self._future.done():
             return False
         self._cancelled = True
-        return bool(self._calls._connection.call("cancel", {"owner": self._label, "sendId": self.send_id})["cancelled"])
+        reply = self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
+        if self._cancel_reply is None:
+            self._cancel_reply = reply
+        return bool(self._calls._connection.wait(*reply, "cancel")["cancelled"])
 
 
 class _Calls:
