@@ -168,6 +168,9 @@ def test_main_flow(repl_path):
         check(repl.ok({"id": 42, "op": "list"}) == {"sessions": []}, "list after close")
 
         # shutdown with a session still open (agent's pty-3): answered, exit 0, nothing left.
+        hello = repl.ok({"id": "hi", "op": "hello"})
+        check(hello.get("name") == "dshpty-repl" and hello.get("protocol") == 1 and isinstance(hello.get("version"), str),
+              f"hello: {hello}")
         check(repl.ok({"id": 43, "op": "shutdown"}) == {}, "shutdown")
         check(repl.wait_exit() == 0, "exit status after shutdown")
         wait_gone(repl.pids + [agent_pid], "shutdown")

@@ -72,6 +72,8 @@ TEST_CASE("every op parses with its fields") {
   CHECK(std::holds_alternative<ActivityOp>(parse_ok(R"({"id":7,"op":"activity"})").op));
   CHECK(std::holds_alternative<DisposeOwnerOp>(parse_ok(R"({"id":8,"op":"disposeOwner","owner":"x"})").op));
   CHECK(std::holds_alternative<ShutdownOp>(parse_ok(R"({"id":null,"op":"shutdown"})").op));
+  CHECK(std::holds_alternative<HelloOp>(parse_ok(R"({"id":1,"op":"hello"})").op));
+  CHECK(parse_bad(R"({"id":1,"op":"hello","version":2})").error->code == Code::INVALID_ARGUMENT);
 }
 
 TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be read") {

@@ -121,7 +121,7 @@ constexpr OpFields kJsonOps[] = {
     {"open", kJsonOpen},     {"send", kJsonSend},     {"cancel", kJsonSendId}, {"output", kJsonSendId},
     {"read", kJsonRead},     {"resize", kJsonResize}, {"signal", kJsonSignal}, {"close", kJsonSession},
     {"attach", kJsonAttach}, {"list", {}},            {"activity", {}},        {"disposeOwner", {}},
-    {"shutdown", {}},
+    {"shutdown", {}},        {"hello", {}},
 };
 
 // ---- MCP (docs/mcp.md): the descriptions are what the model reads ----

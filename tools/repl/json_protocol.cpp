@@ -116,6 +116,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
   if (op == "activity") return done(ActivityOp{});
   if (op == "disposeOwner") return done(DisposeOwnerOp{});
   if (op == "shutdown") return done(ShutdownOp{});
+  if (op == "hello") return done(HelloOp{});
   return invalid("unknown op \"" + op + "\"");
 }
 
