@@ -13,6 +13,7 @@
 
 #include "proc/pidfd.hpp"
 #include "proc/procfs.hpp"
+#include "proc/write_all.hpp"
 #include "channel/protocol.hpp"
 #include "channel/spawn_attrs.hpp"
 
@@ -34,16 +35,9 @@ pid_t parent_of(pid_t pid) {
 Result<int> seccomp_program_fd(const std::string& program) {
   int fd = ::memfd_create("dshpty-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd", errno);
-  std::size_t done = 0;
-  while (done < program.size()) {
-    ssize_t n = ::write(fd, program.data() + done, program.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd write", err);
-    }
-    done += static_cast<std::size_t>(n);
+  if (int err = proc::write_all(fd, program); err != 0) {
+    ::close(fd);
+    return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd write", err);
   }
   // Sealed, so nothing that shares it could change the program between here and bwrap.
   if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
