@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "linger/record.hpp"
@@ -80,6 +81,28 @@ TEST_CASE("an fd passed beside a message arrives close-on-exec; anything else is
   REQUIRE(proc::send_with_fd(pair[0], &small, sizeof small, pipe_fds[0]) == 0);
   CHECK(proc::receive_with_fd(pair[1], &got, sizeof got) == -1);
   CHECK(open_fd_count() == before);
+
+  // Two fds where one is expected (both fit in the space for one, rounded up), or three
+  // (the kernel truncates): refused, and every fd that arrived closed.
+  for (int count : {2, 3}) {
+    CAPTURE(count);
+    int many[3] = {pipe_fds[0], pipe_fds[1], pipe_fds[0]};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof many)] = {};
+    iovec iov{const_cast<Message*>(&sent), sizeof sent};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = CMSG_SPACE(count * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(count * sizeof(int));
+    std::memcpy(CMSG_DATA(c), many, count * sizeof(int));
+    REQUIRE(::sendmsg(pair[0], &mh, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof sent));
+    CHECK(proc::receive_with_fd(pair[1], &got, sizeof got) == -1);
+    CHECK(open_fd_count() == before);
+  }
 
   // A message without an fd: refused.
   REQUIRE(::send(pair[0], &sent, sizeof sent, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof sent));

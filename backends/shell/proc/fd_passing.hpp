@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -36,8 +37,8 @@ inline int send_with_fd(int socket_fd, const void* message, std::size_t size, in
 }
 
 // Receives exactly `size` bytes into `message` and the one fd that must come with them
-// (O_CLOEXEC from birth): the fd, or -1 when the peer went away or sent anything else (an
-// fd that came with a wrong message is closed).
+// (O_CLOEXEC from birth): the fd, or -1 when the peer went away or sent anything else
+// (every fd that came with a wrong message, or beside the one expected, is closed).
 inline int receive_with_fd(int socket_fd, void* message, std::size_t size) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   iovec iov{message, size};
@@ -50,12 +51,27 @@ inline int receive_with_fd(int socket_fd, void* message, std::size_t size) {
   while ((n = ::recvmsg(socket_fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
   if (n < 0) return -1;
+  // Every fd that arrived is ours to close: CMSG_SPACE rounds up, so two fit where one was
+  // asked for (on x86-64), and the kernel installs them all.
   int fd = -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  std::size_t fds = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    // Never past the buffer, whatever the length says.
+    const auto room = static_cast<std::size_t>(control + mh.msg_controllen -
+                                               reinterpret_cast<char*>(CMSG_DATA(c)));
+    const std::size_t count = std::min<std::size_t>(c->cmsg_len - CMSG_LEN(0), room) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int one;
+      std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+      if (++fds == 1) {
+        fd = one;
+      } else {
+        ::close(one);
+      }
+    }
   }
-  if (n != static_cast<ssize_t>(size) || (mh.msg_flags & MSG_CTRUNC)) {
+  if (n != static_cast<ssize_t>(size) || fds != 1 || (mh.msg_flags & MSG_CTRUNC)) {
     if (fd >= 0) ::close(fd);
     return -1;
   }
