@@ -2,9 +2,10 @@
 // The session (shell_session.hpp) keeps its phases and its sends' readiness on top of this
 // interface and never touches an fd, a pid or /proc itself; a channel moves bytes both
 // ways, reports the process events, answers questions about the terminal and kills the
-// tree. The local channel (local_channel.hpp: a PTY master, a control socket to the
-// supervisor helper, the helper's pidfd) is the first implementation; a channel that
-// speaks to a far helper over a byte stream is the next one.
+// tree. There are two: the local channel (local_channel.hpp: a PTY master, a control
+// socket to the supervisor helper, the helper's pidfd) and the stream channel
+// (stream_channel.hpp: frames over a byte stream to a far `dshpty-supervisor --stdio`,
+// which runs a local channel of its own; remote sessions and lingering ones use it).
 //
 // Events reach the session through ChannelEvents, from the loop: a watcher of the channel,
 // or — for output and write progress — synchronously inside read_available() and write(),
@@ -74,6 +75,12 @@ class ProcessChannel {
   // Delivers what the terminal holds now (bounded per call, so a flood cannot starve the
   // loop); true when it may hold more.
   virtual bool read_available() = 0;
+  // How many read_available() calls drain the terminal before a caller measures it (a
+  // probe, or a write that must follow what was printed before it). Each call takes up to
+  // 512 KiB (8 reads of 64 KiB), far more than a PTY holds (11.8 KiB raw, 15 KiB cooked,
+  // measured on Linux 6.18): a drain that needs more rounds is racing a flood, which must
+  // not keep the loop.
+  static constexpr int kProbeDrainReads = 8;
   virtual bool output_ended() const = 0;
 
   // ---- input --------------------------------------------------------------------------

@@ -40,8 +40,6 @@ namespace dshpty::shell {
 
 namespace {
 double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
-// read_available() rounds a probe hit may take to drain the terminal (each up to 512 KiB).
-constexpr int kProbeDrainReads = 8;
 // While output keeps arriving the probe is put off (see on_probe_tick), but never for
 // longer than this: a program that prints on a timer while it polls the terminal (a
 // clock, a spinner next to a prompt) must still be seen waiting for input.
@@ -366,7 +364,7 @@ void ShellSession::check_prompt_readiness() {
   if (checking_prompt_) return;
   checking_prompt_ = true;
   const auto send = send_;
-  for (int round = 0; round < kProbeDrainReads && send_ == send; ++round) {
+  for (int round = 0; round < ProcessChannel::kProbeDrainReads && send_ == send; ++round) {
     if (!prompt_watch_.at_prompt() || !shell_pid_) break;
     // A nested shell or a job in the foreground: not the shell's own prompt.
     if (channel_->foreground_group() != *shell_pid_) break;
@@ -444,7 +442,7 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
   // marker in it may settle the send on the way.)
-  for (int i = 0; i < kProbeDrainReads && s->send_; ++i) {
+  for (int i = 0; i < ProcessChannel::kProbeDrainReads && s->send_; ++i) {
     if (!s->channel_->read_available()) break;
   }
   if (!s->send_) return;

@@ -129,11 +129,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     const bool integrated = config_.argv.empty();
     p.argv = integrated ? shell::dialect_argv(*choice) : config_.argv;
     if (!p.sandbox.confined()) p.argv.front() = resolve_in_path(p.argv.front(), config_);
-    if (integrated) {
-      p.mark_nonce = shell::make_mark_nonce();
-      p.startup_words = choice->rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
-      p.abandoned_lines = choice->dialect == shell::Dialect::fish;
-    }
+    if (integrated) shell::plan_integration(p, *choice);
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.cwd;
     if (p.cwd) {
       struct stat st {};
@@ -173,7 +169,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
         overrides.emplace(entry.substr(0, eq), entry.substr(eq + 1));  // the config's win
       }
     }
-    const std::string term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+    const std::string term = shell::term_name(*terminal);
     p.env = shell::build_environment(environ, spec.session_id, term, overrides,
                                      {.allow_list_only = p.sandbox.confined(), .pass = config_.env_pass});
     if (*linger > 0) {

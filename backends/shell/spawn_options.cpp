@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include "dialect/dialect.hpp"
+#include "shell_session.hpp"
+
 namespace dshpty::shell {
 
 namespace {
@@ -50,6 +53,16 @@ Result<ShellConfig::Terminal> parse_terminal(const std::map<std::string, std::st
   if (it->second == "xterm") return ShellConfig::Terminal::xterm;
   return make_error(Code::INVALID_ARGUMENT,
                     "shell option \"terminal\" must be dumb or xterm, got \"" + it->second + "\"");
+}
+
+const char* term_name(ShellConfig::Terminal terminal) noexcept {
+  return terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+}
+
+void plan_integration(StartParams& p, const ShellChoice& choice) {
+  p.mark_nonce = make_mark_nonce();
+  p.startup_words = choice.rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
+  p.abandoned_lines = choice.dialect == Dialect::fish;
 }
 
 }  // namespace dshpty::shell

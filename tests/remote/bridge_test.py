@@ -4,9 +4,11 @@ pipes, and checks by a /proc scan that no process of the session survives the ki
 bad peer or garbage on the link. Usage: bridge_test.py PATH-TO-dshpty-supervisor"""
 import os
 import select
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -17,6 +19,8 @@ HELLO, OPEN, IN, RESIZE, SIGNAL, MARK, PROBE, ACK, KILL, PING = range(1, 11)
 # helper -> host
 (WELCOME, STARTED, START_FAILED, OUT, STATE, WRITTEN, OUTPUT_ENDED, EXITED, QUIESCENT, PONG,
  ERROR) = range(64, 75)
+LINGER = 11
+LINGERING = 75
 NAMES = {v: k for k, v in dict(globals()).items() if isinstance(v, int) and k.isupper() and k not in ('VERSION',)}
 STATE_READING = 8
 STATE_LEADER_IS_SHELL = 16
@@ -54,9 +58,9 @@ def open_frame(marker, argv=('/bin/bash', '--noprofile', '--rcfile', '@DSHPTY_IN
 class Bridge:
     """One dshpty-supervisor --stdio, its frames decoded as they arrive."""
 
-    def __init__(self, args=()):
+    def __init__(self, args=(), stderr=None):
         self.proc = subprocess.Popen([SUPERVISOR, '--stdio', *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, stderr=stderr)
         self.buf = b''
         self.reads = []         # each read's frames: [(type, payload)], OUT included
         self.output = b''       # every OUT byte, in order
@@ -454,10 +458,50 @@ def case_mark_baseline():
     print('ok: MARK 2, 1 and 0 set and forget the stdin probe\'s baseline')
 
 
+def case_linger_record_unwritable():
+    """A lingering helper that cannot rewrite its record (KEY.info) says so on its stderr
+    and goes on; the session is killed as usual and leaves nothing behind."""
+    marker = 'bridge-' + uuid.uuid4().hex
+    state_dir = tempfile.mkdtemp(prefix='dshpty-bridge-linger-')  # 0700
+    b = Bridge(stderr=subprocess.PIPE)
+    try:
+        b.start_session(marker)
+        b.send(frame(LINGER, struct.pack('<IQ', 30, 0) + s(state_dir) + s('bridge-test') + s('') + s('shell')))
+        b.wait_for('LINGERING', lambda: b.frame_of(LINGERING) is not None)
+        (n,) = struct.unpack_from('<I', b.frame_of(LINGERING))
+        key = b.frame_of(LINGERING)[4:4 + n].decode()
+        # The record's temporary name taken by a directory: the rewrite a RESIZE makes fails,
+        # as root too.
+        blocker = os.path.join(state_dir, key + '.info.new')
+        os.mkdir(blocker)
+        b.send(frame(RESIZE, struct.pack('<HH', 30, 100)))
+        said = b''
+        deadline = time.monotonic() + 15
+        while b'linger record: ' not in said:
+            left = deadline - time.monotonic()
+            assert left > 0, 'no word of the unwritten record; stderr %r' % said
+            if select.select([b.proc.stderr], [], [], left)[0]:
+                said += os.read(b.proc.stderr.fileno(), 4096)
+        assert blocker.encode() in said, said
+        os.rmdir(blocker)
+        # The session went on: it still answers.
+        b.send(frame(IN, b'echo still-$((2+3))\r'))
+        b.wait_for('still-5', lambda: b'still-5' in b.output)
+        kill_and_prove(b, marker)
+        assert not os.listdir(state_dir), os.listdir(state_dir)
+    finally:
+        if b.proc.poll() is None:
+            b.proc.kill()
+            b.proc.wait()
+        shutil.rmtree(state_dir, ignore_errors=True)
+    print('ok: an unwritable linger record is said on stderr; the session goes on')
+
+
 def main():
     for case in (case_bad_version, case_frame_before_open, case_session_and_kill, case_eof,
                  case_garbage, case_flow_control, case_signal, case_start_failed,
-                 case_link_timeout, case_prompt_hold, case_hold_bound, case_mark_baseline):
+                 case_link_timeout, case_prompt_hold, case_hold_bound, case_mark_baseline,
+                 case_linger_record_unwritable):
         case()
 
 

@@ -158,3 +158,52 @@ TEST_CASE("linger's checks: whole seconds, not confined, a safe state directory,
   CHECK(loose->message.find("lets others in") != std::string::npos);
   CHECK(marked_processes(fx.marker()).empty());
 }
+
+// The helper rewrites KEY.info at every attach (the presented token is spent, the next
+// one written). An attach whose record it cannot write is refused with the cause, and the
+// token stays good: a record left holding the spent token would refuse every later host.
+TEST_CASE("an attach whose record cannot be written is refused with the cause; the session stays attachable") {
+  ShellFixture fx;
+  StateDir dir;
+  ShellConfig config = fx.config();
+  config.state_dir = dir.path;
+  auto first = make_shell_backend(fx.loop(), config);
+  SpawnRequest open;
+  open.options["linger"] = "30";
+  Spawned s = fx.spawn_on(*first, open);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  const pid_t shell_pid = *s.session->pid();
+  REQUIRE(detach_lingering_on_close(*first));
+  CHECK(fx.close(*s.session));
+  s.session.reset();
+  std::string key;
+  REQUIRE(run_until(fx.loop(), [&] {
+    auto listing = list_lingering(dir.path, "");
+    if (!listing || listing->sessions.size() != 1 || listing->sessions[0].attached) return false;
+    key = listing->sessions[0].key;
+    return true;
+  }));
+
+  // The record's temporary name taken by a directory: its write fails, as root too.
+  const std::string blocker = dir.path + "/" + key + ".info.new";
+  REQUIRE(::mkdir(blocker.c_str(), 0700) == 0);
+  SpawnRequest attach;
+  attach.options["attach"] = key;
+  auto second = make_shell_backend(fx.loop(), config);
+  Spawned refused = fx.spawn_on(*second, attach);
+  REQUIRE_FALSE(refused.session);
+  CHECK(refused.error->code == Code::BACKEND_FAILED);
+  CHECK_MESSAGE(refused.error->message.find(blocker) != std::string::npos, describe(refused.error));
+  CHECK_FALSE(gone(shell_pid));
+
+  // Once the record can be written, the same record's token takes the session over.
+  REQUIRE(::rmdir(blocker.c_str()) == 0);
+  auto third = make_shell_backend(fx.loop(), config);
+  Spawned a = fx.spawn_on(*third, attach);
+  REQUIRE_MESSAGE(a.session, describe(a.error));
+  CHECK(a.session->pid() == shell_pid);
+  CHECK(fx.close(*a.session));
+  CHECK(gone(shell_pid));
+  CHECK(marked_processes(fx.marker()).empty());
+  REQUIRE(run_until(fx.loop(), [&] { return dir.empty(); }));
+}

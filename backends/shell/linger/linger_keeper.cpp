@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "link/messages.hpp"
 #include "linger/peer_check.hpp"
@@ -49,7 +51,7 @@ Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, 
   if (!dir) return dir.error();
   k->dir_ = *dir;
   k->self_file_ = linger::own_executable();
-  auto key = linger::random_hex(8);
+  auto key = linger::random_hex(linger::kKeyDigits / 2);
   if (!key) return key.error();
   auto token = linger::random_hex(32);
   if (!token) return token.error();
@@ -105,13 +107,13 @@ LingerKeeper::~LingerKeeper() {
 
 void LingerKeeper::set_shell_pid(pid_t pid) {
   record_.shell_pid = pid;
-  (void)linger::write_record(dir_, record_);
+  save_record();
 }
 
 void LingerKeeper::set_size(unsigned rows, unsigned cols) {
   record_.rows = rows;
   record_.cols = cols;
-  (void)linger::write_record(dir_, record_);
+  save_record();
 }
 
 void LingerKeeper::set_attached(bool attached) {
@@ -122,7 +124,15 @@ void LingerKeeper::set_attached(bool attached) {
     record_.expires_at = wall_now() + spec_.seconds;
     expiry_.start(std::chrono::seconds(spec_.seconds));
   }
-  (void)linger::write_record(dir_, record_);
+  save_record();
+}
+
+void LingerKeeper::record_failed(const Error& error) {
+  std::fprintf(stderr, "dshpty-supervisor --stdio: linger record: %s\n", error->message.c_str());
+}
+
+void LingerKeeper::save_record() {
+  if (Status st = linger::write_record(dir_, record_); !st) record_failed(st.error());
 }
 
 void LingerKeeper::bury(std::optional<int> exit_code, std::optional<int> signal, std::string reason,
@@ -139,7 +149,7 @@ void LingerKeeper::bury(std::optional<int> exit_code, std::optional<int> signal,
   t.reason = std::move(reason);
   t.proof = std::move(proof);
   t.ended_at = wall_now();
-  (void)linger::write_tombstone(dir_, t);
+  if (Status st = linger::write_tombstone(dir_, t); !st) record_failed(st.error());
 }
 
 void LingerKeeper::on_expiry() {
@@ -251,8 +261,16 @@ void LingerKeeper::read_pending() {
       refuse(std::move(pending_), "refused: " + next.error()->message);
       return drop_pending();
     }
-    record_.token = *next;
-    (void)linger::write_record(dir_, record_);
+    // Spent only once KEY.info says so: a record still holding the spent token would send
+    // every later host with a token that is refused. So an attach whose record cannot be
+    // written is refused with the cause (as a record that cannot be written at the start
+    // refuses the linger), and the token stays good.
+    std::string presented = std::exchange(record_.token, *next);
+    if (Status st = linger::write_record(dir_, record_); !st) {
+      record_.token = std::move(presented);
+      refuse(std::move(pending_), "refused: " + st.error()->message);
+      return drop_pending();
+    }
     proc::UniqueFd link = std::move(pending_);
     frames::FrameReader reader = std::move(pending_reader_);
     drop_pending();

@@ -94,6 +94,12 @@ class LingerKeeper {
   // WELCOME then ERROR(4, why) to a connection refused, best effort, then closes it.
   void refuse(proc::UniqueFd fd, const std::string& why);
   void drop_pending();
+  // Writes KEY.info from record_. A record that cannot be written (here, or KEY.tomb in
+  // bury) leaves the state directory stale until the next write succeeds; the session goes
+  // on, and record_failed says so in one line on this program's stderr, as the bridge says
+  // what it cannot send as a frame. (An attach whose record cannot be written is refused.)
+  void save_record();
+  static void record_failed(const Error& error);
 
   struct ev_loop* loop_;
   LingerSpec spec_;

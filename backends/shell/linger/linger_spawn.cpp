@@ -76,9 +76,9 @@ Result<StartParams> plan_attach(const ShellConfig& config, const SpawnSpec& spec
   if (options.size() != 1) {
     return make_error(Code::INVALID_ARGUMENT, "the shell option attach takes no other option beside it");
   }
-  bool hex = key.size() == 16;
-  for (char c : key) hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
-  if (!hex) return make_error(Code::INVALID_ARGUMENT, "attach: \"" + key + "\" is not a lingering session's key");
+  if (!linger::is_session_key(key)) {
+    return make_error(Code::INVALID_ARGUMENT, "attach: \"" + key + "\" is not a lingering session's key");
+  }
   auto dir = linger::prepare_state_dir(config.state_dir);
   if (!dir) return dir.error();
   auto record = linger::read_record(linger::info_path(*dir, key));

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include "proc/write_all.hpp"
+
 namespace dshpty::linger {
 
 namespace {
@@ -74,19 +76,10 @@ Status write_fields(const std::string& path, const Fields& fields) {
   const std::string temp = path + ".new";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return make_system_error(Code::BACKEND_FAILED, temp, errno);
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return make_system_error(Code::BACKEND_FAILED, temp, err);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (int err = proc::write_all(fd, text); err != 0) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return make_system_error(Code::BACKEND_FAILED, temp, err);
   }
   ::close(fd);
   if (::rename(temp.c_str(), path.c_str()) < 0) {
@@ -114,15 +107,15 @@ std::optional<std::string> optional_text(const Fields& f, const char* name) {
   return it->second;
 }
 
-bool valid_key(const std::string& key) {
-  if (key.size() != 16) return false;
+}  // namespace
+
+bool is_session_key(std::string_view key) {
+  if (key.size() != kKeyDigits) return false;
   for (char c : key) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }
   return true;
 }
-
-}  // namespace
 
 std::string socket_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".sock"; }
 std::string info_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".info"; }
@@ -202,7 +195,7 @@ Result<SessionRecord> read_record(const std::string& path) {
   r.token = text(*f, "token");
   r.mark_nonce = text(*f, "nonce");
   r.shell = text(*f, "shell");
-  if (!valid_key(r.key)) return make_error(Code::BACKEND_FAILED, path + ": not a session record");
+  if (!is_session_key(r.key)) return make_error(Code::BACKEND_FAILED, path + ": not a session record");
   return r;
 }
 
@@ -219,7 +212,7 @@ Result<Tombstone> read_tombstone(const std::string& path) {
   t.reason = text(*f, "reason");
   t.proof = text(*f, "proof");
   t.ended_at = number(*f, "ended_at", 0);
-  if (!valid_key(t.key)) return make_error(Code::BACKEND_FAILED, path + ": not a tombstone");
+  if (!is_session_key(t.key)) return make_error(Code::BACKEND_FAILED, path + ": not a tombstone");
   return t;
 }
 
@@ -233,7 +226,7 @@ Result<Listing> list_records(const std::string& dir) {
     if (file.size() != 21 && file.size() != 23) continue;
     const std::string key = file.substr(0, 16);
     const std::string ext = file.substr(16);
-    if (!valid_key(key)) continue;
+    if (!is_session_key(key)) continue;
     if (ext == ".remote") {
       if (auto r = read_record(dir + "/" + file)) out.remotes.push_back(std::move(*r));
     } else if (ext == ".info") {

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dshpty/result.hpp"
@@ -63,6 +64,11 @@ std::string socket_path(const std::string& dir, const std::string& key);
 std::string info_path(const std::string& dir, const std::string& key);
 std::string tomb_path(const std::string& dir, const std::string& key);
 std::string remote_path(const std::string& dir, const std::string& key);
+
+// A session's KEY: lowercase hex digits, this many. Whatever a host or a peer names is
+// checked with is_session_key before it becomes part of a path.
+inline constexpr std::size_t kKeyDigits = 16;
+bool is_session_key(std::string_view key);
 
 // A fresh key (16 hex digits) or token (64 hex digits) from getrandom.
 Result<std::string> random_hex(std::size_t bytes);

@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "link/write_all.hpp"
+#include "proc/write_all.hpp"
 
 namespace dshpty::link {
 
@@ -126,12 +126,16 @@ void FrameLink::flush() {
 
 void FrameLink::flush_blocking(std::chrono::milliseconds bound) {
   if (out_ < 0) return;
-  outbox_.erase(0, write_all(out_, outbox_, std::chrono::steady_clock::now() + bound));
+  std::size_t written = 0;
+  (void)proc::write_all(out_, outbox_, std::chrono::steady_clock::now() + bound, &written);
+  outbox_.erase(0, written);
 }
 
 void FrameLink::flush_once() {
   if (out_ < 0) return;
-  outbox_.erase(0, write_all(out_, outbox_, std::chrono::steady_clock::time_point{}));
+  std::size_t written = 0;
+  (void)proc::write_all(out_, outbox_, std::chrono::steady_clock::time_point{}, &written);
+  outbox_.erase(0, written);
 }
 
 // ---- reading -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "proc/procfs.hpp"
 #include "link/protocol.hpp"
 #include "local/spawn_attrs.hpp"
+#include "proc/write_all.hpp"
 
 #ifndef DSHPTY_SUPERVISOR_DEFAULT
 #error "DSHPTY_SUPERVISOR_DEFAULT (the installed helper path) must be defined by the build"
@@ -34,16 +35,9 @@ pid_t parent_of(pid_t pid) {
 Result<int> seccomp_program_fd(const std::string& program) {
   int fd = ::memfd_create("dshpty-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd", errno);
-  std::size_t done = 0;
-  while (done < program.size()) {
-    ssize_t n = ::write(fd, program.data() + done, program.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd write", err);
-    }
-    done += static_cast<std::size_t>(n);
+  if (int err = proc::write_all(fd, program); err != 0) {
+    ::close(fd);
+    return make_system_error(Code::BACKEND_FAILED, "seccomp program memfd write", err);
   }
   // Sealed, so nothing that shares it could change the program between here and bwrap.
   if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||

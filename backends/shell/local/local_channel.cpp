@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "local/pty.hpp"
+#include "proc/fd_passing.hpp"
 #include "proc/ns_pid.hpp"
 #include "proc/procfs.hpp"
 
@@ -118,25 +119,9 @@ Status LocalChannel::start() {
 }
 
 Status LocalChannel::send_tty(int socket_fd, int slave_fd) {
-  proto::ControlMessage msg{proto::Type::tty, 0, 0};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{&msg, sizeof msg};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &slave_fd, sizeof slave_fd);
-  ssize_t n;
-  while ((n = ::sendmsg(socket_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
-  if (n != static_cast<ssize_t>(sizeof msg)) {
-    return make_system_error(Code::BACKEND_FAILED, "pass the PTY slave to the sandbox",
-                             n < 0 ? errno : EMSGSIZE);
+  const proto::ControlMessage msg{proto::Type::tty, 0, 0};
+  if (int err = proc::send_with_fd(socket_fd, &msg, sizeof msg, slave_fd); err != 0) {
+    return make_system_error(Code::BACKEND_FAILED, "pass the PTY slave to the sandbox", err);
   }
   return {};
 }
@@ -345,15 +330,8 @@ Status LocalChannel::signal_group(pid_t pgid, int signo) {
 }
 
 bool LocalChannel::ignores_signal(pid_t pid, int signo) const {
-  // The SigIgn line of /proc/<pid>/status: the ignored signals as a hex mask, bit signo-1.
-  char buf[2048];
-  if (procfs::read_small(procfs::Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) {
-    return false;
-  }
-  const char* line = std::strstr(buf, "\nSigIgn:");
-  if (!line || signo < 1 || signo > 64) return false;
-  unsigned long long mask = std::strtoull(line + 8, nullptr, 16);
-  return (mask >> (signo - 1)) & 1;
+  if (signo < 1 || signo > 64) return false;
+  return (procfs::ignored_signals(pid) >> (signo - 1)) & 1;
 }
 
 bool LocalChannel::leader_is_shell_copy(pid_t leader, pid_t shell) const {

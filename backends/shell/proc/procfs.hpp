@@ -120,6 +120,24 @@ inline bool read_stat(pid_t pid, Stat& out) {
   return true;
 }
 
+// The signals a process ignores: the SigIgn line of /proc/<pid>/status, a hex mask with
+// bit signo-1 for each. 0 when the process is gone (or pid is none).
+inline unsigned long long ignored_signals(pid_t pid) {
+  char buf[2048];
+  if (pid <= 0 || read_small(Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return 0;
+  const char* p = std::strstr(buf, "\nSigIgn:");
+  if (!p) return 0;
+  p += 8;
+  while (*p == ' ' || *p == '\t') ++p;
+  unsigned long long mask = 0;
+  for (;; ++p) {
+    if (*p >= '0' && *p <= '9') mask = mask << 4 | static_cast<unsigned>(*p - '0');
+    else if (*p >= 'a' && *p <= 'f') mask = mask << 4 | static_cast<unsigned>(*p - 'a' + 10);
+    else break;
+  }
+  return mask;
+}
+
 // Calls visit(id) -> bool (true stops) for every numeric entry of the directory `path`,
 // through getdents64 on a stack buffer (opendir() would malloc 32 KiB). False when the
 // directory cannot be opened.

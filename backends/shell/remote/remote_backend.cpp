@@ -76,17 +76,13 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     p.rows = *rows;
     p.cols = *cols;
     p.argv = integrated ? shell::dialect_argv(*choice) : config_.shell.argv;
-    if (integrated) {
-      p.mark_nonce = shell::make_mark_nonce();
-      p.startup_words = choice->rc == ShellConfig::StartupFiles::user ? " (rc: user)" : "";
-      p.abandoned_lines = choice->dialect == shell::Dialect::fish;
-    }
+    if (integrated) shell::plan_integration(p, *choice);
     p.cwd = spec.request.cwd ? spec.request.cwd : config_.shell.cwd;
     shell::StreamLaunch launch = link_launch(p);
     launch.shell_argv = p.argv;
     launch.cwd = p.cwd;
     launch.session_id = spec.session_id;
-    launch.term = *terminal == ShellConfig::Terminal::xterm ? "xterm-256color" : "dumb";
+    launch.term = shell::term_name(*terminal);
     if (integrated) launch.env = shell::dialect_env(*choice, p.mark_nonce);
     for (const auto& [name, value] : config_.shell.env) {
       launch.env.push_back(value ? name + "=" + *value : name);
@@ -142,9 +138,9 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     const auto& options = spec.request.options;
     const std::string& key = options.at("attach");
     if (options.size() != 1) return make_error(Code::INVALID_ARGUMENT, "the option attach takes no other option beside it");
-    bool hex = key.size() == 16;
-    for (char c : key) hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
-    if (!hex) return make_error(Code::INVALID_ARGUMENT, "attach: \"" + key + "\" is not a lingering session's key");
+    if (!linger::is_session_key(key)) {
+      return make_error(Code::INVALID_ARGUMENT, "attach: \"" + key + "\" is not a lingering session's key");
+    }
     auto dir = linger::prepare_state_dir(config_.shell.state_dir);
     if (!dir) return dir.error();
     auto record = linger::read_record(linger::remote_path(*dir, key));

@@ -8,7 +8,7 @@
 //
 // Conservative by construction: a mode it does not model (double-width lines, a single
 // shift, left/right margins) closes the gate until a reset, which costs speed, never
-// correctness. tests/terminal/emulator_test.cpp holds it to libvterm's own screen layer.
+// correctness. tests/text/emulator_test.cpp holds it to libvterm's own screen layer.
 #pragma once
 
 #include <array>

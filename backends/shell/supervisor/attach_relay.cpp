@@ -10,10 +10,10 @@
 #include <cstring>
 
 #include "link/messages.hpp"
-#include "link/write_all.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
 #include "proc/unique_fd.hpp"
+#include "proc/write_all.hpp"
 
 namespace dshpty::shell {
 
@@ -21,18 +21,6 @@ namespace {
 
 constexpr int kStdin = 0;
 constexpr int kStdout = 1;
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  return link::write_all(fd, std::string_view(data, size)) == size;
-}
-
-bool is_key(const std::string& key) {
-  if (key.size() != 16) return false;
-  for (char c : key) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
 
 // "exited code=null signal=SIGKILL (killed after linger); proof: …", the tombstone's words.
 std::string tomb_words(const linger::Tombstone& t) {
@@ -48,7 +36,7 @@ std::string tomb_words(const linger::Tombstone& t) {
 int gone(const std::string& why) {
   std::string out;
   frames::encode(out, frames::ErrorFrame{static_cast<std::uint32_t>(frames::ErrorCode::session_gone), why});
-  write_all(kStdout, out.data(), out.size());
+  (void)proc::write_all(kStdout, out);  // a gone host has nobody to tell
   return 1;
 }
 
@@ -66,7 +54,7 @@ int run_attach_relay(const std::string& state_dir, const std::string& key, std::
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   }
-  if (!is_key(key)) return gone("\"" + key + "\" is not a lingering session's key");
+  if (!linger::is_session_key(key)) return gone("\"" + key + "\" is not a lingering session's key");
   auto dir = linger::existing_state_dir(state_dir);
   if (!dir) return gone(dir.error()->message);
   if (!*dir) return gone("no lingering session " + key + " on this machine (no state directory)");
@@ -80,7 +68,7 @@ int run_attach_relay(const std::string& state_dir, const std::string& key, std::
   if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
     return session_gone(**dir, key, std::strerror(errno));
   }
-  if (!write_all(sock.get(), first_bytes.data(), first_bytes.size())) return session_gone(**dir, key, "");
+  if (proc::write_all(sock.get(), first_bytes) != 0) return session_gone(**dir, key, "");
 
   // The helper's first frame is its WELCOME (an attach's or a refusal's): the host has
   // ours already. Everything after it is passed on untouched.
@@ -101,7 +89,7 @@ int run_attach_relay(const std::string& state_dir, const std::string& key, std::
         // The transport ended: the helper takes its link's end as a detach.
         stdin_open = false;
         ::shutdown(sock.get(), SHUT_WR);
-      } else if (!write_all(sock.get(), buf, static_cast<std::size_t>(n))) {
+      } else if (proc::write_all(sock.get(), std::string_view(buf, static_cast<std::size_t>(n))) != 0) {
         return 0;
       }
     }
@@ -121,7 +109,7 @@ int run_attach_relay(const std::string& state_dir, const std::string& key, std::
         held = first.take_rest();
         bytes = held;
       }
-      if (!write_all(kStdout, bytes.data(), bytes.size())) return 0;
+      if (proc::write_all(kStdout, bytes) != 0) return 0;
     }
   }
 }

@@ -34,9 +34,6 @@
 
 namespace dshpty::shell {
 
-// Reads that drain the terminal before an input's write or a probe's measure: what it
-// printed before goes out first.
-inline constexpr int kProbeDrainReads = 64;
 // How long the last frames (QUIESCENT, an ERROR, a relay's WELCOME) may wait for a slow
 // link before the program exits.
 inline constexpr std::chrono::milliseconds kLastWords{10'000};

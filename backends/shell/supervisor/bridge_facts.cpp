@@ -9,18 +9,6 @@
 
 namespace dshpty::shell {
 
-namespace {
-
-// The SigIgn mask of /proc/<pid>/status, or 0.
-std::uint64_t ignored_signals(pid_t pid) {
-  char buf[2048];
-  if (pid <= 0 || procfs::read_small(procfs::Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return 0;
-  const char* line = std::strstr(buf, "\nSigIgn:");
-  return line ? std::strtoull(line + 8, nullptr, 16) : 0;
-}
-
-}  // namespace
-
 void Bridge::drain(int reads) {
   if (!channel_) return;
   for (int i = 0; i < reads && !channel_->output_ended(); ++i) {
@@ -57,10 +45,10 @@ void Bridge::answer_probe(std::uint32_t seq) {
   // holds output back, some of it may still sit in the terminal, and a reader seen now
   // would be reported ahead of output it printed before reading: not proven then (the
   // host asks again). The pause itself is update_flow's alone.
-  drain(kProbeDrainReads);
+  drain(ProcessChannel::kProbeDrainReads);
   frames::TerminalFacts f = cheap_facts();
   if (f.foreground > 0) {
-    f.ignored_signals = ignored_signals(f.foreground);
+    f.ignored_signals = procfs::ignored_signals(f.foreground);
     if (!paused_ && channel_->foreground_reading()) f.flags |= frames::kStateReading;
     if (!paused_ && channel_->foreground_relays()) f.flags |= frames::kStateRelaying;
     if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {

@@ -13,6 +13,7 @@
 
 #include "dialect/dialect.hpp"
 #include "integration_scripts.hpp"
+#include "proc/write_all.hpp"
 
 namespace dshpty::supervisor {
 
@@ -23,21 +24,15 @@ std::string python_dir;  // the directory holding the PYTHONSTARTUP file, until 
 int script_fd = -1;   // the memfd made for bash or fish, until the shell read it
 int nonce_fd = -1;    // the nonce's pipe, until the shell read it
 
-bool write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // A sealed memfd holding `script`, named for the shell to read: /proc/<self>/fd/<n>.
 bool script_path(std::string_view script, std::string& path) {
   int fd = ::memfd_create("dshpty-integration", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return false;
-  if (!write_all(fd, script)) return false;
+  if (int err = proc::write_all(fd, script); err != 0) {
+    ::close(fd);
+    errno = err;
+    return false;
+  }
   ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
   script_fd = fd;
   path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd);
@@ -47,9 +42,10 @@ bool script_path(std::string_view script, std::string& path) {
 bool write_file(const std::string& path, std::string_view text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return false;
-  const bool ok = write_all(fd, text);
+  const int err = proc::write_all(fd, text);
   ::close(fd);
-  return ok;
+  if (err != 0) errno = err;
+  return err == 0;
 }
 
 bool zsh_directory(std::string& path) {
@@ -130,12 +126,11 @@ bool nonce_pipe(const std::string& nonce) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return false;
   // Far less than a pipe's buffer: the write completes without a reader.
-  const bool ok = write_all(fds[1], nonce + "\n");
-  const int saved = errno;
+  const int err = proc::write_all(fds[1], nonce + "\n");
   ::close(fds[1]);
-  if (!ok) {
+  if (err != 0) {
     ::close(fds[0]);
-    errno = saved;
+    errno = err;
     return false;
   }
   nonce_fd = fds[0];

@@ -33,7 +33,9 @@
 #include "integration.hpp"
 #include "landlock_scope.hpp"
 #include "linger/session_mark.hpp"
+#include "proc/fd_passing.hpp"
 #include "proc/procfs.hpp"
+#include "proc/write_all.hpp"
 #include "prompt_hold.hpp"
 #include "stdio_bridge.hpp"
 #include "trim_pages.hpp"
@@ -57,16 +59,8 @@ std::int64_t now_ms() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
-void write_all(int fd, const char* text) {
-  std::size_t len = std::strlen(text);
-  while (len > 0) {
-    ssize_t n = ::write(fd, text, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    len -= static_cast<std::size_t>(n);
-  }
-}
+// Best effort: a message to a stderr that is gone has nowhere else to go.
+void write_stderr(const char* text) { (void)dshpty::proc::write_all(2, text); }
 
 void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
   proto::ControlMessage msg{type, a, b};
@@ -283,31 +277,19 @@ struct Supervisor {
 // before the shell exists. False when the host went away or sent something else.
 bool receive_tty() {
   proto::ControlMessage msg{};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  iovec iov{&msg, sizeof msg};
-  msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof control;
-  ssize_t n;
-  while ((n = ::recvmsg(proto::kSocketFd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-  }
-  if (n != static_cast<ssize_t>(sizeof msg) || msg.type != proto::Type::tty) return false;
-  cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-      c->cmsg_len != CMSG_LEN(sizeof(int))) {
+  const int tty = dshpty::proc::receive_with_fd(proto::kSocketFd, &msg, sizeof msg);
+  if (tty < 0) return false;
+  if (msg.type != proto::Type::tty) {
+    ::close(tty);
     return false;
   }
-  int tty;
-  std::memcpy(&tty, CMSG_DATA(c), sizeof tty);
   for (int fd = 0; fd <= 2; ++fd) ::dup2(tty, fd);
   if (tty > 2) ::close(tty);
   return true;
 }
 
 void usage() {
-  write_all(2, "usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
+  write_stderr("usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
                "-- SHELL [ARGS...]\n"
                "       dshpty-supervisor --stdio [--state-dir DIR] [--hold-ms MS]   (the far side of a "
                "remote session)\n");
@@ -326,7 +308,7 @@ int stdio_main(int argc, char** argv) {
       const char* text = argv[++i];
       hold_ms = std::strtod(text, &end);
       if (*text == '\0' || *end != '\0' || !(hold_ms >= 0 && hold_ms <= 60000)) {
-        write_all(2, "dshpty-supervisor: --hold-ms needs a number of milliseconds from 0 to 60000\n");
+        write_stderr("dshpty-supervisor: --hold-ms needs a number of milliseconds from 0 to 60000\n");
         return 2;
       }
     } else {
@@ -367,7 +349,7 @@ int main(int argc, char** argv) {
   }
   if (i >= argc || ::fcntl(proto::kSocketFd, F_GETFD) < 0) {
     static_assert(proto::kSocketFd == 3, "the message below names the fd");
-    write_all(2, "dshpty-supervisor: started by dshpty only (needs fd 3 and a shell)\n");
+    write_stderr("dshpty-supervisor: started by dshpty only (needs fd 3 and a shell)\n");
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
@@ -377,9 +359,9 @@ int main(int argc, char** argv) {
   // Before the terminal arrives: fd 2 is still the sandbox's diagnostics pipe, which the
   // host reads when a start fails.
   if (scope_abstract && dshpty::supervisor::scope_abstract_unix_sockets() == dshpty::supervisor::ScopeResult::failed) {
-    write_all(2, "dshpty-supervisor: Landlock refused to scope abstract unix sockets: ");
-    write_all(2, std::strerror(errno));
-    write_all(2, "\n");
+    write_stderr("dshpty-supervisor: Landlock refused to scope abstract unix sockets: ");
+    write_stderr(std::strerror(errno));
+    write_stderr("\n");
     return 1;
   }
   if (tty_from_socket && !receive_tty()) return 1;

@@ -201,7 +201,7 @@ void Bridge::on_frame(const frames::Frame& f) {
       if (!channel_) return;  // the shell never started: nobody reads
       // What the terminal printed before this write goes out first, so the host never
       // takes it for output that followed the write.
-      drain(kProbeDrainReads);
+      drain(ProcessChannel::kProbeDrainReads);
       begin_hold();
       channel_->write(bytes);
       return;
