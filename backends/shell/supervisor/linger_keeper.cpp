@@ -23,7 +23,7 @@ using frames::PayloadReader;
 using frames::Type;
 
 // How long a connection has to authenticate before it is dropped.
-constexpr double kAuthSeconds = 5.0;
+constexpr std::chrono::seconds kAuthTime{5};
 // The ring never holds less than the flow-control window and a chunk: output a host has
 // not acknowledged is then always still in it while a host is attached.
 constexpr std::uint64_t kMinRing = frames::kWindow + frames::kMaxOutChunk;
@@ -39,9 +39,9 @@ LingerKeeper::LingerKeeper(struct ev_loop* loop, LingerSpec spec, Hooks hooks)
       ring_(static_cast<std::size_t>(std::max<std::uint64_t>(spec_.ring_bytes, kMinRing))) {
   ev_io_init(&accept_io_, &LingerKeeper::on_accept, -1, EV_READ);
   ev_io_init(&pending_io_, &LingerKeeper::on_pending_readable, -1, EV_READ);
-  ev_timer_init(&pending_timer_, &LingerKeeper::on_pending_timeout, kAuthSeconds, 0.);
-  ev_timer_init(&expiry_, &LingerKeeper::on_expiry, 0., 0.);
-  accept_io_.data = pending_io_.data = pending_timer_.data = expiry_.data = this;
+  pending_timer_.bind<&LingerKeeper::on_pending_timeout>(loop, this);
+  expiry_.bind<&LingerKeeper::on_expiry>(loop, this);
+  accept_io_.data = pending_io_.data = this;
 }
 
 Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, LingerSpec spec, Hooks hooks) {
@@ -96,7 +96,7 @@ Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, 
 
 LingerKeeper::~LingerKeeper() {
   ev_io_stop(loop_, &accept_io_);
-  ev_timer_stop(loop_, &expiry_);
+  expiry_.stop();
   drop_pending();
   if (!record_.key.empty() && !dir_.empty()) {
     ::unlink(linger::socket_path(dir_, record_.key).c_str());
@@ -118,11 +118,10 @@ void LingerKeeper::set_size(unsigned rows, unsigned cols) {
 void LingerKeeper::set_attached(bool attached) {
   record_.attached = attached;
   if (attached) {
-    ev_timer_stop(loop_, &expiry_);
+    expiry_.stop();
   } else {
     record_.expires_at = wall_now() + spec_.seconds;
-    ev_timer_set(&expiry_, static_cast<double>(spec_.seconds), 0.);
-    ev_timer_start(loop_, &expiry_);
+    expiry_.start(std::chrono::seconds(spec_.seconds));
   }
   (void)linger::write_record(dir_, record_);
 }
@@ -144,11 +143,10 @@ void LingerKeeper::bury(std::optional<int> exit_code, std::optional<int> signal,
   (void)linger::write_tombstone(dir_, t);
 }
 
-void LingerKeeper::on_expiry(struct ev_loop*, ev_timer* w, int) {
-  auto* k = static_cast<LingerKeeper*>(w->data);
-  ev_io_stop(k->loop_, &k->accept_io_);  // nobody attaches a session being killed
-  k->drop_pending();
-  if (k->hooks_.expired) k->hooks_.expired();
+void LingerKeeper::on_expiry() {
+  ev_io_stop(loop_, &accept_io_);  // nobody attaches a session being killed
+  drop_pending();
+  if (hooks_.expired) hooks_.expired();
 }
 
 // ---- authentication -------------------------------------------------------------------
@@ -175,8 +173,7 @@ void LingerKeeper::accept_one() {
     pending_hello_ = false;
     ev_io_set(&pending_io_, pending_.get(), EV_READ);
     ev_io_start(loop_, &pending_io_);
-    ev_timer_set(&pending_timer_, kAuthSeconds, 0.);
-    ev_timer_start(loop_, &pending_timer_);
+    pending_timer_.start(kAuthTime);
   }
 }
 
@@ -191,14 +188,13 @@ void LingerKeeper::refuse(proc::UniqueFd fd, const std::string& why) {
 
 void LingerKeeper::drop_pending() {
   ev_io_stop(loop_, &pending_io_);
-  ev_timer_stop(loop_, &pending_timer_);
+  pending_timer_.stop();
   pending_.reset();
 }
 
-void LingerKeeper::on_pending_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* k = static_cast<LingerKeeper*>(w->data);
-  k->refuse(std::move(k->pending_), "refused: no ATTACH in time");
-  k->drop_pending();
+void LingerKeeper::on_pending_timeout() {
+  refuse(std::move(pending_), "refused: no ATTACH in time");
+  drop_pending();
 }
 
 void LingerKeeper::on_pending_readable(struct ev_loop*, ev_io* w, int) {

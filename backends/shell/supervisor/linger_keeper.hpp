@@ -22,6 +22,7 @@
 #include "linger/peer_check.hpp"
 #include "linger/record.hpp"
 #include "linger/replay_ring.hpp"
+#include "loop/timer.hpp"
 #include "proc/unique_fd.hpp"
 
 namespace dshpty::shell {
@@ -86,8 +87,8 @@ class LingerKeeper {
   LingerKeeper(struct ev_loop* loop, LingerSpec spec, Hooks hooks);
   static void on_accept(struct ev_loop*, ev_io* w, int);
   static void on_pending_readable(struct ev_loop*, ev_io* w, int);
-  static void on_pending_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_expiry(struct ev_loop*, ev_timer* w, int);
+  void on_pending_timeout();
+  void on_expiry();
   void accept_one();
   void read_pending();
   // WELCOME then ERROR(4, why) to a connection refused, best effort, then closes it.
@@ -106,14 +107,14 @@ class LingerKeeper {
   bool buried_ = false;
   proc::UniqueFd listener_;
   ev_io accept_io_{};
-  ev_timer expiry_{};
+  Timer expiry_;
   // One connection at a time is authenticated; it has a few seconds for HELLO and ATTACH.
   proc::UniqueFd pending_;
   frames::FrameReader pending_reader_;
   bool pending_hello_ = false;
   std::uint32_t pending_timeout_ms_ = 0;
   ev_io pending_io_{};
-  ev_timer pending_timer_{};
+  Timer pending_timer_;
 };
 
 }  // namespace dshpty::shell
