@@ -16,6 +16,7 @@
 #include "environment.hpp"
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
+#include "channel/local_channel.hpp"
 #include "channel/sandbox.hpp"
 #include "channel/seccomp_filter.hpp"
 #include "dialect/dialect.hpp"
@@ -179,6 +180,11 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
       if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();
+    } else {
+      // The helper on this machine, directly or inside its sandbox.
+      shell::LaunchPlan plan = shell::direct_launch(p.supervisor_path, p.argv, p.cwd, p.env);
+      if (p.sandbox.confined()) plan = shell::wrap_in_bwrap(plan, p.sandbox, p.cwd);
+      p.open_channel = shell::local_channel_factory(shell::LocalLaunch{std::move(plan), p.rows, p.cols, p.argv.front(), p.cwd});
     }
     return p;
   }

@@ -936,41 +936,31 @@ void StreamChannel::refresh(Need need) const {
   self->send(std::move(out));
 }
 
-pid_t StreamChannel::foreground_group() const {
-  if (output_ended_) return -1;
-  refresh(Need::bound_facts);
-  return facts_.foreground > 0 ? facts_.foreground : -1;
-}
-
-std::optional<TerminalModes> StreamChannel::terminal_modes() const {
-  refresh(Need::bound_facts);
-  if (!(facts_.flags & frames::kStateModesKnown)) return std::nullopt;
-  return TerminalModes{(facts_.flags & frames::kStateEcho) != 0,
-                       (facts_.flags & frames::kStateCanonical) != 0};
-}
-
-std::optional<std::size_t> StreamChannel::input_unread() const {
-  if (output_ended_ || facts_.input_unread < 0) return std::nullopt;
-  refresh(Need::bound_facts);
-  return static_cast<std::size_t>(facts_.input_unread);
-}
-
-std::optional<std::string> StreamChannel::working_directory(pid_t pid) const {
-  if (pid != shell_pid_ || facts_.cwd.empty()) return std::nullopt;
-  return facts_.cwd;
-}
-
-bool StreamChannel::ignores_signal(pid_t pid, int signo) const {
-  if (pid != facts_.foreground || signo < 1 || signo > 64) return false;
-  return (facts_.ignored_signals >> (signo - 1)) & 1;
-}
-
-bool StreamChannel::leader_is_shell_copy(pid_t leader, pid_t /*shell*/) const {
-  refresh(Need::probe_answer);
+TerminalFacts StreamChannel::terminal_facts(FactSet wanted) const {
+  // The facts bound to output are asked for only where a local channel would read the
+  // terminal; unread input only while there is a count to refresh.
+  if (((wanted & kFactForeground) && !output_ended_) || (wanted & kFactModes) ||
+      ((wanted & kFactInputUnread) && !output_ended_ && facts_.input_unread >= 0)) {
+    refresh(Need::bound_facts);
+  }
+  if (wanted & kFactLeaderIsShell) refresh(Need::probe_answer);
+  TerminalFacts f = facts_;
+  if (output_ended_ || f.foreground <= 0) f.foreground = -1;
+  if (output_ended_) f.input_unread = -1;
   // Unknown until a fresh answer names this leader: keep treating it as the shell's copy
   // (the caller holds a signal meanwhile, within its own bound).
-  if (!facts_fresh() || leader != facts_.foreground) return true;
-  return leader_is_shell_;
+  f.flags &= static_cast<std::uint8_t>(~frames::kStateLeaderIsShell);
+  if (!facts_fresh() || leader_is_shell_) f.flags |= frames::kStateLeaderIsShell;
+  if (shell_pid_ <= 0) f.cwd.clear();
+  return f;
+}
+
+LossWords StreamChannel::word_loss(const Error& cause) const {
+  // The far helper kills the tree when it sees the link end, but nothing proves it did:
+  // the status says lost, in the transport's words; a close cannot confirm the end.
+  return LossWords{make_error(Code::BACKEND_FAILED,
+                              cause->message + ": the end of the session's processes on the far side is unconfirmed"),
+                   make_error(Code::BACKEND_FAILED, cause->message), cause->message};
 }
 
 bool StreamChannel::foreground_reading() {

@@ -80,7 +80,7 @@ struct StreamLaunch {
   bool reconnect = false;
 };
 
-class StreamChannel final : public ProcessChannel {
+class StreamChannel final : public ProcessChannel, private LingerFacet {
  public:
   // Starts the transport and queues HELLO and OPEN. No event is delivered before this
   // returns; on failure nothing is left running.
@@ -95,15 +95,10 @@ class StreamChannel final : public ProcessChannel {
   void write(std::string_view bytes) override;
   std::uint64_t bytes_queued() const override { return bytes_queued_; }
   std::uint64_t bytes_written() const override { return bytes_written_; }
-  std::optional<std::size_t> input_unread() const override;
   std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
-  pid_t foreground_group() const override;
-  std::optional<TerminalModes> terminal_modes() const override;
-  std::optional<std::string> working_directory(pid_t pid) const override;
+  TerminalFacts terminal_facts(FactSet wanted) const override;
   Status signal_group(pid_t pgid, int signo) override;
-  bool ignores_signal(pid_t pid, int signo) const override;
-  bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
   bool proves_readers() const override { return proves_readers_; }
   void mark_readers() override;
   void mark_shell_reader(pid_t shell) override;
@@ -113,8 +108,10 @@ class StreamChannel final : public ProcessChannel {
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_gone_; }
   void release() override;
+  LossWords word_loss(const Error& cause) const override;
+  LingerFacet* linger() override { return lingers() ? this : nullptr; }
+  bool lingers() const { return launch_.linger || launch_.attach; }
   void detach() override;
-  bool lingers() const override { return launch_.linger || launch_.attach; }
   void note_send(bool live) override;
   void note_shown() override;
   std::optional<std::uint64_t> shown_replay_bytes() const override { return shown_replay_; }
