@@ -96,7 +96,7 @@ bool ShellSendOperation::cancel() {
 Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendRequest request,
                                                                        Callback<SendResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (shell_status_ || channel_->output_ended()) return make_error(Code::SESSION_EXITED);
+  if (shell_exited() || channel_->output_ended()) return make_error(Code::SESSION_EXITED);
   if (send_) return make_error(Code::SEND_ACTIVE);
   auto timeout = request.timeout.value_or(config_.send_timeout);
   auto idle = request.idle.value_or(config_.idle_silence);

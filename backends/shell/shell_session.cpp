@@ -143,17 +143,18 @@ void ShellSession::on_output(std::string_view bytes) {
 
 void ShellSession::on_output_ended() {
   pipeline_.finish();
-  if (shell_status_ && !exit_published_) publish_exit();
+  if (shell_exit_ == ShellExit::exited) publish_exit();
   check_teardown();
 }
 
 void ShellSession::on_exited(SessionStatus status) {
-  if (shell_status_) return;
+  if (shell_exit_ != ShellExit::running) return;
+  shell_exit_ = ShellExit::exited;
   shell_status_ = status;
   if (phase_ == Phase::starting) {
     fail_start(make_error(Code::BACKEND_FAILED,
                           "shell " + params_.argv.front() + params_.startup_words +
-                              " exited during start-up (" + describe_status(*shell_status_) + ")"));
+                              " exited during start-up (" + describe_status(shell_status_) + ")"));
     return;
   }
   if (channel_->output_ended()) {
@@ -238,12 +239,12 @@ void ShellSession::on_line_rewrite(std::string_view line, std::size_t changed_fr
 
 void ShellSession::on_exit_publish_timeout() {
   channel_->read_available();  // whatever is readable now still comes before the exit
-  if (!exit_published_) publish_exit();
+  if (shell_exit_ != ShellExit::published) publish_exit();
 }
 
 void ShellSession::publish_exit() {
   exit_publish_timer_.stop();
-  exit_published_ = true;
+  shell_exit_ = ShellExit::published;
   if (send_) settle_send(WaitReason::session_exit);
 }
 
@@ -364,7 +365,7 @@ void ShellSession::finish_teardown(Error error) {
   drain_timer_.stop();
   bool starting = static_cast<bool>(self_);
   if (!error) {
-    if (shell_status_ && !exit_published_) publish_exit();
+    if (shell_exit_ == ShellExit::exited) publish_exit();
     phase_ = Phase::closed;
     stop_timers();
     channel_->release();
@@ -399,7 +400,7 @@ std::optional<int> ShellSession::pid() const {
 }
 
 SessionStatus ShellSession::status() const {
-  if (exit_published_ && shell_status_) return *shell_status_;
+  if (shell_exit_ == ShellExit::published) return shell_status_;
   if (!lost_reason_.empty()) return SessionStatus::lost(lost_reason_);
   if (auto why = linger() ? linger()->reconnecting() : std::nullopt) return SessionStatus::reconnecting(*why);
   return {};
@@ -407,7 +408,7 @@ SessionStatus ShellSession::status() const {
 
 Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (exit_published_ || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
+  if (shell_exit_ == ShellExit::published || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
   int signo = signal_number(sig);
   if (shell_starting_command()) {
     hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0, false});

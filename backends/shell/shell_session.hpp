@@ -112,7 +112,7 @@ class ShellSession final : public BackendSession,
   Status write(std::string_view bytes);
 
   // The three events, for tests and diagnostics.
-  bool shell_exited() const noexcept { return shell_status_.has_value(); }
+  bool shell_exited() const noexcept { return shell_exit_ != ShellExit::running; }
   bool output_ended() const { return channel_ && channel_->output_ended(); }
   bool quiescent() const { return channel_ && channel_->quiescent(); }
   pid_t supervisor_pid() const noexcept { return helper_pid_; }
@@ -282,8 +282,11 @@ class ShellSession final : public BackendSession,
 
   std::string session_id_;
   std::optional<pid_t> shell_pid_;
-  std::optional<SessionStatus> shell_status_;  // from the channel
-  bool exit_published_ = false;                // status() says exited
+  // The shell's exit: the channel reported it (shell_status_ holds how), then status()
+  // says it (published: once the output ended, or drain_timeout after the exit).
+  enum class ShellExit { running, exited, published };
+  ShellExit shell_exit_ = ShellExit::running;
+  SessionStatus shell_status_;
   Error lost_;  // the channel ended without proving the tree gone
   std::string lost_reason_;  // a remote link's end, in the transport's words (status lost)
   // The helper missed the quiescence bound and the channel ended the tree itself: the close
