@@ -79,7 +79,8 @@ using TerminalFacts = frames::TerminalFacts;
 // Which facts a question needs, bits of a FactSet: a local channel reads each from the
 // kernel or /proc, so it reads only those asked for.
 using FactSet = unsigned;
-inline constexpr FactSet kFactForeground = 1;      // foreground (-1: none)
+inline constexpr FactSet kFactForeground = 1;      // foreground (-1: none); filled too with
+                                                   // the facts about its leader
 inline constexpr FactSet kFactModes = 2;           // kStateModesKnown, kStateEcho, kStateCanonical
 inline constexpr FactSet kFactInputUnread = 4;     // input_unread
 inline constexpr FactSet kFactIgnoredSignals = 8;  // ignored_signals, of the foreground's leader
@@ -163,13 +164,13 @@ class ProcessChannel {
   // changes nothing. False when that cannot be told (or `pgid` is not in front any more).
   bool ignores_signal(pid_t pgid, int signo) const {
     if (signo < 1 || signo > 64) return false;
-    const TerminalFacts f = terminal_facts(kFactForeground | kFactIgnoredSignals);
+    const TerminalFacts f = terminal_facts(kFactIgnoredSignals);
     return f.foreground == pgid && ((f.ignored_signals >> (signo - 1)) & 1) != 0;
   }
   // Whether the foreground's leader `leader` is still a copy of the shell; true when that
   // cannot be told (nor once another group is in front: the caller looks again).
   bool leader_is_shell_copy(pid_t leader) const {
-    const TerminalFacts f = terminal_facts(kFactForeground | kFactLeaderIsShell);
+    const TerminalFacts f = terminal_facts(kFactLeaderIsShell);
     return f.foreground != leader || (f.flags & frames::kStateLeaderIsShell) != 0;
   }
 
