@@ -2,10 +2,14 @@
 // The session (shell_session.hpp) keeps its phases and its sends' readiness on top of this
 // interface and never touches an fd, a pid or /proc itself; a channel moves bytes both
 // ways, reports the process events, answers questions about the terminal and kills the
-// tree. There are two: the local channel (local_channel.hpp: a PTY master, a control
+// tree. Two implement it: the local channel (local_channel.hpp: a PTY master, a control
 // socket to the supervisor helper, the helper's pidfd) and the stream channel
-// (stream_channel.hpp: frames over a byte stream to a far `dshpty-supervisor --stdio`,
-// which runs a local channel of its own; remote sessions and lingering ones use it).
+// (stream_channel.hpp: a far helper over a byte stream). The backend hands the session a
+// ChannelFactory, so the session never names either.
+//
+// The terminal's facts come as one struct, the one the far helper's STATE frames carry
+// (frames::TerminalFacts), filled with the facts a question names. Lingering (the tree
+// outlives its host, docs/outlive.md) is a facet only a channel that can linger has.
 //
 // Events reach the session through ChannelEvents, from the loop: a watcher of the channel,
 // or — for output and write progress — synchronously inside read_available() and write(),
@@ -25,6 +29,10 @@
 #include <string>
 #include <string_view>
 
+#include <functional>
+#include <memory>
+
+#include "link/frames.hpp"
 #include "dshpty/errors.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
@@ -49,7 +57,7 @@ class ChannelEvents {
   // After kill_tree(): every process of the tree is gone, and the channel can prove it.
   virtual void on_quiescent() = 0;
   // The channel ended without that proof (the helper died, the link broke): the tree's
-  // end is unconfirmed. No event follows.
+  // end is unconfirmed. No event follows. ProcessChannel::word_loss says what it means.
   virtual void on_lost(Error cause) = 0;
   // A take-back a far side answered later (take_back_input gave nullopt and asked it): of
   // the last `own` bytes queued, `taken` left the terminal's input queue unread.
@@ -64,6 +72,29 @@ struct TerminalModes {
   bool echo = true;       // ECHO: typed input is shown
   bool canonical = true;  // ICANON: input is read a line at a time
 };
+
+// The terminal's facts: the struct a far helper sends, so a stream channel hands on what
+// it holds and a local one fills the same fields (frames.hpp names each).
+using TerminalFacts = frames::TerminalFacts;
+// Which facts a question needs, bits of a FactSet: a local channel reads each from the
+// kernel or /proc, so it reads only those asked for.
+using FactSet = unsigned;
+inline constexpr FactSet kFactForeground = 1;      // foreground (-1: none); filled too with
+                                                   // the facts about its leader
+inline constexpr FactSet kFactModes = 2;           // kStateModesKnown, kStateEcho, kStateCanonical
+inline constexpr FactSet kFactInputUnread = 4;     // input_unread
+inline constexpr FactSet kFactIgnoredSignals = 8;  // ignored_signals, of the foreground's leader
+inline constexpr FactSet kFactShellCwd = 16;       // cwd, of the shell
+inline constexpr FactSet kFactLeaderIsShell = 32;  // kStateLeaderIsShell, of the foreground's leader
+
+// What a session says of a loss (ChannelEvents::on_lost), in the channel's words.
+struct LossWords {
+  Error close_error;   // what a close reports: the tree's end is unconfirmed
+  Error start_error;   // what a start-up the loss cut short reports
+  std::string status;  // the session's status says lost, in these words ("": it does not)
+};
+
+class LingerFacet;
 
 class ProcessChannel {
  public:
@@ -90,11 +121,6 @@ class ProcessChannel {
   // Bytes ever queued, and ever written (written <= queued).
   virtual std::uint64_t bytes_queued() const = 0;
   virtual std::uint64_t bytes_written() const = 0;
-  // Bytes written but not yet read by the terminal's reader (in canonical mode only whole
-  // lines count); nullopt when the channel cannot tell. Linux's line discipline takes
-  // written bytes from the PTY's buffer on a kernel worker, so right after a write the
-  // count may still be 0: "0" alone never proves the input was read.
-  virtual std::optional<std::size_t> input_unread() const = 0;
   // Takes back the last `own` bytes queued (a cancelled send's) while the terminal's reader
   // has not taken them: those not written yet are dropped, the terminal's input queue is
   // flushed, and what the flush removed from before them is queued again. The own bytes
@@ -105,25 +131,54 @@ class ProcessChannel {
   virtual Status resize(unsigned rows, unsigned cols) = 0;
 
   // ---- the terminal's facts -----------------------------------------------------------
-  // The terminal's foreground process group, or -1 when it has none.
-  virtual pid_t foreground_group() const = 0;
-  // nullopt when the terminal cannot be asked.
-  virtual std::optional<TerminalModes> terminal_modes() const = 0;
-  // The working directory of process `pid` of the session (the kernel's: symlinks
-  // resolved), or nullopt when it cannot be read.
-  virtual std::optional<std::string> working_directory(pid_t pid) const = 0;
+  // The facts in `wanted`, as of now (the others keep TerminalFacts' "unknown" values).
+  // Input unread: written but not yet read by the terminal's reader (in canonical mode only
+  // whole lines count). Linux's line discipline takes written bytes from the PTY's buffer
+  // on a kernel worker, so right after a write the count may still be 0: "0" alone never
+  // proves the input was read. Leader is shell: the foreground's leader is still a copy of
+  // the shell (forked, given the terminal, not exec'd yet), which takes a SIGINT as the
+  // shell would; set when that cannot be told yet.
+  virtual TerminalFacts terminal_facts(FactSet wanted) const = 0;
   // The command line of process `pid` of the session (arguments joined by spaces, cut to a
   // few hundred bytes), or nullopt when it cannot be read.
   virtual std::optional<std::string> command_line(pid_t /*pid*/) const { return std::nullopt; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
-  // Whether process `pid` ignores `signo` (SIG_IGN): a signal it ignores changes nothing.
-  // False when that cannot be told.
-  virtual bool ignores_signal(pid_t pid, int signo) const = 0;
-  // Whether the group leader `leader` is still a copy of the shell `shell`: forked, given
-  // the terminal, not exec'd yet (same command line). Until it execs it takes a SIGINT as
-  // the shell would. True when that cannot be told yet.
-  virtual bool leader_is_shell_copy(pid_t leader, pid_t shell) const = 0;
+
+  // Readers of terminal_facts, one fact each.
+  // The terminal's foreground process group, or -1 when it has none.
+  pid_t foreground_group() const { return terminal_facts(kFactForeground).foreground; }
+  // nullopt when the terminal cannot be asked.
+  std::optional<TerminalModes> terminal_modes() const {
+    const TerminalFacts f = terminal_facts(kFactModes);
+    if (!(f.flags & frames::kStateModesKnown)) return std::nullopt;
+    return TerminalModes{(f.flags & frames::kStateEcho) != 0, (f.flags & frames::kStateCanonical) != 0};
+  }
+  // nullopt when the channel cannot tell.
+  std::optional<std::size_t> input_unread() const {
+    const TerminalFacts f = terminal_facts(kFactInputUnread);
+    if (f.input_unread < 0) return std::nullopt;
+    return static_cast<std::size_t>(f.input_unread);
+  }
+  // The shell's working directory (the kernel's: symlinks resolved), or nullopt.
+  std::optional<std::string> shell_cwd() const {
+    TerminalFacts f = terminal_facts(kFactShellCwd);
+    if (f.cwd.empty()) return std::nullopt;
+    return std::move(f.cwd);
+  }
+  // Whether the foreground group `pgid` ignores `signo` (SIG_IGN): a signal it ignores
+  // changes nothing. False when that cannot be told (or `pgid` is not in front any more).
+  bool ignores_signal(pid_t pgid, int signo) const {
+    if (signo < 1 || signo > 64) return false;
+    const TerminalFacts f = terminal_facts(kFactIgnoredSignals);
+    return f.foreground == pgid && ((f.ignored_signals >> (signo - 1)) & 1) != 0;
+  }
+  // Whether the foreground's leader `leader` is still a copy of the shell; true when that
+  // cannot be told (nor once another group is in front: the caller looks again).
+  bool leader_is_shell_copy(pid_t leader) const {
+    const TerminalFacts f = terminal_facts(kFactLeaderIsShell);
+    return f.foreground != leader || (f.flags & frames::kStateLeaderIsShell) != 0;
+  }
 
   // ---- readers of the terminal (the stdin probe) --------------------------------------
   // Whether this channel can prove a process blocked reading the terminal.
@@ -156,24 +211,44 @@ class ProcessChannel {
   // Stops watching and closes every fd once the session is done with the channel; the
   // facts above stay readable.
   virtual void release() = 0;
+  // The words of an on_lost cause for the session: its close, its start-up, its status.
+  virtual LossWords word_loss(const Error& cause) const = 0;
 
-  // ---- lingering (docs/outlive.md) ----------------------------------------------------
-  // Whether the tree outlives this host: then detach() lets go of it without a kill (the
-  // helper waits for the next host), and the helper hears whether a send is live.
-  virtual bool lingers() const { return false; }
-  virtual void detach() { release(); }
-  virtual void note_send(bool /*live*/) {}
+  // Lingering (docs/outlive.md): null for a channel whose tree cannot outlive this host.
+  virtual LingerFacet* linger() { return nullptr; }
+};
+
+// A channel whose tree outlives this host: detach() lets go of it without a kill (the
+// helper waits for the next host), and the helper hears whether a send is live and what
+// the results showed.
+class LingerFacet {
+ public:
+  virtual void detach() = 0;
+  virtual void note_send(bool live) = 0;
   // The session's results have shown every byte of output it has had so far (its shown-
-  // output cursor moved to the end): a lingering helper keeps the offset for the next host.
-  virtual void note_shown() {}
+  // output cursor moved to the end): the helper keeps the offset for the next host.
+  virtual void note_shown() = 0;
   // For a channel that took over a lingering session: how many of the replayed bytes the
   // previous hosts' results had shown (the rest is what no result showed yet).
-  virtual std::optional<std::uint64_t> shown_replay_bytes() const { return std::nullopt; }
+  virtual std::optional<std::uint64_t> shown_replay_bytes() const = 0;
   // For a channel that took over a lingering session: what the take-over replayed.
-  virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
+  virtual std::optional<AttachReport> attach_report() const = 0;
   // While a lingering remote session's link is being restored: why it broke. The session
   // runs on meanwhile (its status says reconnecting); input waits for the new link.
-  virtual std::optional<std::string> reconnecting() const { return std::nullopt; }
+  virtual std::optional<std::string> reconnecting() const = 0;
+
+ protected:
+  ~LingerFacet() = default;
 };
+
+// What a channel factory opened: the channel, and the pid of the helper it started on this
+// machine (-1: none here, a far helper).
+struct OpenedChannel {
+  std::unique_ptr<ProcessChannel> channel;
+  pid_t local_helper_pid = -1;
+};
+// The backend's way to open a session's channel (StartParams::open_channel). No event is
+// delivered before it returns; on failure nothing is left running.
+using ChannelFactory = std::function<Result<OpenedChannel>(struct ev_loop*, ChannelEvents&)>;
 
 }  // namespace dshpty::shell

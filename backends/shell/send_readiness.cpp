@@ -39,7 +39,6 @@
 namespace dshpty::shell {
 
 namespace {
-double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 // While output keeps arriving the probe is put off (see on_probe_tick), but never for
 // longer than this: a program that prints on a timer while it polls the terminal (a
 // clock, a spinner next to a prompt) must still be seen waiting for input.
@@ -95,7 +94,7 @@ bool ShellSendOperation::cancel() {
 Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendRequest request,
                                                                        Callback<SendResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (shell_status_ || channel_->output_ended()) return make_error(Code::SESSION_EXITED);
+  if (shell_exited() || channel_->output_ended()) return make_error(Code::SESSION_EXITED);
   if (send_) return make_error(Code::SEND_ACTIVE);
   auto timeout = request.timeout.value_or(config_.send_timeout);
   auto idle = request.idle.value_or(config_.idle_silence);
@@ -131,17 +130,15 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->done = std::move(done);
   send->session = this;
   send_ = send;
-  channel_->note_send(true);  // a lingering helper tells the next host whether one was live
+  if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
 
-  ev_timer_set(&send_timeout_timer_, seconds(timeout), 0.);
-  ev_timer_start(loop_, &send_timeout_timer_);
+  send_timeout_timer_.start(timeout);
   // A repeat of 0 would stop the timer for good: an idle of 0 means "at the first chance".
-  ev_timer_set(&send_idle_timer_, 0., seconds(std::max(idle, std::chrono::milliseconds(1))));
-  ev_timer_again(loop_, &send_idle_timer_);
+  send_idle_timer_.again(std::max(idle, std::chrono::milliseconds(1)));
   // The write happens from the loop, so a cancel() right after this call can still stop it.
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
     auto s = weak.lock();
-    if (!s || s != send_ || s->settled || s->cancel_requested) return;
+    if (!s || s != send_ || s->settled || s->cancel != SendState::Cancel::none) return;
     if (s->check_in) {
       begin_check_in(s);
     } else if (aftermath_) {
@@ -154,12 +151,11 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
 }
 
 void ShellSession::hold_write() {
-  send_->gated = true;
+  send_->stage = SendState::Stage::gated;
   prompt_watch_.reset();
   // The first look at once: a signal long past costs one probe.
   if (channel_->proves_readers()) {
-    ev_timer_set(&probe_timer_, 0., seconds(kProbeInterval));
-    ev_timer_start(loop_, &probe_timer_);
+    probe_timer_.start(std::chrono::nanoseconds::zero(), kProbeInterval);
   }
 }
 
@@ -170,11 +166,11 @@ bool ShellSession::reader_returned() {
 }
 
 void ShellSession::open_gate(bool reader_seen) {
-  send_->gated = false;
+  send_->stage = SendState::Stage::queued;
   aftermath_ = false;
   if (!reader_seen) idle_at_prompt_ = false;  // nobody may be reading: treat it as typed ahead
-  ev_timer_stop(loop_, &probe_timer_);
-  ev_timer_again(loop_, &send_idle_timer_);  // the silence is counted from the write
+  probe_timer_.stop();
+  send_idle_timer_.again();  // the silence is counted from the write
   begin_write(send_);
 }
 
@@ -183,7 +179,7 @@ void ShellSession::note_aftermath() {
   idle_at_prompt_ = false;
   // Readers blocked now have not handled the signal yet: they count once they ran again.
   channel_->mark_readers();
-  if (!send_ || !send_->landed) prompt_watch_.reset();
+  if (!send_ || !send_->landed()) prompt_watch_.reset();
 }
 
 void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
@@ -223,7 +219,7 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
   }
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
-  send->write_started = true;
+  send->stage = SendState::Stage::writing;
   // The result starts at the session's cursor: what no result has shown yet comes first.
   take_unseen(*send);
   // At the idle prompt the shell is its group's only member: a baseline of it alone (one
@@ -252,39 +248,36 @@ void ShellSession::begin_check_in(const std::shared_ptr<SendState>& send) {
   channel_->read_available();
   if (send != send_) return;
   take_unseen(*send);
-  send->write_started = true;
-  send->landed = true;
+  send->stage = SendState::Stage::landed;
   idle_at_prompt_ = false;
   if (channel_->proves_readers()) {
     send->last_probe = ev_now(loop_);
     // A reader already waiting counts: the first look at once.
-    ev_timer_set(&probe_timer_, 0., seconds(kProbeInterval));
-    ev_timer_start(loop_, &probe_timer_);
+    probe_timer_.start(std::chrono::nanoseconds::zero(), kProbeInterval);
   }
   check_prompt_readiness();
 }
 
 void ShellSession::on_write_progress() {
-  if (send_ && send_->write_started && !send_->landed &&
+  if (send_ && send_->write_started() && !send_->landed() &&
       channel_->bytes_written() >= send_->lands_at) {
     on_write_landed();
   }
 }
 
 void ShellSession::on_write_landed() {
-  send_->landed = true;
+  send_->stage = SendState::Stage::landed;
   before_write_ = prompt_watch_;  // a cancel that takes it all back restores it
   prompt_watch_.reset();
   if (channel_->proves_readers()) {
     send_->last_probe = ev_now(loop_);
-    ev_timer_set(&probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
-    ev_timer_start(loop_, &probe_timer_);
+    probe_timer_.start(kProbeInterval, kProbeInterval);
   }
-  if (send_->cancel_requested) interrupt_foreground(/*own_command_only=*/send_typed_line());
+  if (send_->cancel == SendState::Cancel::on_landing) interrupt_foreground(/*own_command_only=*/send_typed_line());
 }
 
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
-  if (send_->gated || !send_->write_started) return;  // output of an earlier command
+  if (send_->gated() || !send_->write_started()) return;  // output of an earlier command
   std::string_view text = chunk.text;
   if (send_->typed_lines > 0) tell_typed_echo(chunk);
   if (send_->echo_pending) {
@@ -307,7 +300,7 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   }
   send_->tail.append(text);
   send_->last_output = ev_now(loop_);
-  ev_timer_again(loop_, &send_idle_timer_);
+  send_idle_timer_.again();
 }
 
 void ShellSession::tell_typed_echo(const text::SanitizedText& chunk) {
@@ -335,17 +328,17 @@ void ShellSession::tell_typed_echo(const text::SanitizedText& chunk) {
 }
 
 void ShellSession::on_send_chunk_end() {
-  if (send_->gated) {
+  if (send_->gated()) {
     // Not this send's output, but it may show the shell back at its prompt.
     if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
     return;
   }
-  if (send_->cancel_on_command && prompt_watch_.command_started()) {
-    send_->cancel_on_command = false;
+  if (send_->cancel == SendState::Cancel::on_command && prompt_watch_.command_started()) {
+    send_->cancel = SendState::Cancel::none;
     interrupt_foreground(/*own_command_only=*/true);
     if (!send_) return;
   }
-  if (send_->landed) check_prompt_readiness();
+  if (send_->landed()) check_prompt_readiness();
 }
 
 void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
@@ -355,7 +348,7 @@ void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_fr
     send_->tail.rewrite_line(line, changed_from);
   }
   send_->last_output = ev_now(loop_);
-  ev_timer_again(loop_, &send_idle_timer_);
+  send_idle_timer_.again();
 }
 
 void ShellSession::check_prompt_readiness() {
@@ -377,10 +370,7 @@ void ShellSession::check_prompt_readiness() {
     if (!sure && channel_->proves_readers() && !channel_->foreground_reading()) {
       // At the prompt by the marks, but not yet asleep in its read: the shell may still be
       // taking input it read ahead (fish reads in blocks) or about to block. Soon again.
-      if (!ev_is_active(&prompt_recheck_timer_)) {
-        ev_timer_set(&prompt_recheck_timer_, seconds(kPromptRecheck), 0.);
-        ev_timer_start(loop_, &prompt_recheck_timer_);
-      }
+      prompt_recheck_timer_.start_if_idle(kPromptRecheck);
       break;
     }
     // Whatever the shell printed before it went to sleep is readable now: if none of it
@@ -398,9 +388,9 @@ void ShellSession::check_prompt_readiness() {
   checking_prompt_ = false;
 }
 
-void ShellSession::on_prompt_recheck(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  if (s->send_ && s->send_->landed && !s->send_->gated) s->check_prompt_readiness();
+void ShellSession::on_prompt_recheck() {
+  auto* s = this;
+  if (s->send_ && s->send_->landed() && !s->send_->gated()) s->check_prompt_readiness();
 }
 
 bool ShellSession::input_waiting() const {
@@ -413,26 +403,24 @@ bool ShellSession::input_waiting() const {
 // read yet (a flood would otherwise pay a probe every tick for nothing), and the prompt
 // marker decides the shell's own prompt as it arrives. So the tick is put off until one
 // interval after the latest output (at most kProbeBusyInterval since the last probe).
-void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
+void ShellSession::on_probe_tick() {
+  auto* s = this;
   if (!s->send_) return;
-  if (s->send_->gated) {
+  if (s->send_->gated()) {
     if (s->reader_returned()) s->open_gate(true);
     return;
   }
-  if (!s->send_->landed) return;
+  if (!s->send_->landed()) return;
   const double interval = seconds(kProbeInterval);
-  const double now = ev_now(loop);
+  const double now = ev_now(loop_);
   const double quiet = now - s->send_->last_output;
   if (quiet < interval && now - s->send_->last_probe < kProbeBusyInterval) {
-    w->repeat = interval - quiet;
-    ev_timer_again(loop, w);
+    probe_timer_.again(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval - quiet)));
     return;
   }
   s->send_->last_probe = now;
-  if (w->repeat != interval) {
-    w->repeat = interval;
-    ev_timer_again(loop, w);
+  if (probe_timer_.repeat() != kProbeInterval) {
+    probe_timer_.again(kProbeInterval);
   }
   // A relay (or a wait that wakes by itself soon: vim waiting out its escape timeout) is
   // no reader: the send settles by quiet output, its evidence says why.
@@ -457,16 +445,14 @@ void ShellSession::on_probe_tick(struct ev_loop* loop, ev_timer* w, int) {
                  /*reader_proven=*/true);
 }
 
-void ShellSession::on_send_timeout(struct ev_loop*, ev_timer* w, int) {
-  static_cast<ShellSession*>(w->data)->settle_send(WaitReason::timeout);
-}
+void ShellSession::on_send_timeout() { settle_send(WaitReason::timeout); }
 
-void ShellSession::on_send_idle(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
+void ShellSession::on_send_idle() {
+  auto* s = this;
   // A link being re-established is not silence: the program runs on at the far side and
   // its output waits for the new link. The timer repeats; the send's deadline still holds.
-  if (s->channel_->reconnecting()) return;
-  if (s->send_ && s->send_->gated) {
+  if (auto* l = s->linger(); l && l->reconnecting()) return;
+  if (s->send_ && s->send_->gated()) {
     s->open_gate(false);  // no reader came back within the idle time: write anyway
     return;
   }
@@ -487,7 +473,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
       // integration could not say it).
       result.exit_code = prompt_watch_.last_status();
       result.cwd = prompt_watch_.cwd();
-      if (!result.cwd) result.cwd = channel_->working_directory(*shell_pid_);
+      if (!result.cwd) result.cwd = channel_->shell_cwd();
       idle_at_prompt_ = !aftermath_;
     } else if (auto modes = channel_->terminal_modes()) {
       result.input_hidden = !modes->echo && modes->canonical;
@@ -496,7 +482,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   if (send_) note_line_state(*send_, reason, result);
   auto send = release_send();
   send->end_echo(false);
-  if (send->write_started) {
+  if (send->write_started()) {
     // The screen as it shows, from the session's shown-output cursor; which moves to here.
     text::Cut cut = emulator_.result_text(send->viewport_head, send->cap);
     result.viewport = std::move(cut.text);
@@ -505,7 +491,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
     result.omitted_bytes = cut.omitted.bytes;
     result.typed_line = std::move(send->typed_line);
     emulator_.start_text(emulator_.text_cursor());
-    channel_->note_shown();
+    if (auto* l = linger()) l->note_shown();
   }
   result.wait_reason = reason;
   result.session_status = status();
@@ -521,17 +507,17 @@ void ShellSession::fail_send(Error error) {
 }
 
 std::shared_ptr<SendState> ShellSession::release_send() {
-  ev_timer_stop(loop_, &send_timeout_timer_);
-  ev_timer_stop(loop_, &send_idle_timer_);
-  ev_timer_stop(loop_, &probe_timer_);
-  ev_timer_stop(loop_, &prompt_recheck_timer_);
+  send_timeout_timer_.stop();
+  send_idle_timer_.stop();
+  probe_timer_.stop();
+  prompt_recheck_timer_.stop();
   // After a signal the baseline is the gate's, kept for the next send.
   if (channel_ && !aftermath_) channel_->forget_readers();
   auto send = std::move(send_);
-  if (send && channel_) channel_->note_send(false);
+  if (auto* l = linger(); send && l) l->note_send(false);
   // What comes next is unseen from where the terminal's line stands now (unless the send
   // took none of it: then it still waits from where it began).
-  if (send && send->write_started && unseen_.total_bytes() == 0) unseen_.clear(pipeline_.current_line_bytes());
+  if (send && send->write_started() && unseen_.total_bytes() == 0) unseen_.clear(pipeline_.current_line_bytes());
   if (send) {
     send->settled = true;
     send->session = nullptr;
@@ -541,29 +527,29 @@ std::shared_ptr<SendState> ShellSession::release_send() {
 
 bool ShellSession::cancel_send(SendState& send) {
   if (send_.get() != &send) return false;
-  if (!send.write_started) {
+  if (!send.write_started()) {
     // Nothing typed yet (the write was still to come from the loop, or held behind a
     // signal's aftermath), and now nothing will be: the send becomes a look at what happened
     // since, answered as a check-in is (at once at the shell's prompt). Measured before:
     // such a send waited out its whole idle time, every time.
-    send.cancel_requested = true;
-    if (send.gated) {
-      send.gated = false;
-      ev_timer_stop(loop_, &probe_timer_);
+    send.cancel = SendState::Cancel::on_landing;
+    if (send.gated()) {
+      send.stage = SendState::Stage::queued;
+      probe_timer_.stop();
     }
     // From the loop: the check-in may settle at once, and cancel() must not call back.
     deferred_.post([this, weak = std::weak_ptr<SendState>(send_)] {
       auto s = weak.lock();
-      if (!s || s != send_ || s->settled || s->write_started) return;
+      if (!s || s != send_ || s->settled || s->write_started()) return;
       s->check_in = true;
       begin_check_in(s);
     });
     return true;
   }
   if (!send.check_in && take_back(send)) return true;
-  if (!send.landed) {
+  if (!send.landed()) {
     // Written in part, and the channel cannot take it back: SIGINT once the rest landed.
-    send.cancel_requested = true;
+    send.cancel = SendState::Cancel::on_landing;
     return true;
   }
   interrupt_foreground(/*own_command_only=*/send_typed_line());
@@ -581,10 +567,10 @@ bool ShellSession::take_back(SendState& send) {
   if (own == 0 || !channel_ || channel_->output_ended()) return false;
   const auto taken = channel_->take_back_input(own);
   if (!taken) return false;
-  if (!send.landed) {
+  if (!send.landed()) {
     // What was not written yet was dropped and counts as written: the send has landed,
     // with nothing more to come.
-    send.cancel_requested = false;
+    send.cancel = SendState::Cancel::none;
     on_write_landed();
     if (send_.get() != &send) return true;
   }
@@ -620,7 +606,7 @@ bool ShellSession::clear_held_line() {
   });
   if (held == held_signals_.end()) return false;
   held_signals_.erase(held);
-  if (held_signals_.empty()) ev_timer_stop(loop_, &signal_hold_timer_);
+  if (held_signals_.empty()) signal_hold_timer_.stop();
   (void)deliver_signal(*shell_pid_, SIGINT);
   return true;
 }
@@ -629,11 +615,10 @@ bool ShellSession::clear_held_line() {
 void ShellSession::note_taken_back(SendState& send) {
   // Nothing of it reached the shell: the prompt it was typed at (if no mark came since) is
   // still the one the check-in may settle at.
-  if (send.landed && !prompt_watch_.marker_seen()) prompt_watch_ = before_write_;
+  if (send.landed() && !prompt_watch_.marker_seen()) prompt_watch_ = before_write_;
   send.taken_back = send.bytes.size();
   send.check_in = true;
-  send.cancel_requested = false;
-  send.cancel_on_command = false;
+  send.cancel = SendState::Cancel::none;
   send.echo_pending = false;
   send.echo.clear();
   send.echo_line.clear();
@@ -644,13 +629,13 @@ void ShellSession::note_taken_back(SendState& send) {
 // cancel's held SIGINT (waiting for the line's own command) is dropped.
 void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
   if (!send_ || send_->settled || send_->check_in || send_->bytes.size() != own || taken < own) return;
-  if (!send_->cancel_requested && !send_->cancel_on_command &&
+  if (send_->cancel == SendState::Cancel::none &&
       std::none_of(held_signals_.begin(), held_signals_.end(),
                    [&](const HeldSignal& h) { return !h.signal && h.send == send_; })) {
     return;  // not a cancel of this send
   }
   std::erase_if(held_signals_, [&](const HeldSignal& h) { return !h.signal && h.send == send_; });
-  if (held_signals_.empty()) ev_timer_stop(loop_, &signal_hold_timer_);
+  if (held_signals_.empty()) signal_hold_timer_.stop();
   note_taken_back(*send_);
   check_prompt_readiness();
 }
@@ -685,7 +670,7 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.line_state = LineState::refused;
     return;
   }
-  if (send.check_in || !send.landed || !send.typed_text || prompt_watch_.line_taken()) return;
+  if (send.check_in || !send.landed() || !send.typed_text || prompt_watch_.line_taken()) return;
   const pid_t foreground = channel_->foreground_group();
   if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
     // The shell reads at its own prompt and took no line since the write: what was typed

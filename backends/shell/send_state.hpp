@@ -66,21 +66,28 @@ struct SendState {
   bool typed_text = false;        // the request had text (not keys alone: C-c, Up)
   bool check_in = false;          // nothing to write: a look at what happened since (SendRequest)
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
-  bool gated = false;  // the write waits for a reader after a signal (the write gate)
+  // How far the write got, in order: queued (it starts from the loop), gated (it waits for
+  // a reader after a signal: the write gate), writing, landed (every byte reached the
+  // terminal; a check-in, which writes nothing, lands at once). Settling is apart: a send
+  // settles at any stage.
+  enum class Stage { queued, gated, writing, landed };
+  Stage stage = Stage::queued;
+  bool gated() const noexcept { return stage == Stage::gated; }
+  bool write_started() const noexcept { return stage >= Stage::writing; }
+  bool landed() const noexcept { return stage == Stage::landed; }
   bool typed_ahead = true;  // written while the shell may not have been reading
   // One line written at the shell's own idle prompt (no keys, no line break but the final
   // Enter): the only new prompt that can follow is the one after that line ran, so its
   // marks alone settle it (send_readiness.cpp, check_prompt_readiness).
   bool single_line_at_prompt = false;
-  bool write_started = false;
-  bool landed = false;
-  bool cancel_requested = false;  // cancel() before the write landed: SIGINT once it does
+  // A cancel under way: asked before the write landed (nothing is written if it had not
+  // started; else a SIGINT once it lands), or waiting for the line's own command to start
+  // (its C mark: the line was typed behind another command and could not be taken back).
+  enum class Cancel { none, on_landing, on_command };
+  Cancel cancel = Cancel::none;
   // A cancel took all of the text back from the terminal's input queue before the shell
   // read it (SendResult::taken_back_bytes): the send is a check-in from then on.
   std::uint64_t taken_back = 0;
-  // A cancel waits for the line's own command to start (its C mark): it was typed behind
-  // another command and could not be taken back.
-  bool cancel_on_command = false;
   bool settled = false;
   // Loop times (ev_now) for the stdin probe's pacing: the send's latest output, and the
   // latest probe (or the landing, before the first).
@@ -99,7 +106,7 @@ class ShellSendOperation final : public BackendSendOperation {
   OutputDelta read_output() override { return state_->tail.take_delta(); }
   bool cancel() override;
   // The send's bytes all reached the terminal (for tests).
-  bool write_landed() const noexcept { return state_->landed; }
+  bool write_landed() const noexcept { return state_->landed(); }
 
  private:
   std::shared_ptr<SendState> state_;

@@ -18,6 +18,7 @@
 #include "local/launch_plan.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp_filter.hpp"
+#include "local/local_channel.hpp"
 #include "dialect/dialect.hpp"
 #include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
@@ -175,6 +176,11 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
       if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();
+    } else {
+      // The helper on this machine, directly or inside its sandbox.
+      shell::LaunchPlan plan = shell::direct_launch(p.supervisor_path, p.argv, p.cwd, p.env);
+      if (p.sandbox.confined()) plan = shell::wrap_in_bwrap(plan, p.sandbox, p.cwd);
+      p.open_channel = shell::local_channel_factory(shell::LocalLaunch{std::move(plan), p.rows, p.cols, p.argv.front(), p.cwd});
     }
     return p;
   }

@@ -2,14 +2,11 @@
 
 #include <signal.h>
 
-#include "local/local_channel.hpp"
 #include "local/environment.hpp"
 
 namespace dshpty::shell {
 
 namespace {
-
-double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 
 std::string describe_status(const SessionStatus& st) {
   if (st.signal) return "killed by " + signal_number_name(*st.signal);
@@ -43,21 +40,17 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   pipeline_.add(motd_);
   pipeline_.add(emulator_);
   pipeline_.add(*this);
-  ev_timer_init(&startup_timer_, &ShellSession::on_startup_timeout, 0., 0.);
-  ev_timer_init(&exit_publish_timer_, &ShellSession::on_exit_publish_timeout, 0., 0.);
-  ev_timer_init(&quiesce_timer_, &ShellSession::on_quiesce_timeout, 0., 0.);
-  ev_timer_init(&drain_timer_, &ShellSession::on_drain_timeout, 0., 0.);
-  ev_timer_init(&send_timeout_timer_, &ShellSession::on_send_timeout, 0., 0.);
-  ev_timer_init(&send_idle_timer_, &ShellSession::on_send_idle, 0., 0.);
-  ev_timer_init(&probe_timer_, &ShellSession::on_probe_tick, 0., 0.);
-  ev_timer_init(&signal_hold_timer_, &ShellSession::on_signal_hold_tick, 0., 0.);
-  ev_timer_init(&prompt_recheck_timer_, &ShellSession::on_prompt_recheck, 0., 0.);
-  ev_timer_init(&answer_timer_, &ShellSession::on_answer_tick, 0., 0.);
-  for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
-                      &prompt_recheck_timer_, &answer_timer_}) {
-    t->data = this;
-  }
+  startup_timer_.bind<&ShellSession::on_startup_timeout>(loop, this);
+  startup_probe_timer_.bind<&ShellSession::on_startup_probe>(loop, this);
+  exit_publish_timer_.bind<&ShellSession::on_exit_publish_timeout>(loop, this);
+  quiesce_timer_.bind<&ShellSession::on_quiesce_timeout>(loop, this);
+  drain_timer_.bind<&ShellSession::on_drain_timeout>(loop, this);
+  send_timeout_timer_.bind<&ShellSession::on_send_timeout>(loop, this);
+  send_idle_timer_.bind<&ShellSession::on_send_idle>(loop, this);
+  probe_timer_.bind<&ShellSession::on_probe_tick>(loop, this);
+  signal_hold_timer_.bind<&ShellSession::release_held_signals>(loop, this);
+  prompt_recheck_timer_.bind<&ShellSession::on_prompt_recheck>(loop, this);
+  answer_timer_.bind<&ShellSession::on_answer_tick>(loop, this);
 }
 
 ShellSession::~ShellSession() {
@@ -68,10 +61,10 @@ ShellSession::~ShellSession() {
 }
 
 void ShellSession::stop_timers() {
-  for (ev_timer* t : {&startup_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
-                      &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
-                      &prompt_recheck_timer_, &answer_timer_}) {
-    ev_timer_stop(loop_, t);
+  for (Timer* t : {&startup_timer_, &startup_probe_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
+                   &send_timeout_timer_, &send_idle_timer_, &probe_timer_, &signal_hold_timer_,
+                   &prompt_recheck_timer_, &answer_timer_}) {
+    t->stop();
   }
 }
 
@@ -82,13 +75,8 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
   s.spawn_done_ = std::move(done);
   s.self_ = std::move(session);
   if (Status st = s.launch(); !st) {
-    // Nothing was started (or launch() already undid it): fail from the loop.
-    s.deferred_.post([&s, error = st.error()] {
-      auto self = std::move(s.self_);
-      auto done = std::move(s.spawn_done_);
-      self.reset();
-      done(error);
-    });
+    // Nothing was started (or launch() already undid it).
+    s.complete_spawn(st.error());
     return;
   }
   if (s.params_.signal.aborted()) {
@@ -101,44 +89,26 @@ void ShellSession::start(struct ev_loop* loop, const ShellConfig& config, StartP
     if (!s.abort_reason_) s.abort_reason_ = reason;
     s.deferred_.post([&s] { s.fail_start(s.abort_reason_); });
   });
-  ev_timer_set(&s.startup_timer_, seconds(config.startup_timeout), 0.);
-  ev_timer_start(loop, &s.startup_timer_);
+  s.startup_timer_.start(config.startup_timeout);
   if (s.params_.mark_nonce.empty() && s.channel_->proves_readers()) {
     // No integration, so no marks: the shell is ready once it is seen reading.
-    ev_set_cb(&s.probe_timer_, &ShellSession::on_startup_probe);
-    ev_timer_set(&s.probe_timer_, seconds(kProbeInterval), seconds(kProbeInterval));
-    ev_timer_start(loop, &s.probe_timer_);
+    s.startup_probe_timer_.start(kProbeInterval, kProbeInterval);
   }
 }
 
-void ShellSession::on_startup_probe(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  if (!s->shell_pid_ || !s->channel_->foreground_reading()) return;
-  s->prompt_seen_ = true;
-  s->try_finish_start();
+void ShellSession::on_startup_probe() {
+  if (!shell_pid_ || !channel_->foreground_reading()) return;
+  prompt_seen_ = true;
+  try_finish_start();
 }
 
-void ShellSession::end_startup_probe() {
-  // The probe timer goes back to its job for sends.
-  ev_timer_stop(loop_, &probe_timer_);
-  ev_set_cb(&probe_timer_, &ShellSession::on_probe_tick);
-}
+void ShellSession::end_startup_probe() { startup_probe_timer_.stop(); }
 
 Status ShellSession::launch() {
-  if (params_.open_channel) {
-    auto channel = params_.open_channel(loop_, *this);
-    if (!channel) return channel.error();
-    channel_ = std::move(*channel);
-    return {};
-  }
-  LaunchPlan plan = direct_launch(params_.supervisor_path, params_.argv, params_.cwd, params_.env);
-  if (params_.sandbox.confined()) plan = wrap_in_bwrap(plan, params_.sandbox, params_.cwd);
-  LocalLaunch launch{std::move(plan), params_.rows, params_.cols, params_.argv.front(),
-                     params_.cwd};
-  auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
-  if (!channel) return channel.error();
-  helper_pid_ = (*channel)->helper_pid();
-  channel_ = std::move(*channel);
+  auto opened = params_.open_channel(loop_, *this);
+  if (!opened) return opened.error();
+  helper_pid_ = opened->local_helper_pid;
+  channel_ = std::move(opened->channel);
   return {};
 }
 
@@ -152,12 +122,11 @@ void ShellSession::on_started(pid_t shell_pid) {
 void ShellSession::on_start_failed(Error cause) { fail_start(std::move(cause)); }
 
 void ShellSession::on_output(std::string_view bytes) {
-  if (params_.attach && !replay_checked_) {
+  if (params_.attach && text_start_ == TextStart::unknown) {
     // A take-over: the replay fills the scrollback and the screen, and the text the next
     // result shows starts where the previous host's results had shown up to.
-    replay_checked_ = true;
-    replay_shown_ = channel_->shown_replay_bytes();
-    text_start_replayed_ = replay_shown_.has_value();
+    replay_shown_ = linger() ? linger()->shown_replay_bytes() : std::nullopt;
+    text_start_ = replay_shown_ ? TextStart::replay : TextStart::first_prompt;
   }
   if (replay_shown_ && *replay_shown_ <= fed_ + bytes.size()) {
     const auto split = static_cast<std::size_t>(*replay_shown_ - fed_);
@@ -174,45 +143,38 @@ void ShellSession::on_output(std::string_view bytes) {
 
 void ShellSession::on_output_ended() {
   pipeline_.finish();
-  if (shell_status_ && !exit_published_) publish_exit();
+  if (shell_exit_ == ShellExit::exited) publish_exit();
   check_teardown();
 }
 
 void ShellSession::on_exited(SessionStatus status) {
-  if (shell_status_) return;
+  if (shell_exit_ != ShellExit::running) return;
+  shell_exit_ = ShellExit::exited;
   shell_status_ = status;
   if (phase_ == Phase::starting) {
     fail_start(make_error(Code::BACKEND_FAILED,
                           "shell " + params_.argv.front() + params_.startup_words +
-                              " exited during start-up (" + describe_status(*shell_status_) + ")"));
+                              " exited during start-up (" + describe_status(shell_status_) + ")"));
     return;
   }
   if (channel_->output_ended()) {
     publish_exit();
   } else {
     // A background job may keep the terminal open for ever: publish after a bound anyway.
-    ev_timer_set(&exit_publish_timer_, seconds(config_.drain_timeout), 0.);
-    ev_timer_start(loop_, &exit_publish_timer_);
+    exit_publish_timer_.start(config_.drain_timeout);
   }
 }
 
 void ShellSession::on_quiescent() { check_teardown(); }
 
 void ShellSession::on_lost(Error cause) {
-  if (params_.open_channel) {
-    // A remote link ended: the far helper kills the tree when it sees that, but nothing
-    // proves it did. The status says lost, in the transport's words; a close says it
-    // cannot confirm the end.
-    lost_reason_ = cause->message;
-    lost_ = make_error(Code::BACKEND_FAILED,
-                       cause->message + ": the end of the session's processes on the far side is unconfirmed");
-  } else {
-    lost_ = std::move(cause);
-  }
+  // Nothing proves the tree gone: the channel says what that means for a close, a start-up
+  // and the status.
+  LossWords words = channel_->word_loss(cause);
+  lost_reason_ = std::move(words.status);
+  lost_ = std::move(words.close_error);
   if (phase_ == Phase::starting) {
-    fail_start(params_.open_channel ? make_error(Code::BACKEND_FAILED, lost_reason_)
-                                    : make_error(Code::BACKEND_FAILED, "PTY supervisor " + params_.supervisor_path +
-                                                                           " exited during start-up"));
+    fail_start(std::move(words.start_error));
     return;
   }
   if (send_) settle_send(WaitReason::session_exit);
@@ -237,7 +199,7 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
 void ShellSession::on_text(const text::SanitizedText& chunk) {
   ++text_chunks_;
   if (!prompt_seen_) return;
-  if (send_ && send_->write_started) {
+  if (send_ && send_->write_started()) {
     on_send_output(chunk);
     return;
   }
@@ -252,9 +214,9 @@ void ShellSession::on_chunk_end() {
     if (prompt_watch_.at_prompt()) {
       prompt_seen_ = true;
       unseen_.clear(pipeline_.current_line_bytes());  // the first prompt is the open's
-      if (!text_start_replayed_) {
+      if (text_start_ != TextStart::replay) {
         emulator_.start_text(emulator_.text_cursor(), config_.viewport_bytes);
-        channel_->note_shown();
+        if (auto* l = linger()) l->note_shown();
       }
       // A new shell at its first prompt: the first send is a line typed at the idle prompt
       // (a taken-over session may be anywhere: its first send is typed ahead).
@@ -268,38 +230,35 @@ void ShellSession::on_chunk_end() {
 
 void ShellSession::on_line_rewrite(std::string_view line, std::size_t changed_from) {
   if (!prompt_seen_) return;
-  if (send_ && send_->write_started) {
+  if (send_ && send_->write_started()) {
     on_send_rewrite(line, changed_from);
     return;
   }
   unseen_.rewrite_line(line, changed_from);
 }
 
-void ShellSession::on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  s->channel_->read_available();  // whatever is readable now still comes before the exit
-  if (!s->exit_published_) s->publish_exit();
+void ShellSession::on_exit_publish_timeout() {
+  channel_->read_available();  // whatever is readable now still comes before the exit
+  if (shell_exit_ != ShellExit::published) publish_exit();
 }
 
 void ShellSession::publish_exit() {
-  ev_timer_stop(loop_, &exit_publish_timer_);
-  exit_published_ = true;
+  exit_publish_timer_.stop();
+  shell_exit_ = ShellExit::published;
   if (send_) settle_send(WaitReason::session_exit);
 }
 
 // ---- start-up ---------------------------------------------------------------------------
 
-void ShellSession::on_startup_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  if (s->params_.attach) {
-    s->fail_start(make_error(Code::BACKEND_FAILED, "the lingering session's replay did not complete within " +
-                                                       std::to_string(s->config_.startup_timeout.count()) + " ms"));
+void ShellSession::on_startup_timeout() {
+  if (params_.attach) {
+    fail_start(make_error(Code::BACKEND_FAILED, "the lingering session's replay did not complete within " +
+                                                    std::to_string(config_.startup_timeout.count()) + " ms"));
     return;
   }
-  s->fail_start(make_error(Code::BACKEND_FAILED,
-                           "shell " + s->params_.argv.front() + s->params_.startup_words +
-                               " showed no prompt within " +
-                               std::to_string(s->config_.startup_timeout.count()) + " ms"));
+  fail_start(make_error(Code::BACKEND_FAILED,
+                        "shell " + params_.argv.front() + params_.startup_words + " showed no prompt within " +
+                            std::to_string(config_.startup_timeout.count()) + " ms"));
 }
 
 void ShellSession::try_finish_start() {
@@ -309,39 +268,37 @@ void ShellSession::try_finish_start() {
     return;
   }
   phase_ = Phase::running;
-  ev_timer_stop(loop_, &startup_timer_);
+  startup_timer_.stop();
   end_startup_probe();
   abort_sub_.reset();
-  deferred_.post([this] {
-    auto self = std::move(self_);
-    auto done = std::move(spawn_done_);
-    done(std::unique_ptr<BackendSession>(std::move(self)));
-  });
+  complete_spawn(nullptr);
 }
 
 void ShellSession::fail_start(Error error) {
   if (phase_ != Phase::starting) return;
   start_error_ = std::move(error);
-  ev_timer_stop(loop_, &startup_timer_);
+  startup_timer_.stop();
   end_startup_probe();
-  if (params_.attach && channel_) {
+  if (params_.attach && linger()) {
     // A take-over that failed (aborted, too slow) lets go of the session instead of
     // killing it: it lingers on for the next attach.
     phase_ = Phase::tearing_down;
     stop_timers();
-    channel_->detach();
-    complete_start();
+    linger()->detach();
+    complete_spawn(start_error_);
     return;
   }
   begin_teardown();
 }
 
-void ShellSession::complete_start() {
-  // Runs from the loop after a failed start-up's teardown settled.
-  deferred_.post([this] {
+void ShellSession::complete_spawn(Error error) {
+  deferred_.post([this, error = std::move(error)] {
     auto self = std::move(self_);
     auto done = std::move(spawn_done_);
-    Error error = start_error_;
+    if (!error) {
+      done(std::unique_ptr<BackendSession>(std::move(self)));
+      return;
+    }
     self.reset();  // destroys this session: nothing below may touch it
     done(error);
   });
@@ -353,10 +310,7 @@ void ShellSession::begin_teardown() {
   phase_ = Phase::tearing_down;
   fail_held_signals();
   channel_->kill_tree(config_.close_grace);
-  if (!channel_->quiescent()) {
-    ev_timer_set(&quiesce_timer_, seconds(config_.close_grace + kQuiesceSlack), 0.);
-    ev_timer_start(loop_, &quiesce_timer_);
-  }
+  if (!channel_->quiescent()) quiesce_timer_.start(config_.close_grace + kQuiesceSlack);
   check_teardown();
 }
 
@@ -367,12 +321,9 @@ void ShellSession::check_teardown() {
     return;
   }
   if (!channel_->quiescent()) return;
-  ev_timer_stop(loop_, &quiesce_timer_);
+  quiesce_timer_.stop();
   if (!channel_->output_ended()) {
-    if (!ev_is_active(&drain_timer_)) {
-      ev_timer_set(&drain_timer_, seconds(config_.drain_timeout), 0.);
-      ev_timer_start(loop_, &drain_timer_);
-    }
+    drain_timer_.start_if_idle(config_.drain_timeout);
     return;
   }
   if (forced_end_) {
@@ -384,40 +335,37 @@ void ShellSession::check_teardown() {
   finish_teardown(nullptr);
 }
 
-void ShellSession::on_quiesce_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
+void ShellSession::on_quiesce_timeout() {
   const std::string missed = "PTY supervisor did not report quiescence within " +
-                             std::to_string((s->config_.close_grace + kQuiesceSlack).count()) + " ms";
-  if (!s->forced_end_) {
+                             std::to_string((config_.close_grace + kQuiesceSlack).count()) + " ms";
+  if (!forced_end_) {
     // The channel may end the tree without the helper (a sandbox's namespace): the close
     // then waits for that proof, as long again at most, and reports what was done.
-    if (auto how = s->channel_->force_end()) {
-      s->forced_end_ = missed + ": " + *how;
-      ev_timer_set(&s->quiesce_timer_, seconds(kQuiesceSlack), 0.);
-      ev_timer_start(s->loop_, &s->quiesce_timer_);
+    if (auto how = channel_->force_end()) {
+      forced_end_ = missed + ": " + *how;
+      quiesce_timer_.start(kQuiesceSlack);
       return;
     }
   }
-  s->finish_teardown(make_error(Code::BACKEND_FAILED, missed));
+  finish_teardown(make_error(Code::BACKEND_FAILED, missed));
 }
 
-void ShellSession::on_drain_timeout(struct ev_loop*, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  s->channel_->read_available();
-  if (s->channel_->output_ended()) return;  // the end of output finished the teardown
-  s->finish_teardown(make_error(
+void ShellSession::on_drain_timeout() {
+  channel_->read_available();
+  if (channel_->output_ended()) return;  // the end of output finished the teardown
+  finish_teardown(make_error(
       Code::BACKEND_FAILED,
-      "PTY output did not end within " + std::to_string(s->config_.drain_timeout.count()) +
+      "PTY output did not end within " + std::to_string(config_.drain_timeout.count()) +
           " ms after the process tree was gone: a process outside the session holds its "
           "terminal"));
 }
 
 void ShellSession::finish_teardown(Error error) {
-  ev_timer_stop(loop_, &quiesce_timer_);
-  ev_timer_stop(loop_, &drain_timer_);
+  quiesce_timer_.stop();
+  drain_timer_.stop();
   bool starting = static_cast<bool>(self_);
   if (!error) {
-    if (shell_status_ && !exit_published_) publish_exit();
+    if (shell_exit_ == ShellExit::exited) publish_exit();
     phase_ = Phase::closed;
     stop_timers();
     channel_->release();
@@ -428,7 +376,7 @@ void ShellSession::finish_teardown(Error error) {
   if (starting) {
     if (error) start_error_ = make_backend_cleanup_error(start_error_, error);
     phase_ = Phase::tearing_down;  // a failed start never runs; only its destruction remains
-    complete_start();
+    complete_spawn(start_error_);
     return;
   }
   auto waiters = std::move(close_waiters_);
@@ -452,15 +400,15 @@ std::optional<int> ShellSession::pid() const {
 }
 
 SessionStatus ShellSession::status() const {
-  if (exit_published_ && shell_status_) return *shell_status_;
+  if (shell_exit_ == ShellExit::published) return shell_status_;
   if (!lost_reason_.empty()) return SessionStatus::lost(lost_reason_);
-  if (auto why = channel_ ? channel_->reconnecting() : std::nullopt) return SessionStatus::reconnecting(*why);
+  if (auto why = linger() ? linger()->reconnecting() : std::nullopt) return SessionStatus::reconnecting(*why);
   return {};
 }
 
 Status ShellSession::signal(Signal sig, Callback<SignalResult> done) {
   if (phase_ != Phase::running) return make_error(Code::SESSION_CLOSING);
-  if (exit_published_ || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
+  if (shell_exit_ == ShellExit::published || !lost_reason_.empty()) return make_error(Code::SESSION_EXITED);
   int signo = signal_number(sig);
   if (shell_starting_command()) {
     hold_signal(HeldSignal{signo, sig, std::move(done), nullptr, 0, false});
@@ -479,13 +427,13 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }
-  if (phase_ == Phase::running && params_.host_leaving && *params_.host_leaving && channel_->lingers()) {
+  if (phase_ == Phase::running && params_.host_leaving && *params_.host_leaving && linger()) {
     // The host leaves and the session outlives it: let go of the channel without a kill.
     if (send_) fail_send(make_error(Code::SESSION_CLOSING, "the host detached the session before the send completed"));
     fail_held_signals();
     phase_ = Phase::closed;
     stop_timers();
-    channel_->detach();
+    linger()->detach();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }

@@ -34,6 +34,7 @@
 #include "dshpty/shell.hpp"
 #include "process_channel.hpp"
 #include "sandbox/sandbox.hpp"
+#include "loop/timer.hpp"
 #include "screen/emulator.hpp"
 #include "send_state.hpp"
 #include "text/motd_capture.hpp"
@@ -62,9 +63,9 @@ struct StartParams {
   // Said after the shell's name when its start-up fails (" (rc: user)").
   std::string startup_words;
   AbortSignal signal;
-  // Set for a session whose processes live elsewhere (a remote backend): opens its channel
-  // instead of the local one. Unset: a local channel from the fields above.
-  std::function<Result<std::unique_ptr<ProcessChannel>>(struct ev_loop*, ChannelEvents&)> open_channel;
+  // Opens the session's channel: where its processes live is the backend's choice (a
+  // local helper, a far one over a transport, a lingering one's rendezvous).
+  ChannelFactory open_channel;
   // Taking over a lingering session (docs/outlive.md): its shell runs already, so the start
   // waits for the replay and STARTED, not for a prompt.
   bool attach = false;
@@ -101,7 +102,7 @@ class ShellSession final : public BackendSession,
   // the terminal is gone.
   Status resize(unsigned rows, unsigned cols) override;
   std::optional<AttachReport> attach_report() const override {
-    return channel_ ? channel_->attach_report() : std::nullopt;
+    return linger() ? linger()->attach_report() : std::nullopt;
   }
   std::optional<Confinement> confinement() const override { return describe_confinement(params_.sandbox); }
 
@@ -111,7 +112,7 @@ class ShellSession final : public BackendSession,
   Status write(std::string_view bytes);
 
   // The three events, for tests and diagnostics.
-  bool shell_exited() const noexcept { return shell_status_.has_value(); }
+  bool shell_exited() const noexcept { return shell_exit_ != ShellExit::running; }
   bool output_ended() const { return channel_ && channel_->output_ended(); }
   bool quiescent() const { return channel_ && channel_->quiescent(); }
   pid_t supervisor_pid() const noexcept { return helper_pid_; }
@@ -167,7 +168,7 @@ class ShellSession final : public BackendSession,
   AnswerFate decide_answers(bool last_chance);
   void drop_answers();
   bool shell_at_own_prompt() const;
-  static void on_answer_tick(struct ev_loop*, ev_timer* w, int);
+  void on_answer_tick();
 
   // The last output sink (OutputSink): the raw-output hook, prompt evidence, the live send.
   void on_bytes(std::string_view raw) override;
@@ -177,7 +178,7 @@ class ShellSession final : public BackendSession,
   void on_chunk_end() override;
 
   void publish_exit();
-  static void on_exit_publish_timeout(struct ev_loop*, ev_timer* w, int);
+  void on_exit_publish_timeout();
 
   // Sends (send_readiness.cpp).
   friend class ShellSendOperation;
@@ -198,13 +199,13 @@ class ShellSession final : public BackendSession,
   void tell_typed_echo(const text::SanitizedText& chunk);
   void on_send_rewrite(std::string_view line, std::size_t changed_from);
   void check_prompt_readiness();
-  static void on_prompt_recheck(struct ev_loop*, ev_timer* w, int);
+  void on_prompt_recheck();
   // `evidence` prompt_marks: stdin_read at the shell's own prompt (its group in the
   // foreground), which gives the result its exit_code and cwd.
   // `reader_proven`: the stdin probe saw the reader blocked (ends a signal's aftermath).
   void settle_send(WaitReason reason, Evidence evidence = Evidence::none, bool reader_proven = false);
   // Start-up without the integration (a raw argv): the shell seen reading is its prompt.
-  static void on_startup_probe(struct ev_loop*, ev_timer* w, int);
+  void on_startup_probe();
   void end_startup_probe();
   void fail_send(Error error);
   // Stops the live send's timers and lets go of it (its operation may outlive us).
@@ -240,23 +241,26 @@ class ShellSession final : public BackendSession,
   bool shell_starting_command();
   bool send_typed_line() const;
   void hold_signal(HeldSignal held);
-  static void on_signal_hold_tick(struct ev_loop*, ev_timer* w, int);
   void release_held_signals();
   Status deliver_signal(pid_t pgid, int signo);
   void fail_held_signals();
-  static void on_send_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_send_idle(struct ev_loop*, ev_timer* w, int);
-  static void on_probe_tick(struct ev_loop*, ev_timer* w, int);
+  void on_send_timeout();
+  void on_send_idle();
+  void on_probe_tick();
 
   // Start-up.
-  static void on_startup_timeout(struct ev_loop*, ev_timer* w, int);
+  void on_startup_timeout();
   void try_finish_start();
   void fail_start(Error error);
-  void complete_start();
+  // The one end of a spawn, from the loop: the session to `done`, or (error) the error
+  // once the session is destroyed.
+  void complete_spawn(Error error);
+  // The channel's lingering facet, or null.
+  LingerFacet* linger() const { return channel_ ? channel_->linger() : nullptr; }
 
   // Teardown.
-  static void on_quiesce_timeout(struct ev_loop*, ev_timer* w, int);
-  static void on_drain_timeout(struct ev_loop*, ev_timer* w, int);
+  void on_quiesce_timeout();
+  void on_drain_timeout();
   void begin_teardown();
   void check_teardown();
   void finish_teardown(Error error);
@@ -270,15 +274,19 @@ class ShellSession final : public BackendSession,
 
   std::unique_ptr<ProcessChannel> channel_;
   pid_t helper_pid_ = -1;
-  ev_timer startup_timer_{};
-  ev_timer exit_publish_timer_{};
-  ev_timer quiesce_timer_{};
-  ev_timer drain_timer_{};
+  Timer startup_timer_;
+  Timer startup_probe_timer_;  // no integration: the shell seen reading is its prompt
+  Timer exit_publish_timer_;
+  Timer quiesce_timer_;
+  Timer drain_timer_;
 
   std::string session_id_;
   std::optional<pid_t> shell_pid_;
-  std::optional<SessionStatus> shell_status_;  // from the channel
-  bool exit_published_ = false;                // status() says exited
+  // The shell's exit: the channel reported it (shell_status_ holds how), then status()
+  // says it (published: once the output ended, or drain_timeout after the exit).
+  enum class ShellExit { running, exited, published };
+  ShellExit shell_exit_ = ShellExit::running;
+  SessionStatus shell_status_;
   Error lost_;  // the channel ended without proving the tree gone
   std::string lost_reason_;  // a remote link's end, in the transport's words (status lost)
   // The helper missed the quiescence bound and the channel ended the tree itself: the close
@@ -301,7 +309,7 @@ class ShellSession final : public BackendSession,
   static constexpr std::chrono::milliseconds kAnswerBound{2'000};
   static constexpr std::chrono::milliseconds kAnswerFirstLook{1};
   static constexpr std::size_t kMaxHeldAnswers = 4096;  // more is dropped
-  ev_timer answer_timer_{};
+  Timer answer_timer_;
   double answer_deadline_ = 0.;
   bool deciding_answers_ = false;  // inside decide_answers (its drain re-enters)
   text::PromptWatch prompt_watch_;
@@ -309,9 +317,11 @@ class ShellSession final : public BackendSession,
   // Output bytes fed so far, and on a take-over how many of the replay the previous host's
   // results had shown (until the replay reaches them): the text's start goes there.
   std::uint64_t fed_ = 0;
-  bool replay_checked_ = false;
   std::optional<std::uint64_t> replay_shown_;
-  bool text_start_replayed_ = false;
+  // Where the text results show starts: unknown until a take-over's first output asked the
+  // channel; at the first prompt (a new session, or a replay with no offset); in the replay.
+  enum class TextStart { unknown, first_prompt, replay };
+  TextStart text_start_ = TextStart::unknown;
 
   // Text no result has shown yet (it arrived while no send was writing): the next result's
   // head. One cursor per session: every result moves it to the end.
@@ -324,17 +334,17 @@ class ShellSession final : public BackendSession,
   // The last send ended at the shell's own prompt and nothing was written or signalled
   // since: the next send's input is read at once, not typed ahead.
   bool idle_at_prompt_ = false;
-  ev_timer send_timeout_timer_{};
-  ev_timer send_idle_timer_{};
-  ev_timer probe_timer_{};
+  Timer send_timeout_timer_;
+  Timer send_idle_timer_;
+  Timer probe_timer_;
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).
-  ev_timer prompt_recheck_timer_{};
+  Timer prompt_recheck_timer_;
   static constexpr std::chrono::milliseconds kPromptRecheck{1};
   bool checking_prompt_ = false;  // inside check_prompt_readiness (its drain re-enters)
   std::uint64_t text_chunks_ = 0;  // output chunks seen: did a drain bring anything?
   std::vector<HeldSignal> held_signals_;
-  ev_timer signal_hold_timer_{};
+  Timer signal_hold_timer_;
 
   // Start-up.
   std::unique_ptr<ShellSession> self_;  // owns this session until the spawn completes

@@ -11,20 +11,15 @@
 #include "shell_session.hpp"
 
 namespace dshpty::shell {
-namespace {
-
-double seconds(std::chrono::milliseconds ms) { return std::chrono::duration<double>(ms).count(); }
-
-}  // namespace
 
 // The shell has the terminal and has not been seen reading it since the live send's write
 // (it is reading that line, running a builtin of it, or starting its job), or the job's
 // group has it but its leader has not exec'd yet.
 bool ShellSession::shell_starting_command() {
-  if (!send_ || !send_->write_started || send_->settled || !shell_pid_) return false;
+  if (!send_ || !send_->write_started() || send_->settled || !shell_pid_) return false;
   if (!channel_ || channel_->output_ended() || !channel_->proves_readers()) return false;
   const pid_t foreground = channel_->foreground_group();
-  if (foreground != *shell_pid_) return foreground > 0 && channel_->leader_is_shell_copy(foreground, *shell_pid_);
+  if (foreground != *shell_pid_) return foreground > 0 && channel_->leader_is_shell_copy(foreground);
   if (input_waiting()) return true;  // the line is not even read yet
   // A PTY hands the master's bytes to the line discipline from a kernel worker: for a
   // moment after the write the queue is empty and the shell still asleep at its prompt, not
@@ -40,7 +35,7 @@ bool ShellSession::shell_starting_command() {
 // The live send typed a whole line (its Enter written) on a session whose shell marks its
 // prompts.
 bool ShellSession::send_typed_line() const {
-  return send_ && send_->landed && !send_->check_in && send_->submit && !params_.mark_nonce.empty();
+  return send_ && send_->landed() && !send_->check_in && send_->submit && !params_.mark_nonce.empty();
 }
 
 Status ShellSession::deliver_signal(pid_t pgid, int signo) {
@@ -64,14 +59,7 @@ Status ShellSession::deliver_signal(pid_t pgid, int signo) {
 void ShellSession::hold_signal(HeldSignal held) {
   held.deadline = ev_now(loop_) + seconds(kSignalHold);
   held_signals_.push_back(std::move(held));
-  if (!ev_is_active(&signal_hold_timer_)) {
-    ev_timer_set(&signal_hold_timer_, seconds(kSignalHoldTick), seconds(kSignalHoldTick));
-    ev_timer_start(loop_, &signal_hold_timer_);
-  }
-}
-
-void ShellSession::on_signal_hold_tick(struct ev_loop*, ev_timer* w, int) {
-  static_cast<ShellSession*>(w->data)->release_held_signals();
+  signal_hold_timer_.start_if_idle(kSignalHoldTick, kSignalHoldTick);
 }
 
 // Delivers the held signals whose wait is over (all of them once the command has the
@@ -94,7 +82,7 @@ void ShellSession::release_held_signals() {
     due.push_back(std::move(*it));
     it = held_signals_.erase(it);
   }
-  if (held_signals_.empty()) ev_timer_stop(loop_, &signal_hold_timer_);
+  if (held_signals_.empty()) signal_hold_timer_.stop();
   for (HeldSignal& held : due) {
     if (phase_ != Phase::running) break;  // a callback closed us: fail_held_signals answers
     if (!held.signal) {
@@ -108,7 +96,7 @@ void ShellSession::release_held_signals() {
           (!shell_pid_ || foreground != *shell_pid_)) {
         // The line may still wait behind that command (a channel that could not take it
         // back): the cancel goes to the line's own command once its C comes.
-        held.send->cancel_on_command = true;
+        held.send->cancel = SendState::Cancel::on_command;
         continue;
       }
       (void)deliver_signal(foreground, held.signo);
@@ -127,7 +115,7 @@ void ShellSession::release_held_signals() {
 
 // The session is closing: the held signals will never be delivered.
 void ShellSession::fail_held_signals() {
-  ev_timer_stop(loop_, &signal_hold_timer_);
+  signal_hold_timer_.stop();
   std::vector<HeldSignal> held = std::move(held_signals_);
   held_signals_.clear();
   for (HeldSignal& h : held) {

@@ -30,7 +30,6 @@
 namespace dshpty::shell {
 
 namespace {
-double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 // read_available() rounds the drain after a proof may take (each up to 512 KiB).
 constexpr int kAnswerDrainReads = 8;
 }  // namespace
@@ -42,7 +41,7 @@ bool ShellSession::shell_at_own_prompt() const {
 
 void ShellSession::drop_answers() {
   replies_.clear();
-  ev_timer_stop(loop_, &answer_timer_);
+  answer_timer_.stop();
 }
 
 void ShellSession::note_answers() {
@@ -53,25 +52,22 @@ void ShellSession::note_answers() {
     drop_answers();
     return;
   }
-  if (ev_is_active(&answer_timer_)) return;  // already waiting: the new ones join
+  if (answer_timer_.active()) return;  // already waiting: the new ones join
   answer_deadline_ = ev_now(loop_) + seconds(kAnswerBound);
   // The first look from the loop, not from inside the channel's read.
-  ev_timer_set(&answer_timer_, 0., seconds(kAnswerFirstLook));
-  ev_timer_start(loop_, &answer_timer_);
+  answer_timer_.start(std::chrono::nanoseconds::zero(), kAnswerFirstLook);
 }
 
-void ShellSession::on_answer_tick(struct ev_loop* loop, ev_timer* w, int) {
-  auto* s = static_cast<ShellSession*>(w->data);
-  if (s->decide_answers(ev_now(loop) >= s->answer_deadline_) != AnswerFate::waiting) return;
+void ShellSession::on_answer_tick() {
+  if (decide_answers(ev_now(loop_) >= answer_deadline_) != AnswerFate::waiting) return;
   // Back off: the asker is usually blocked a moment after its query; one that is not (a
   // program busy before it reads) costs a probe per kProbeInterval, not per millisecond.
-  w->repeat = std::min(w->repeat * 2, seconds(kProbeInterval));
-  ev_timer_again(loop, w);
+  answer_timer_.again(std::min<std::chrono::nanoseconds>(answer_timer_.repeat() * 2, kProbeInterval));
 }
 
 ShellSession::AnswerFate ShellSession::decide_answers(bool last_chance) {
   if (replies_.empty()) {
-    ev_timer_stop(loop_, &answer_timer_);
+    answer_timer_.stop();
     return AnswerFate::dropped;
   }
   if (deciding_answers_) return AnswerFate::waiting;

@@ -150,3 +150,38 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
   channel.release();
   CHECK(marked_processes(fx.marker()).empty());
 }
+
+TEST_CASE("the local channel reads only the facts asked for, lingers not, and words its own loss") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "cd / && echo ready && exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return events.started && events.output.find("ready") != std::string::npos; }));
+  // Nothing asked, nothing read: every fact keeps its "unknown".
+  CHECK(channel.terminal_facts(0) == TerminalFacts{});
+  const TerminalFacts modes = channel.terminal_facts(kFactModes);
+  CHECK(modes.foreground == -1);
+  CHECK(modes.cwd.empty());
+  CHECK(modes.input_unread == -1);
+  CHECK((modes.flags & frames::kStateModesKnown) != 0);
+  // All of them, in one struct: sleep leads the foreground group, in the shell's cwd.
+  const TerminalFacts all = channel.terminal_facts(kFactForeground | kFactModes | kFactInputUnread |
+                                                   kFactIgnoredSignals | kFactShellCwd);
+  CHECK(all.foreground == *events.started);
+  CHECK(all.cwd == "/");
+  CHECK(all.input_unread == 0);
+  CHECK(channel.shell_cwd() == std::optional<std::string>("/"));
+
+  // A local channel's tree dies with its host: no linger facet.
+  CHECK(channel.linger() == nullptr);
+  const LossWords words = channel.word_loss(make_error(Code::BACKEND_FAILED, "helper gone"));
+  CHECK(words.close_error->message == "helper gone");
+  CHECK(words.status.empty());  // the status keeps the shell's own news
+  CHECK(words.start_error->message == "PTY supervisor " + resolve_supervisor_path("") + " exited during start-up");
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}

@@ -239,7 +239,7 @@ void Engine::attach(std::string_view owner, std::optional<std::string> name, Cal
   auto fail = [&](Error error) {
     late_.post([finish, error = std::move(error)] { finish(error); });
   };
-  if (shutting_down_) return fail(make_error(Code::SERVICE_DISPOSING));
+  if (shutting_down()) return fail(make_error(Code::SERVICE_DISPOSING));
   auto listing = list_lingering(settings_.state_dir, owner);
   if (!listing) return fail(listing.error());
   struct Gather {
@@ -302,28 +302,28 @@ void Engine::attach(std::string_view owner, std::optional<std::string> name, Cal
 }
 
 void Engine::leave(Callback<void> done) {
-  if (settings_.detach_lingering && !shutting_down_) settings_.detach_lingering();
+  if (settings_.detach_lingering && !shutting_down()) settings_.detach_lingering();
   shutdown(std::move(done));
 }
 
 void Engine::shutdown(Callback<void> done) {
-  if (settled_) {
+  if (shutdown_ == Shutdown::settled) {
     late_.post([done = std::move(done), result = dispose_result_] { done(result); });
     return;
   }
   shutdown_waiters_.push_back(std::move(done));
-  if (shutting_down_) return;
-  shutting_down_ = true;
+  if (shutdown_ != Shutdown::none) return;
+  shutdown_ = Shutdown::disposing;
   service_.dispose([this](Status result) {
-    disposed_ = true;
+    shutdown_ = Shutdown::disposed;
     dispose_result_ = std::move(result);
     settle_if_quiet();
   });
 }
 
 void Engine::settle_if_quiet() {
-  if (!disposed_ || pending_ != 0 || settled_) return;
-  settled_ = true;
+  if (shutdown_ != Shutdown::disposed || pending_ != 0) return;
+  shutdown_ = Shutdown::settled;
   // The service is disposed: drop what still points into it.
   sends_.clear();
   opens_.clear();

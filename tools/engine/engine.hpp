@@ -147,7 +147,7 @@ class Engine {
   // disposal's outcome, once every other operation's callback has run. A call while one is
   // in flight joins it; a call after it completed gets the same outcome on a later turn.
   void shutdown(Callback<void> done);
-  bool shutting_down() const noexcept { return shutting_down_; }
+  bool shutting_down() const noexcept { return shutdown_ != Shutdown::none; }
   // Operations whose callback has not run yet.
   std::size_t pending() const noexcept { return pending_; }
 
@@ -173,9 +173,11 @@ class Engine {
   SendQueue waiting_;  // sends behind a cancelled one
   std::map<std::string, AbortController, std::less<>> opens_;  // abortable opens by key
   std::size_t pending_ = 0;
-  bool shutting_down_ = false;
-  bool disposed_ = false;
-  bool settled_ = false;
+  // The shutdown's one lifecycle: asked (the service disposing), the service disposed
+  // (calls still owed may be in flight), settled (every waiter answered; later callers get
+  // the same result at once).
+  enum class Shutdown { none, disposing, disposed, settled };
+  Shutdown shutdown_ = Shutdown::none;
   Status dispose_result_;
   std::vector<Callback<void>> shutdown_waiters_;
 };

@@ -9,12 +9,9 @@
 namespace dshpty::mcp {
 
 ProgressPump::ProgressPump(struct ev_loop* loop, engine::Engine& engine, std::string owner, Emit emit)
-    : loop_(loop), engine_(engine), owner_(std::move(owner)), emit_(std::move(emit)) {
-  ev_timer_init(&timer_, &ProgressPump::on_timer, kInterval, 0.);
-  timer_.data = this;
+    : engine_(engine), owner_(std::move(owner)), emit_(std::move(emit)) {
+  timer_.bind<&ProgressPump::flush>(loop, this);
 }
-
-ProgressPump::~ProgressPump() { ev_timer_stop(loop_, &timer_); }
 
 void ProgressPump::watch(std::string send_key, std::string session_id, Json token) {
   watched_[std::move(send_key)] = Watched{std::move(session_id), std::move(token)};
@@ -22,7 +19,7 @@ void ProgressPump::watch(std::string send_key, std::string session_id, Json toke
 
 void ProgressPump::forget(std::string_view send_key) {
   if (const auto it = watched_.find(send_key); it != watched_.end()) watched_.erase(it);
-  if (watched_.empty()) ev_timer_stop(loop_, &timer_);
+  if (watched_.empty()) timer_.stop();
 }
 
 void ProgressPump::output_arrived(std::string_view session_id) {
@@ -30,10 +27,8 @@ void ProgressPump::output_arrived(std::string_view session_id) {
   for (auto& [key, watched] : watched_)
     if (watched.session_id == session_id) watched.dirty = any = true;
   // The bytes reach the send's output after this hook returns; the timer reads them later.
-  if (any && !ev_is_active(&timer_)) ev_timer_start(loop_, &timer_);
+  if (any) timer_.start_if_idle(kInterval);
 }
-
-void ProgressPump::on_timer(struct ev_loop*, ev_timer* timer, int) { static_cast<ProgressPump*>(timer->data)->flush(); }
 
 void ProgressPump::flush() {
   // emit_ only writes, so the table does not change under us.

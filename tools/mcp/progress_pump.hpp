@@ -5,23 +5,23 @@
 // flood costs a notification per interval, not per chunk, and silence costs nothing.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 
-#include <ev.h>
-
 #include "engine.hpp"
+#include "loop/timer.hpp"
 #include "rpc.hpp"
 
 namespace dshpty::mcp {
 
 class ProgressPump {
  public:
-  // The interval that bounds the notification rate, in seconds.
-  static constexpr double kInterval = 0.1;
+  // The interval that bounds the notification rate.
+  static constexpr std::chrono::milliseconds kInterval{100};
   // The most output one notification carries; the rest of a burst is dropped from it
   // (the send's result still has the whole viewport).
   static constexpr std::size_t kMaxMessageBytes = 16u << 10;
@@ -31,7 +31,6 @@ class ProgressPump {
 
   // `owner`: the label whose sends it watches (the MCP server's one owner).
   ProgressPump(struct ev_loop* loop, engine::Engine& engine, std::string owner, Emit emit);
-  ~ProgressPump();
   ProgressPump(const ProgressPump&) = delete;
   ProgressPump& operator=(const ProgressPump&) = delete;
 
@@ -49,15 +48,13 @@ class ProgressPump {
     std::uint64_t progress = 0;
     bool dirty = false;
   };
-  static void on_timer(struct ev_loop* loop, ev_timer* timer, int revents);
   void flush();
 
-  struct ev_loop* loop_;
   engine::Engine& engine_;
   std::string owner_;
   Emit emit_;
-  ev_timer timer_;
   std::map<std::string, Watched, std::less<>> watched_;
+  shell::Timer timer_;  // last: stopped before the table it reads goes
 };
 
 }  // namespace dshpty::mcp

@@ -9,12 +9,11 @@ namespace dshpty::shell {
 
 namespace {
 
-auto stream_opener(StreamLaunch launch) {
-  return [launch = std::move(launch)](struct ev_loop* loop,
-                                      ChannelEvents& events) -> Result<std::unique_ptr<ProcessChannel>> {
+ChannelFactory stream_opener(StreamLaunch launch) {
+  return [launch = std::move(launch)](struct ev_loop* loop, ChannelEvents& events) -> Result<OpenedChannel> {
     auto channel = StreamChannel::launch(loop, events, launch);
     if (!channel) return channel.error();
-    return std::unique_ptr<ProcessChannel>(std::move(*channel));
+    return OpenedChannel{std::move(*channel)};
   };
 }
 

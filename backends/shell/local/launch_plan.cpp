@@ -62,6 +62,7 @@ LaunchPlan direct_launch(const std::string& supervisor_path,
                          const std::optional<std::string>& cwd, std::vector<std::string> env) {
   LaunchPlan plan;
   plan.program = supervisor_path;
+  plan.helper_path = supervisor_path;
   plan.argv.push_back("dshpty-supervisor");
   if (cwd) {
     plan.argv.push_back("--cwd");

@@ -45,6 +45,8 @@ struct LaunchPlan {
   // or null. It reaches the wrapper as fd kSeccompFd of a fresh sealed memfd, which bwrap
   // reads and closes before it starts the helper (argv names that fd: "--seccomp 4").
   std::shared_ptr<const std::string> seccomp_program;
+  // The helper's own path, whoever runs it (for the words of its loss).
+  std::string helper_path;
 };
 
 // Where the wrapper finds the filter's program.

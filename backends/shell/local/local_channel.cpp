@@ -244,7 +244,7 @@ void LocalChannel::flush_writes() {
   ev_io_stop(loop_, &master_write_);
 }
 
-std::optional<std::size_t> LocalChannel::input_unread() const {
+std::optional<std::size_t> LocalChannel::read_input_unread() const {
   if (!master_.valid() || output_ended_) return std::nullopt;
   // The unread input sits in the slave's line discipline, and only the helper holds the
   // slave: open a transient peer through the master (no path lookup, CLOEXEC), ask, close.
@@ -300,18 +300,33 @@ Status LocalChannel::resize(unsigned rows, unsigned cols) {
 
 // ---- the terminal's facts -----------------------------------------------------------------
 
-pid_t LocalChannel::foreground_group() const {
-  if (!master_.valid()) return -1;
-  pid_t pgid = ::tcgetpgrp(master_.get());
-  return pgid > 0 ? pgid : -1;
-}
-
-std::optional<TerminalModes> LocalChannel::terminal_modes() const {
+TerminalFacts LocalChannel::terminal_facts(FactSet wanted) const {
+  TerminalFacts f;
+  if (wanted & (kFactForeground | kFactIgnoredSignals | kFactLeaderIsShell)) f.foreground = read_foreground();
   // On a PTY master the termios calls act on the slave's line discipline (Linux
   // tty_mode_ioctl follows the link), which is what the reader set.
   termios t{};
-  if (!master_.valid() || ::tcgetattr(master_.get(), &t) < 0) return std::nullopt;
-  return TerminalModes{(t.c_lflag & ECHO) != 0, (t.c_lflag & ICANON) != 0};
+  if ((wanted & kFactModes) && master_.valid() && ::tcgetattr(master_.get(), &t) == 0) {
+    f.flags |= frames::kStateModesKnown;
+    if (t.c_lflag & ECHO) f.flags |= frames::kStateEcho;
+    if (t.c_lflag & ICANON) f.flags |= frames::kStateCanonical;
+  }
+  if (wanted & kFactInputUnread) {
+    if (auto unread = read_input_unread()) f.input_unread = static_cast<std::int32_t>(*unread);
+  }
+  if ((wanted & kFactShellCwd) && shell_pid_ > 0) f.cwd = working_directory(shell_pid_).value_or("");
+  if ((wanted & kFactIgnoredSignals) && f.foreground > 0) f.ignored_signals = read_ignored_signals(f.foreground);
+  if ((wanted & kFactLeaderIsShell) && f.foreground > 0 && shell_pid_ > 0 &&
+      leader_is_shell_copy(f.foreground, shell_pid_)) {
+    f.flags |= frames::kStateLeaderIsShell;
+  }
+  return f;
+}
+
+pid_t LocalChannel::read_foreground() const {
+  if (!master_.valid()) return -1;
+  pid_t pgid = ::tcgetpgrp(master_.get());
+  return pgid > 0 ? pgid : -1;
 }
 
 std::optional<std::string> LocalChannel::working_directory(pid_t pid) const {
@@ -329,9 +344,8 @@ Status LocalChannel::signal_group(pid_t pgid, int signo) {
   return {};
 }
 
-bool LocalChannel::ignores_signal(pid_t pid, int signo) const {
-  if (signo < 1 || signo > 64) return false;
-  return (procfs::ignored_signals(pid) >> (signo - 1)) & 1;
+std::uint64_t LocalChannel::read_ignored_signals(pid_t pid) const {
+  return procfs::ignored_signals(pid);
 }
 
 bool LocalChannel::leader_is_shell_copy(pid_t leader, pid_t shell) const {
@@ -352,7 +366,7 @@ void LocalChannel::mark_readers() {
   if (!probe_) return;
   // Whoever sits in read() on the terminal *now* has not seen the coming input, and must
   // not count until it ran again.
-  if (pid_t pgid = foreground_group(); pgid > 0) {
+  if (pid_t pgid = read_foreground(); pgid > 0) {
     probe_->baseline(pgid);
   } else {
     probe_->clear_baseline();
@@ -370,7 +384,7 @@ void LocalChannel::forget_readers() {
 bool LocalChannel::foreground_reading() {
   relaying_ = false;
   if (!probe_) return false;
-  pid_t pgid = foreground_group();
+  pid_t pgid = read_foreground();
   if (pgid <= 0) return false;
   const proc::ProbeVerdict verdict = probe_->check(pgid);
   relaying_ = verdict == proc::ProbeVerdict::relaying;
@@ -415,6 +429,7 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
           break;
         }
       }
+      shell_pid_ = shell;
       events_.on_started(shell);
       break;
     }
@@ -547,6 +562,23 @@ void LocalChannel::check_forced_end() {
   forced_ = Forced::proven;
   quiescent_reported_ = true;
   events_.on_quiescent();
+}
+
+LossWords LocalChannel::word_loss(const Error& cause) const {
+  // The helper died without proving the tree gone: a close says so in its words; the
+  // status does not change (the shell's own exit may still be reported).
+  return LossWords{cause,
+                   make_error(Code::BACKEND_FAILED, "PTY supervisor " + launch_.plan.helper_path + " exited during start-up"),
+                   ""};
+}
+
+ChannelFactory local_channel_factory(LocalLaunch launch) {
+  return [launch = std::move(launch)](struct ev_loop* loop, ChannelEvents& events) -> Result<OpenedChannel> {
+    auto channel = LocalChannel::launch(loop, events, launch);
+    if (!channel) return channel.error();
+    const pid_t helper = (*channel)->helper_pid();
+    return OpenedChannel{std::move(*channel), helper};
+  };
 }
 
 }  // namespace dshpty::shell

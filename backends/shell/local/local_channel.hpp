@@ -44,16 +44,11 @@ class LocalChannel final : public ProcessChannel {
   void write(std::string_view bytes) override;
   std::uint64_t bytes_queued() const override { return bytes_queued_; }
   std::uint64_t bytes_written() const override { return bytes_written_; }
-  std::optional<std::size_t> input_unread() const override;
   std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
-  pid_t foreground_group() const override;
-  std::optional<TerminalModes> terminal_modes() const override;
-  std::optional<std::string> working_directory(pid_t pid) const override;
+  TerminalFacts terminal_facts(FactSet wanted) const override;
   std::optional<std::string> command_line(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
-  bool ignores_signal(pid_t pid, int signo) const override;
-  bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
   void mark_shell_reader(pid_t shell) override;
@@ -65,8 +60,15 @@ class LocalChannel final : public ProcessChannel {
   // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
   std::optional<std::string> force_end() override;
   void release() override;
+  LossWords word_loss(const Error& cause) const override;
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
+  // Facts of one process of the session (what terminal_facts reads, and the far bridge
+  // asks for the shell): its working directory (the kernel's: symlinks resolved), and
+  // whether the group leader `leader` is still a copy of the shell `shell` (same command
+  // line: forked, not exec'd yet).
+  std::optional<std::string> working_directory(pid_t pid) const;
+  bool leader_is_shell_copy(pid_t leader, pid_t shell) const;
   // Stops (and resumes) reading the terminal: the far bridge's flow control
   // (supervisor/stdio_bridge.cpp). While paused, read_available() reads nothing and a
   // writing program blocks once the terminal's buffer is full.
@@ -86,6 +88,10 @@ class LocalChannel final : public ProcessChannel {
   static Status send_tty(int socket_fd, int slave_fd);
   // What the wrapper wrote to its stderr (bounded, one line), for a failed sandbox.
   std::string wrapper_said() const;
+  // One fact each, read from the kernel or /proc (terminal_facts).
+  pid_t read_foreground() const;
+  std::optional<std::size_t> read_input_unread() const;
+  std::uint64_t read_ignored_signals(pid_t pid) const;
   // Reads what the master holds, at most kReadsPerEvent chunks; until_empty: until EAGAIN.
   bool read_master(bool until_empty);
   void read_ready();
@@ -105,6 +111,7 @@ class LocalChannel final : public ProcessChannel {
   UniqueFd pidfd_;
   UniqueFd diag_;  // a wrapper's stderr (confined launches), read when it fails
   pid_t helper_pid_ = -1;
+  pid_t shell_pid_ = -1;  // as the host numbers it, once started
   bool helper_spoke_ = false;  // a message came from the helper (so the wrapper worked)
   ev_io master_read_{};
   ev_io master_write_{};
@@ -131,5 +138,8 @@ class LocalChannel final : public ProcessChannel {
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
   bool relaying_ = false;                  // the last probe found a relay, not a reader
 };
+
+// The factory a backend hands a session for a local channel (StartParams::open_channel).
+ChannelFactory local_channel_factory(LocalLaunch launch);
 
 }  // namespace dshpty::shell

@@ -51,6 +51,10 @@ class Timer {
     if (loop_ != nullptr) ev_timer_stop(loop_, &watcher_);
   }
   bool active() const { return ev_is_active(&watcher_); }
+  // The repeat it runs with now (what start or again set last).
+  std::chrono::nanoseconds repeat() const {
+    return std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(watcher_.repeat));
+  }
 
  private:
   struct ev_loop* loop_ = nullptr;

@@ -60,34 +60,16 @@ void FarFacts::refresh(Need need) const {
   post_(std::move(out));
 }
 
-pid_t FarFacts::foreground() const {
-  refresh(Need::bound_facts);
-  return facts_.foreground > 0 ? facts_.foreground : -1;
-}
-
-std::optional<std::uint8_t> FarFacts::mode_flags() const {
-  refresh(Need::bound_facts);
-  if (!(facts_.flags & frames::kStateModesKnown)) return std::nullopt;
-  return facts_.flags;
-}
-
-std::optional<std::size_t> FarFacts::input_unread() const {
-  if (facts_.input_unread < 0) return std::nullopt;
-  refresh(Need::bound_facts);
-  return static_cast<std::size_t>(facts_.input_unread);
-}
-
-bool FarFacts::ignores_signal(pid_t pid, int signo) const {
-  if (pid != facts_.foreground || signo < 1 || signo > 64) return false;
-  return (facts_.ignored_signals >> (signo - 1)) & 1;
-}
-
-bool FarFacts::leader_is_shell_copy(pid_t leader) const {
-  refresh(Need::probe_answer);
-  // Unknown until a fresh answer names this leader: keep treating it as the shell's copy
-  // (the caller holds a signal meanwhile, within its own bound).
-  if (!fresh() || leader != facts_.foreground) return true;
-  return leader_is_shell_;
+frames::TerminalFacts FarFacts::current(bool bound, bool probe) const {
+  if (bound) refresh(Need::bound_facts);
+  if (probe) refresh(Need::probe_answer);
+  frames::TerminalFacts f = facts_;
+  if (f.foreground <= 0) f.foreground = -1;
+  // The leader stays the shell's copy until a fresh answer says otherwise (the caller
+  // holds a signal meanwhile, within its own bound).
+  f.flags &= static_cast<std::uint8_t>(~frames::kStateLeaderIsShell);
+  if (!fresh() || leader_is_shell_) f.flags |= frames::kStateLeaderIsShell;
+  return f;
 }
 
 bool FarFacts::foreground_reading() {

@@ -42,11 +42,9 @@ class FarFacts {
 
   // ---- the questions -----------------------------------------------------------------------
   const frames::TerminalFacts& latest() const { return facts_; }
-  pid_t foreground() const;  // -1 for none
-  std::optional<std::uint8_t> mode_flags() const;  // kState* when the modes are known
-  std::optional<std::size_t> input_unread() const;
-  bool ignores_signal(pid_t pid, int signo) const;
-  bool leader_is_shell_copy(pid_t leader) const;
+  // The facts as of now, after asking for fresh ones: `bound`, those bound to output;
+  // `probe`, a probe's answer (readers, the leader). No foreground is -1.
+  frames::TerminalFacts current(bool bound, bool probe) const;
   bool foreground_reading();
   bool relaying() const { return relaying_; }
 

@@ -124,10 +124,10 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
 
   static void open_over_link(shell::StartParams& p, shell::StreamLaunch launch) {
     p.open_channel = [launch = std::move(launch)](struct ev_loop* loop, shell::ChannelEvents& events)
-        -> Result<std::unique_ptr<shell::ProcessChannel>> {
+        -> Result<shell::OpenedChannel> {
       auto channel = shell::StreamChannel::launch(loop, events, launch);
       if (!channel) return channel.error();
-      return std::unique_ptr<shell::ProcessChannel>(std::move(*channel));
+      return shell::OpenedChannel{std::move(*channel)};
     };
   }
 

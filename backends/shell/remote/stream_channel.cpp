@@ -421,25 +421,26 @@ void StreamChannel::kill_tree(std::chrono::milliseconds grace) {
 
 // ---- the far terminal's facts ------------------------------------------------------------
 
-pid_t StreamChannel::foreground_group() const {
-  if (output_ended_) return -1;
-  return facts_.foreground();
+TerminalFacts StreamChannel::terminal_facts(FactSet wanted) const {
+  // The facts bound to output are asked for only where a local channel would read the
+  // terminal; unread input only while there is a count to refresh.
+  const bool bound = ((wanted & kFactForeground) && !output_ended_) || (wanted & kFactModes) ||
+                     ((wanted & kFactInputUnread) && !output_ended_ && facts_.latest().input_unread >= 0);
+  TerminalFacts f = facts_.current(bound, (wanted & kFactLeaderIsShell) != 0);
+  if (output_ended_) {
+    f.foreground = -1;
+    f.input_unread = -1;
+  }
+  if (shell_pid_ <= 0) f.cwd.clear();
+  return f;
 }
 
-std::optional<TerminalModes> StreamChannel::terminal_modes() const {
-  auto flags = facts_.mode_flags();
-  if (!flags) return std::nullopt;
-  return TerminalModes{(*flags & frames::kStateEcho) != 0, (*flags & frames::kStateCanonical) != 0};
-}
-
-std::optional<std::size_t> StreamChannel::input_unread() const {
-  if (output_ended_) return std::nullopt;
-  return facts_.input_unread();
-}
-
-std::optional<std::string> StreamChannel::working_directory(pid_t pid) const {
-  if (pid != shell_pid_ || facts_.latest().cwd.empty()) return std::nullopt;
-  return facts_.latest().cwd;
+LossWords StreamChannel::word_loss(const Error& cause) const {
+  // The far helper kills the tree when it sees the link end, but nothing proves it did:
+  // the status says lost, in the transport's words; a close cannot confirm the end.
+  return LossWords{make_error(Code::BACKEND_FAILED,
+                              cause->message + ": the end of the session's processes on the far side is unconfirmed"),
+                   make_error(Code::BACKEND_FAILED, cause->message), cause->message};
 }
 
 }  // namespace dshpty::shell

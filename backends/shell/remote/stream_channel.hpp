@@ -101,7 +101,7 @@ enum class LinkState {
   gone,      // the transport is gone (or there was none): the end was said
 };
 
-class StreamChannel final : public ProcessChannel, private link::FrameLink::Events {
+class StreamChannel final : public ProcessChannel, private LingerFacet, private link::FrameLink::Events {
  public:
   // Starts the transport and queues HELLO and OPEN. No event is delivered before this
   // returns; on failure nothing is left running.
@@ -116,15 +116,10 @@ class StreamChannel final : public ProcessChannel, private link::FrameLink::Even
   void write(std::string_view bytes) override;
   std::uint64_t bytes_queued() const override { return bytes_queued_; }
   std::uint64_t bytes_written() const override { return bytes_written_; }
-  std::optional<std::size_t> input_unread() const override;
   std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
-  pid_t foreground_group() const override;
-  std::optional<TerminalModes> terminal_modes() const override;
-  std::optional<std::string> working_directory(pid_t pid) const override;
+  TerminalFacts terminal_facts(FactSet wanted) const override;
   Status signal_group(pid_t pgid, int signo) override;
-  bool ignores_signal(pid_t pid, int signo) const override { return facts_.ignores_signal(pid, signo); }
-  bool leader_is_shell_copy(pid_t leader, pid_t) const override { return facts_.leader_is_shell_copy(leader); }
   bool proves_readers() const override { return has(frames::kCapProvesReaders); }
   void mark_readers() override;
   void mark_shell_reader(pid_t shell) override;
@@ -134,8 +129,10 @@ class StreamChannel final : public ProcessChannel, private link::FrameLink::Even
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_ended(); }
   void release() override;
+  LossWords word_loss(const Error& cause) const override;
+  LingerFacet* linger() override { return lingers() ? this : nullptr; }
+  bool lingers() const { return launch_.linger || launch_.attach; }
   void detach() override;
-  bool lingers() const override { return launch_.linger || launch_.attach; }
   void note_send(bool live) override;
   void note_shown() override;
   std::optional<std::uint64_t> shown_replay_bytes() const override { return shown_replay_; }

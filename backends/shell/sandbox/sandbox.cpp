@@ -445,6 +445,7 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   plan.pid_namespace = true;
   plan.wrapper_label = mode_words(spec.mode) + " (" + spec.bwrap + ")";
   plan.seccomp_program = spec.seccomp_program;
+  plan.helper_path = direct.helper_path;
   auto& a = plan.argv;
   a = {"bwrap"};
   // A user namespace of its own, explicitly (bwrap makes one unasked only when not run by
