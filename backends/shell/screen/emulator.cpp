@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "screen/grid.hpp"
 #include "screen/plain_text_gate.hpp"
@@ -103,6 +104,7 @@ struct Emulator::Impl {
     Grid& grid = self->grid();
     // Whole rows move by pointer; anything narrower falls back to moverect + erase.
     if (rightward != 0 || rect.start_col != 0 || static_cast<unsigned>(rect.end_col) != grid.cols()) return 0;
+    if (downward > 0) self->grew = true;
     if (rect.start_row == 0 && static_cast<unsigned>(rect.end_row) == grid.rows() && downward > 0 &&
         &grid == &self->main) {
       self->push_rows(static_cast<unsigned>(downward));
@@ -128,6 +130,7 @@ struct Emulator::Impl {
         break;
       case VTERM_PROP_ALTSCREEN:
         // The alternate buffer exists only while shown: an idle shell pays nothing for it.
+        if (value->boolean != (self->alternate != nullptr)) self->grew = true;
         if (value->boolean && !self->alternate) {
           // The normal screen's cursor, for its text while the other one shows.
           vterm_state_get_cursorpos(self->state, &self->main_cursor);
@@ -243,6 +246,7 @@ struct Emulator::Impl {
 
   // Result text (emulator.hpp).
   void touch(unsigned row) {
+    if (static_cast<int>(row) > reach) grew = true;
     if (alternate) return;
     const std::uint64_t at = pushed + row;
     if (at < touched) touched = at;
@@ -319,6 +323,10 @@ struct Emulator::Impl {
   bool wrap_armed = false;     // the last glyph filled the margin (putglyph)
   std::string nonce;
   std::optional<TextPos> command_at;  // the latest command-start mark's position
+  // Growth (Emulator::take_growth): the last row written on the screen showing when the
+  // current read began, and whether output since the last take went past it or scrolled.
+  int reach = -1;
+  bool grew = false;
   PlainTextGate gate;
   std::string held;  // a character split across reads: libvterm 0.1 garbles those
   Reply reply;
@@ -429,6 +437,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
     auto byte = static_cast<unsigned char>(bytes[at]);
     if (byte == '\n') {
       if (row + 1 == rows) {
+        grew = true;
         if (&g == &main) push_rows(1);
         g.scroll(0, rows, 1);
       } else {
@@ -467,6 +476,8 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
 void Emulator::on_bytes(std::string_view raw) {
   impl_->command_at.reset();
   if (raw.empty()) return;
+  // A scan up from the bottom row: one row on a full screen (a flood), a few on a fresh one.
+  if (!impl_->grew) impl_->reach = impl_->grid().last_written_row();
   if (impl_->held.empty()) {
     impl_->feed(raw);
     return;
@@ -498,6 +509,8 @@ ScreenSnapshot Emulator::snapshot() const {
 }
 
 bool Emulator::alternate() const noexcept { return impl_->alternate != nullptr; }
+
+bool Emulator::take_growth() noexcept { return std::exchange(impl_->grew, false); }
 
 Emulator::TextPos Emulator::text_cursor() const noexcept { return impl_->text_cursor(); }
 
