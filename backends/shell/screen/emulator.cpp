@@ -269,7 +269,10 @@ struct Emulator::Impl {
     unsigned k = from.row > pushed ? static_cast<unsigned>(std::min<std::uint64_t>(from.row - pushed, count)) : 0;
     for (const unsigned end = std::min(count, rows); k < end; ++k) {
       char* out = batch_room(cols + 1);
-      if (log_started && !main.continued(k)) *out++ = '\n';
+      if (log_started && !main.continued(k)) {
+        *out++ = '\n';
+        ++batch_lines;
+      }
       log_started = true;
       const bool next_continues = k + 1 < rows && main.continued(k + 1);
       const unsigned col = pushed + k == from.row ? from.col : 0;
@@ -296,8 +299,9 @@ struct Emulator::Impl {
     return batch.data() + batch_size;
   }
   void flush_log() {
-    log.append(std::string_view(batch.data(), batch_size));
+    log.append(std::string_view(batch.data(), batch_size), batch_lines);
     batch_size = 0;
+    batch_lines = 0;
   }
   void tab();
   void feed(std::string_view bytes);
@@ -318,6 +322,7 @@ struct Emulator::Impl {
   // Rows pushed, not yet in the log (flush_log): its first batch_size bytes.
   std::string batch;
   std::size_t batch_size = 0;
+  std::size_t batch_lines = 0;  // the newlines among them
   std::string row;  // a row that is not plain, read cell by cell
   VTermPos main_cursor{0, 0};  // the normal screen's, while the alternate one shows
   bool wrap_armed = false;     // the last glyph filled the margin (putglyph)
@@ -347,6 +352,18 @@ Emulator::~Emulator() = default;
 namespace {
 
 bool plain_byte(unsigned char byte) { return (byte >= 0x20 && byte < 0x7F) || byte == '\r' || byte == '\n'; }
+
+// `value` in decimal at `out`; the end.
+char* decimal(char* out, unsigned value) {
+  char digits[10];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
 
 }  // namespace
 
@@ -467,9 +484,16 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
     }
   }
   if (at == 0) return 0;
+  // CUP to the run's end, formatted by hand: snprintf was a tenth of a flood's time.
   char move[32];
-  int length = std::snprintf(move, sizeof move, "\x1b[%u;%uH", row + 1, col + 1);
-  vterm_input_write(vt, move, static_cast<std::size_t>(length));
+  char* end = move;
+  *end++ = '\x1b';
+  *end++ = '[';
+  end = decimal(end, row + 1);
+  *end++ = ';';
+  end = decimal(end, col + 1);
+  *end++ = 'H';
+  vterm_input_write(vt, move, static_cast<std::size_t>(end - move));
   return at;
 }
 
@@ -522,6 +546,7 @@ void Emulator::start_text(TextPos from, std::size_t bytes) {
   }
   m.log.clear();
   m.batch_size = 0;
+  m.batch_lines = 0;
   m.log_started = false;
   m.touched = UINT64_MAX;
   // A start that scrolled off already is the screen's top.
