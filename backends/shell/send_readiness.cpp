@@ -312,8 +312,9 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   send_->last_output = ev_now(loop_);
   // Only output that grows the screen restarts the silence: a redraw of what shows (watch,
   // a top-like frame, a spinner on its row) is no progress, and a screen that keeps
-  // redrawing settles once the idle time passed with nothing but redraws.
-  if (emulator_.take_growth()) ev_timer_again(loop_, &send_idle_timer_);
+  // redrawing settles once the idle time passed with nothing but redraws. Output with no
+  // text at all (a program's terminal queries, mode switches) still counts as it did.
+  if (emulator_.take_growth() || chunk.text.empty()) ev_timer_again(loop_, &send_idle_timer_);
 }
 
 void ShellSession::tell_typed_echo(const text::SanitizedText& chunk) {
