@@ -13,7 +13,8 @@
 //                  terminal (evidence stdin_probe: a program's prompt, `read`, a nested
 //                  shell; on a short timer, only once the write landed, and only after a
 //                  quiet interval: see on_probe_tick);
-//   inferred_idle  no output for the send's idle silence (evidence relay when the latest
+//   inferred_idle  no output that grew the screen for the send's idle silence (a redraw of
+//                  what shows is no progress: Emulator::take_growth; evidence relay when the latest
 //                  probe found the foreground waiting on the terminal as a relay does:
 //                  ssh, script, apt's dpkg PTY, a short-timeout poll; never a stdin_read);
 //   timeout        the send's deadline, however much output trickles;
@@ -300,7 +301,11 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   }
   send_->tail.append(text);
   send_->last_output = ev_now(loop_);
-  send_idle_timer_.again();
+  // Only output that grows the screen restarts the silence: a redraw of what shows (watch,
+  // a top-like frame, a spinner on its row) is no progress, and a screen that keeps
+  // redrawing settles once the idle time passed with nothing but redraws. Output with no
+  // text at all (a program's terminal queries, mode switches) still counts as it did.
+  if (emulator_.take_growth() || chunk.text.empty()) send_idle_timer_.again();
 }
 
 void ShellSession::tell_typed_echo(const text::SanitizedText& chunk) {
@@ -348,7 +353,7 @@ void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_fr
     send_->tail.rewrite_line(line, changed_from);
   }
   send_->last_output = ev_now(loop_);
-  send_idle_timer_.again();
+  if (emulator_.take_growth()) send_idle_timer_.again();  // as on_send_output
 }
 
 void ShellSession::check_prompt_readiness() {

@@ -476,6 +476,54 @@ TEST_CASE("a wait on the terminal and a relayed input is a relay, never a reader
   }
 }
 
+namespace {
+// The bytes `pid` has written so far (wchar in /proc/<pid>/io), or 0.
+unsigned long long written_by(pid_t pid) {
+  std::ifstream io("/proc/" + std::to_string(pid) + "/io");
+  for (std::string line; std::getline(io, line);)
+    if (line.rfind("wchar:", 0) == 0) return std::stoull(line.substr(6));
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("a short poll of the terminal alone is a reader once it woke and wrote nothing; one that prints stays a relay") {
+  const std::string py = python();
+  if (py.empty()) {
+    MESSAGE("no python3: skipped");
+    return;
+  }
+  {
+    // ipython's prompt, an idle key loop: first seen it is a relay (it may act on waking),
+    // then, seen again after more than its timeout with nothing written, a reader.
+    Pty pty;
+    Child child({py, "-c", relay_program("", "while True: select.select([sys.stdin],[],[],0.3)")}, pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    ProbeEvidence evidence;
+    CHECK(settled_verdict(probe, child.pid, &evidence) == ProbeVerdict::relaying);
+    REQUIRE(eventually([&] { return verdict(probe, child.pid, &evidence) == ProbeVerdict::blocked_reading; }));
+    CHECK(evidence.timed);
+    CHECK(evidence.relayed_fd == -1);
+    // A new baseline (the next send's write) forgets the sightings: a relay again at first.
+    probe.baseline(child.pid);
+    CHECK(settled_verdict(probe, child.pid) == ProbeVerdict::relaying);
+  }
+  {
+    // A dot printed on every wake: a relay however often it is looked at, here over five wakes.
+    Pty pty;
+    Child child({py, "-c", relay_program("", "while True:\n    select.select([sys.stdin],[],[],0.3)\n    os.write(1, b'.')")},
+                pty.slave, pty.slave);
+    StdinProbe probe(pty.device);
+    CHECK(settled_verdict(probe, child.pid) == ProbeVerdict::relaying);
+    const unsigned long long start = written_by(child.pid);
+    bool reader_seen = false;
+    REQUIRE(eventually([&] {
+      reader_seen = reader_seen || verdict(probe, child.pid) == ProbeVerdict::blocked_reading;
+      return written_by(child.pid) >= start + 5;
+    }));
+    CHECK_FALSE(reader_seen);
+  }
+}
+
 TEST_CASE("beside the terminal, a self-pipe, a socketpair of its own or a long timeout leaves a reader") {
   const std::string py = python();
   if (py.empty()) {

@@ -238,12 +238,14 @@ struct Found {
   long syscall;
   int fd;
   std::uint64_t activity;
-  bool timed;
-  int relayed_fd;  // another input of the wait it relays, or -1
+  std::int64_t timeout_ms;  // the wait's timeout when short (kShortWaitMs), else -1
+  int relayed_fd;           // another input of the wait it relays, or -1
+
+  bool timed() const { return timeout_ms >= 0; }
 
   // Not evidence that anyone waits for the user: it wakes by itself soon, or it waits as
   // much for the far side of something it relays.
-  bool relays() const { return timed || relayed_fd >= 0; }
+  bool relays() const { return timed() || relayed_fd >= 0; }
 };
 
 // A wait that wakes by itself soon: its timeout is at most this. A short timeout is a
@@ -251,24 +253,22 @@ struct Found {
 // about to act; a long one (vim's 4 s CursorHold, top's refresh) is a program at rest.
 constexpr std::int64_t kShortWaitMs = 1000;
 
-// Whether a wait has a short timeout, from its arguments: poll's and epoll_wait's int
-// milliseconds (-1: none), the timespec or timeval behind ppoll's, pselect6's, select's and
-// epoll_pwait2's pointer (NULL: none), read from the process's memory.
-bool short_timed_wait(pid_t pid, Wait how, const Syscall& call) {
-  const auto int_ms = [](std::uint64_t arg) {
-    const auto ms = static_cast<std::int32_t>(arg & 0xFFFFFFFFu);
-    return ms >= 0 && ms <= kShortWaitMs;
-  };
+// A wait's timeout in milliseconds when it is short, from its arguments: poll's and
+// epoll_wait's int milliseconds (-1: none), the timespec or timeval behind ppoll's,
+// pselect6's, select's and epoll_pwait2's pointer (NULL: none), read from the process's
+// memory. -1 when it has none, or a long one.
+std::int64_t short_wait_timeout(pid_t pid, Wait how, const Syscall& call) {
+  const auto short_ms = [](std::int64_t ms) { return ms >= 0 && ms <= kShortWaitMs ? ms : -1; };
+  const auto int_ms = [&](std::uint64_t arg) { return short_ms(static_cast<std::int32_t>(arg & 0xFFFFFFFFu)); };
   // Both struct timespec and struct timeval are two longs: seconds, then nano or micro.
-  const auto pointed = [&](std::uint64_t address, bool micro) {
-    if (address == 0) return false;
+  const auto pointed = [&](std::uint64_t address, bool micro) -> std::int64_t {
+    if (address == 0) return -1;
     long pair[2] = {};
-    if (!read_memory(pid, address, pair, sizeof pair)) return false;
-    const std::int64_t ms = pair[0] * 1000 + (micro ? pair[1] / 1000 : pair[1] / 1000000);
-    return ms >= 0 && ms <= kShortWaitMs;
+    if (!read_memory(pid, address, pair, sizeof pair)) return -1;
+    return short_ms(pair[0] * 1000 + (micro ? pair[1] / 1000 : pair[1] / 1000000));
   };
   switch (how) {
-    case Wait::read: return false;
+    case Wait::read: return -1;
     case Wait::poll:
 #ifdef __NR_poll
       if (call.number == __NR_poll) return int_ms(call.args[2]);
@@ -281,7 +281,25 @@ bool short_timed_wait(pid_t pid, Wait how, const Syscall& call) {
       return pointed(call.args[4], false);
     case Wait::epoll: return call.number == 441 ? pointed(call.args[3], false) : int_ms(call.args[3]);
   }
-  return false;
+  return -1;
+}
+
+// The bytes a process has written so far (any fd: the terminal, a pipe, a file), from
+// /proc/<pid>/io; nullopt when unreadable.
+std::optional<std::uint64_t> bytes_written(pid_t pid) {
+  char path[64], buf[512];
+  std::snprintf(path, sizeof path, "/proc/%d/io", pid);
+  if (read_small(path, buf, sizeof buf) <= 0) return std::nullopt;
+  const char* field = std::strstr(buf, "wchar:");
+  unsigned long long bytes = 0;
+  if (!field || std::sscanf(field, "wchar: %llu", &bytes) != 1) return std::nullopt;
+  return bytes;
+}
+
+std::int64_t monotonic_ms() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
 // One pass over a group, calling visit(found) for each thread blocked reading the
@@ -392,7 +410,7 @@ class GroupScan {
     // Still in the very same call after the state and activity reads: they describe one
     // sleep.
     if (read_syscall(pid, tid) != call) return std::nullopt;
-    Found found{pid, tid, call->number, fd, *ran, short_timed_wait(pid, *how, *call), -1};
+    Found found{pid, tid, call->number, fd, *ran, short_wait_timeout(pid, *how, *call), -1};
     // A set too big to look through whole is not one a plain reader waits on.
     if (inputs.more) found.relayed_fd = others.empty() ? fd : others.front().fd;
     for (const Input& other : others) {
@@ -548,6 +566,7 @@ bool StdinProbe::supported() noexcept { return true; }
 // group; for a root outside the session only its children file.
 void StdinProbe::baseline(pid_t pgid) {
   baseline_.clear();
+  quiet_waits_.clear();
   if (pgid <= 0) return;
   if (tree_root_ > 0) {
     bool complete = true;
@@ -588,10 +607,33 @@ void StdinProbe::baseline(pid_t pgid) {
   });
 }
 
+// A thread in a short wait on the terminal alone (a loop that checks for a key between
+// steps, ipython's prompt_toolkit polling every 0.5 s) is a reader once it was seen in such
+// a wait, and again after more than its timeout, its process having written nothing between
+// the two sightings (its /proc io count unchanged) and the thread having run: it woke at
+// least once, found nothing to do, and sleeps waiting for a key again. A loop that prints or
+// draws on each wake (a clock, a progress display) moves the count and stays a relay.
+bool StdinProbe::quiet_waiter(pid_t pid, pid_t tid, std::uint64_t activity, std::int64_t timeout_ms) const {
+  const std::optional<std::uint64_t> written = bytes_written(pid);
+  if (!written) return false;
+  const std::int64_t now = monotonic_ms();
+  auto seen = std::find_if(quiet_waits_.begin(), quiet_waits_.end(), [&](const QuietWait& w) { return w.tid == tid; });
+  if (seen == quiet_waits_.end()) {
+    quiet_waits_.push_back(QuietWait{tid, *written, activity, now});
+    return false;
+  }
+  if (seen->written != *written) {
+    *seen = QuietWait{tid, *written, activity, now};
+    return false;
+  }
+  return seen->activity != activity && now - seen->since_ms > timeout_ms;
+}
+
 // The shell at its idle prompt, on every send's path: a stat of its task directory (one
 // thread?) and its schedstat, ~3 us here, where its status file took ~7.
 void StdinProbe::baseline_process(pid_t pid) {
   baseline_.clear();
+  quiet_waits_.clear();
   if (thread_count(pid) == 1) {
     if (std::optional<std::uint64_t> ran = activity(pid, pid)) {
       baseline_.emplace_back(pid, *ran);
@@ -605,12 +647,14 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   bool blocked = false;
   std::optional<ProbeEvidence> relay;
   const auto describe = [](const Found& found) {
-    return ProbeEvidence{found.pid, found.tid, found.syscall, found.fd, found.timed, found.relayed_fd};
+    return ProbeEvidence{found.pid, found.tid, found.syscall, found.fd, found.timed(), found.relayed_fd};
   };
   GroupScan(terminal_, pgid, tree_root_).run([&](const Found& found) {
     // A relay proves nothing, run since the baseline or not; a plain reader elsewhere in
-    // the group still does.
-    if (found.relays()) {
+    // the group still does. A short wait on the terminal alone that woke and wrote nothing
+    // is a reader (quiet_waiter).
+    if (found.relays() && !(found.relayed_fd < 0 && quiet_waiter(found.pid, found.tid, found.activity,
+                                                                 found.timeout_ms))) {
       if (!relay) relay = describe(found);
       return false;
     }
@@ -622,7 +666,10 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
     return true;
   });
   if (blocked) return ProbeVerdict::blocked_reading;
-  if (!relay) return ProbeVerdict::not_proven;
+  if (!relay) {
+    quiet_waits_.clear();
+    return ProbeVerdict::not_proven;
+  }
   if (evidence) *evidence = *relay;
   return ProbeVerdict::relaying;
 }

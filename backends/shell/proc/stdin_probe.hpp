@@ -39,7 +39,11 @@
 //     PTY master of script, apt, sudo's use_pty; a self-pipe does not
 //     count), or holds more inputs than kMaxInputs, or
 //   - has a short timeout (at most a second: it wakes by itself and may act, print, and
-//     sleep again; a `select([stdin], [], [], 0.5)` loop), or
+//     sleep again; a `select([stdin], [], [], 0.5)` loop that prints a tick on each wake),
+//     unless it waits on the terminal alone and was seen so twice, more than its timeout
+//     apart, its process having written nothing in between (its /proc/<pid>/io count): it
+//     woke, had nothing to do, and waits for a key again (ipython polling every 0.5 s, an
+//     idle select loop). Then it is a reader. Or
 //   - belongs to a process another thread of which waits on such an input (a relay that
 //     reads the terminal in a plain read() on one thread: docker's and kubectl's Go clients).
 // Such a wait wakes for the far side as readily as for the user; whether the far side then
@@ -97,7 +101,8 @@ struct ProbeEvidence {
   int fd = -1;        // the terminal fd waited on
   // The wait has a short timeout (poll/select/epoll, at most a second): the reader will
   // wake by itself and may still act and draw (vim waiting out its escape timeout, a loop
-  // that checks for a key between steps). A plain read never has one. Only a relay has it.
+  // that checks for a key between steps). A plain read never has one. A relay's, or a
+  // quiet waiter's (the rule above: then it proves a reader).
   bool timed = false;
   // Another input the process waits on beside the terminal and relays (a socket, a PTY
   // master, a pipe; relayed_input.hpp), in this wait or another thread's; -1 when none.
@@ -132,7 +137,10 @@ class StdinProbe {
   // prompt): its thread count and CPU time alone, instead of a walk of the tree (the walk
   // when it has several threads). Replaces any earlier baseline.
   void baseline_process(pid_t pid);
-  void clear_baseline() noexcept { baseline_.clear(); }
+  void clear_baseline() noexcept {
+    baseline_.clear();
+    quiet_waits_.clear();
+  }
   // Is group `pgid` provably blocked reading the terminal? Never fails; evidence, when
   // given and the answer is blocked_reading, says which thread proved it.
   ProbeVerdict check(pid_t pgid, ProbeEvidence* evidence = nullptr) const;
@@ -142,6 +150,17 @@ class StdinProbe {
   pid_t tree_root_;
   Root root_kind_ = Root::may_be_member;
   std::vector<std::pair<pid_t, std::uint64_t>> baseline_;  // tid, CPU time (ns) or switches
+  // Threads seen in a short wait on the terminal alone since the baseline: when first seen
+  // so (its process's bytes written then, its activity), for quiet_waiter. A record of
+  // sightings, kept across check()s as a cache is.
+  struct QuietWait {
+    pid_t tid;
+    std::uint64_t written;
+    std::uint64_t activity;
+    std::int64_t since_ms;  // CLOCK_MONOTONIC
+  };
+  bool quiet_waiter(pid_t pid, pid_t tid, std::uint64_t activity, std::int64_t timeout_ms) const;
+  mutable std::vector<QuietWait> quiet_waits_;
 };
 
 // The processes whose process group is `pgid` (empty where unsupported): with a

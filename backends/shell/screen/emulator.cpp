@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "screen/grid.hpp"
 #include "screen/plain_text_gate.hpp"
@@ -103,6 +104,7 @@ struct Emulator::Impl {
     Grid& grid = self->grid();
     // Whole rows move by pointer; anything narrower falls back to moverect + erase.
     if (rightward != 0 || rect.start_col != 0 || static_cast<unsigned>(rect.end_col) != grid.cols()) return 0;
+    if (downward > 0) self->grew = true;
     if (rect.start_row == 0 && static_cast<unsigned>(rect.end_row) == grid.rows() && downward > 0 &&
         &grid == &self->main) {
       self->push_rows(static_cast<unsigned>(downward));
@@ -128,6 +130,7 @@ struct Emulator::Impl {
         break;
       case VTERM_PROP_ALTSCREEN:
         // The alternate buffer exists only while shown: an idle shell pays nothing for it.
+        if (value->boolean != (self->alternate != nullptr)) self->grew = true;
         if (value->boolean && !self->alternate) {
           // The normal screen's cursor, for its text while the other one shows.
           vterm_state_get_cursorpos(self->state, &self->main_cursor);
@@ -243,6 +246,7 @@ struct Emulator::Impl {
 
   // Result text (emulator.hpp).
   void touch(unsigned row) {
+    if (static_cast<int>(row) > reach) grew = true;
     if (alternate) return;
     const std::uint64_t at = pushed + row;
     if (at < touched) touched = at;
@@ -265,7 +269,10 @@ struct Emulator::Impl {
     unsigned k = from.row > pushed ? static_cast<unsigned>(std::min<std::uint64_t>(from.row - pushed, count)) : 0;
     for (const unsigned end = std::min(count, rows); k < end; ++k) {
       char* out = batch_room(cols + 1);
-      if (log_started && !main.continued(k)) *out++ = '\n';
+      if (log_started && !main.continued(k)) {
+        *out++ = '\n';
+        ++batch_lines;
+      }
       log_started = true;
       const bool next_continues = k + 1 < rows && main.continued(k + 1);
       const unsigned col = pushed + k == from.row ? from.col : 0;
@@ -292,8 +299,9 @@ struct Emulator::Impl {
     return batch.data() + batch_size;
   }
   void flush_log() {
-    log.append(std::string_view(batch.data(), batch_size));
+    log.append(std::string_view(batch.data(), batch_size), batch_lines);
     batch_size = 0;
+    batch_lines = 0;
   }
   void tab();
   void feed(std::string_view bytes);
@@ -314,11 +322,16 @@ struct Emulator::Impl {
   // Rows pushed, not yet in the log (flush_log): its first batch_size bytes.
   std::string batch;
   std::size_t batch_size = 0;
+  std::size_t batch_lines = 0;  // the newlines among them
   std::string row;  // a row that is not plain, read cell by cell
   VTermPos main_cursor{0, 0};  // the normal screen's, while the alternate one shows
   bool wrap_armed = false;     // the last glyph filled the margin (putglyph)
   std::string nonce;
   std::optional<TextPos> command_at;  // the latest command-start mark's position
+  // Growth (Emulator::take_growth): the last row written on the screen showing when the
+  // current read began, and whether output since the last take went past it or scrolled.
+  int reach = -1;
+  bool grew = false;
   PlainTextGate gate;
   std::string held;  // a character split across reads: libvterm 0.1 garbles those
   Reply reply;
@@ -339,6 +352,18 @@ Emulator::~Emulator() = default;
 namespace {
 
 bool plain_byte(unsigned char byte) { return (byte >= 0x20 && byte < 0x7F) || byte == '\r' || byte == '\n'; }
+
+// `value` in decimal at `out`; the end.
+char* decimal(char* out, unsigned value) {
+  char digits[10];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
 
 }  // namespace
 
@@ -429,6 +454,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
     auto byte = static_cast<unsigned char>(bytes[at]);
     if (byte == '\n') {
       if (row + 1 == rows) {
+        grew = true;
         if (&g == &main) push_rows(1);
         g.scroll(0, rows, 1);
       } else {
@@ -458,15 +484,24 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
     }
   }
   if (at == 0) return 0;
+  // CUP to the run's end, formatted by hand: snprintf was a tenth of a flood's time.
   char move[32];
-  int length = std::snprintf(move, sizeof move, "\x1b[%u;%uH", row + 1, col + 1);
-  vterm_input_write(vt, move, static_cast<std::size_t>(length));
+  char* end = move;
+  *end++ = '\x1b';
+  *end++ = '[';
+  end = decimal(end, row + 1);
+  *end++ = ';';
+  end = decimal(end, col + 1);
+  *end++ = 'H';
+  vterm_input_write(vt, move, static_cast<std::size_t>(end - move));
   return at;
 }
 
 void Emulator::on_bytes(std::string_view raw) {
   impl_->command_at.reset();
   if (raw.empty()) return;
+  // A scan up from the bottom row: one row on a full screen (a flood), a few on a fresh one.
+  if (!impl_->grew) impl_->reach = impl_->grid().last_written_row();
   if (impl_->held.empty()) {
     impl_->feed(raw);
     return;
@@ -499,6 +534,8 @@ ScreenSnapshot Emulator::snapshot() const {
 
 bool Emulator::alternate() const noexcept { return impl_->alternate != nullptr; }
 
+bool Emulator::take_growth() noexcept { return std::exchange(impl_->grew, false); }
+
 Emulator::TextPos Emulator::text_cursor() const noexcept { return impl_->text_cursor(); }
 
 void Emulator::start_text(TextPos from, std::size_t bytes) {
@@ -509,6 +546,7 @@ void Emulator::start_text(TextPos from, std::size_t bytes) {
   }
   m.log.clear();
   m.batch_size = 0;
+  m.batch_lines = 0;
   m.log_started = false;
   m.touched = UINT64_MAX;
   // A start that scrolled off already is the screen's top.

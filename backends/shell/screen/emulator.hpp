@@ -78,6 +78,12 @@ class Emulator final : public text::OutputSink {
   // on_bytes() call, if one was there: where a command's own output begins.
   std::optional<TextPos> command_start() const noexcept;
 
+  // Whether the output since the last call grew the screen: wrote a row below the last one
+  // written when its read began, scrolled, or switched screens. False for a redraw of what
+  // shows (watch's, top's next frame, a spinner or a progress bar on its row): such output
+  // is not progress (docs/shell-backend.md, "Send readiness").
+  bool take_growth() noexcept;
+
   // Heap bytes held for the grid and libvterm's state, for the bench.
   std::size_t memory_bytes() const noexcept;
 

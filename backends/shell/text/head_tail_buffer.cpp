@@ -20,6 +20,11 @@ void HeadTailBuffer::append(std::string_view text) {
   tail_.append(text);
 }
 
+void HeadTailBuffer::append(std::string_view text, std::size_t newlines) {
+  extend_head(text);
+  tail_.append(text, newlines);
+}
+
 void HeadTailBuffer::rewrite_line(std::string_view line, std::size_t changed_from) {
   line = line.substr(line.size() - tail_.rewrite_line(line, changed_from));
   // Where the rewritten line now starts, counted from clear(): what the head held from

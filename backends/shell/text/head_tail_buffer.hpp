@@ -22,6 +22,8 @@ class HeadTailBuffer {
 
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them).
   void append(std::string_view text);
+  // The same, `newlines` being the count of '\n' in `text` (TailBuffer::append).
+  void append(std::string_view text, std::size_t newlines);
   // The newest line, if no '\n' has ended it yet, now reads `line` (TailBuffer's rule; the
   // head gives up what it held of the line's part the tail still has).
   void rewrite_line(std::string_view line, std::size_t changed_from = 0);

@@ -9,20 +9,22 @@ namespace dshpty::text {
 TailBuffer::TailBuffer(std::size_t max_bytes) : ring_(std::max<std::size_t>(max_bytes, 1)) {}
 
 void TailBuffer::append(std::string_view text) {
+  append(text, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
+}
+
+void TailBuffer::append(std::string_view text, std::size_t newlines) {
   if (text.empty()) return;
-  if (line_before_ != 0 && text.find('\n') != std::string_view::npos) line_before_ = 0;
+  lines_ += newlines;
+  if (line_before_ != 0 && newlines > 0) line_before_ = 0;
   const std::size_t limit = ring_.limit();
   if (text.size() >= limit) {
     std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
-    count_dropped(ring_.end());
-    dropped_lines_ += static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(skip), '\n'));
     ring_.reset_at(ring_.end() + skip);
     ring_.append(text.substr(skip));
     return;
   }
   if (ring_.size() + text.size() > limit) {
     std::uint64_t cut = ring_.boundary_at_or_after(ring_.begin() + (ring_.size() + text.size() - limit));
-    count_dropped(cut);
     ring_.drop_front(static_cast<std::size_t>(cut - ring_.begin()));
   }
   ring_.append(text);
@@ -40,13 +42,17 @@ std::size_t TailBuffer::rewrite_line(std::string_view line, std::size_t changed_
   return line.size();
 }
 
-void TailBuffer::count_dropped(std::uint64_t to) { dropped_lines_ += ring_.count(ring_.begin(), to, '\n'); }
+// Bytes leave the ring at its front (dropped) or its end (a rewritten line, which holds no
+// newline): the newlines not held were dropped.
+std::uint64_t TailBuffer::dropped_lines() const noexcept {
+  return lines_ - ring_.count(ring_.begin(), ring_.end(), '\n');
+}
 
 void TailBuffer::clear(std::size_t line_before) noexcept {
   line_before_ = line_before;
   ring_.reset_at(ring_.end());
   start_ = taken_ = ring_.end();
-  dropped_lines_ = 0;
+  lines_ = 0;
 }
 
 std::string TailBuffer::text() const {

@@ -5,7 +5,9 @@
 //   - the delta (take_delta()): what arrived since the previous take, truncated when some
 //     of it was dropped before it could be taken (the reader was slower than the bound).
 // It counts what it dropped (bytes and newlines), so a buffer that keeps the head as well
-// (head_tail_buffer.hpp) can say what lies between.
+// (head_tail_buffer.hpp) can say what lies between: the newlines as they come (a caller
+// that wrote them may say how many), those dropped only when asked (the newlines held
+// taken from all), so a flood pays no count per drop.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,8 @@ class TailBuffer {
 
   // Appends sanitized text (whole UTF-8 characters, as the sanitizer emits them).
   void append(std::string_view text);
+  // The same, `newlines` being the count of '\n' in `text`.
+  void append(std::string_view text, std::size_t newlines);
   // The newest line, if no '\n' has ended it yet, is replaced by `line`: what the buffer
   // holds of it goes. A line that began before clear() keeps out the bytes that came before
   // (clear's `line_before`) for as long as they stay as they were (`changed_from`): a
@@ -44,7 +48,7 @@ class TailBuffer {
   // Since clear(): every byte (as rewritten), the oldest ones dropped, and their newlines.
   std::uint64_t total_bytes() const noexcept { return ring_.end() - start_; }
   std::uint64_t dropped_bytes() const noexcept { return ring_.begin() - start_; }
-  std::uint64_t dropped_lines() const noexcept { return dropped_lines_; }
+  std::uint64_t dropped_lines() const noexcept;
   std::size_t size() const noexcept { return ring_.size(); }
   std::size_t memory_bytes() const noexcept { return ring_.capacity(); }
 
@@ -52,13 +56,11 @@ class TailBuffer {
   OutputDelta take_delta();
 
  private:
-  // Counts the newlines in [begin, to) before they are dropped.
-  void count_dropped(std::uint64_t to);
 
   ByteRing ring_;
   std::uint64_t start_ = 0;  // offset of the first byte since clear()
   std::uint64_t taken_ = 0;  // offset of the first byte not yet taken
-  std::uint64_t dropped_lines_ = 0;  // newlines among the bytes dropped since clear()
+  std::uint64_t lines_ = 0;  // newlines among the bytes appended since clear(), held or dropped
   std::size_t line_before_ = 0;      // the current line's bytes from before clear()
 };
 
