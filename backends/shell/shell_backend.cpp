@@ -17,6 +17,8 @@
 #include "shell_session.hpp"
 #include "channel/launch_plan.hpp"
 #include "channel/sandbox.hpp"
+#include "limits/cgroup_location.hpp"
+#include "limits/limit_policy.hpp"
 #include "channel/seccomp_filter.hpp"
 #include "dialect/dialect.hpp"
 #include "linger_spawn.hpp"
@@ -89,6 +91,10 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   Result<shell::StartParams> attach(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
     if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
+    // The lingering helper was started with its limits, or none: a take-over cannot change them.
+    if (spec.request.limits.any()) {
+      return make_error(Code::INVALID_ARGUMENT, "limits: not with attach (a session keeps the limits it started with)");
+    }
     return shell::plan_attach(config_, spec, host_leaving_);
   }
 
@@ -114,6 +120,12 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     // A confined helper dies with its parent and cannot see a later host's peers.
     if (*linger > 0 && p.sandbox.confined()) {
       return make_error(Code::INVALID_ARGUMENT, "linger is not available for confined sessions");
+    }
+    auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
+    if (!limits) return limits.error();
+    // Limits are never silently dropped (docs/security.md, "Limits").
+    if (limits->any() && *linger > 0) {
+      return make_error(Code::BACKEND_FAILED, "limits: not available for lingering sessions yet");
     }
     // A confined spawn's failures name its mode, whichever check finds them.
     const std::string mode_words =
@@ -165,6 +177,14 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
       if (!program) return make_error(Code::BACKEND_FAILED, mode_words + program.error()->message, {},
                                       program.error()->sys_errno);
       p.sandbox.seccomp_program = *program;
+    }
+    // Where the session's cgroups go, found last of the checks: it opens the host's cgroup
+    // directories, which the helper then makes the session's cgroups in.
+    if (limits->any()) {
+      auto placement = shell::limits::place_session_cgroups(*limits);
+      if (!placement) return make_error(Code::BACKEND_FAILED, mode_words + placement.error()->message, {},
+                                        placement.error()->sys_errno);
+      p.cgroup = std::move(*placement);
     }
     auto overrides = config_.env;
     if (integrated) {

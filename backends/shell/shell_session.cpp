@@ -132,10 +132,15 @@ Status ShellSession::launch() {
     return {};
   }
   LaunchPlan plan = direct_launch(params_.supervisor_path, params_.argv, params_.cwd, params_.env);
+  // Limits: the helper makes the cgroups from these flags and fds (limits/cgroup_wire.hpp).
+  auto& cgroup = params_.cgroup;
+  plan.argv.insert(plan.argv.begin() + 1, cgroup.helper_args.begin(), cgroup.helper_args.end());
   if (params_.sandbox.confined()) plan = wrap_in_bwrap(plan, params_.sandbox, params_.cwd);
+  for (const auto& dir : cgroup.dirs) plan.passed_fds.push_back(dir.get());
   LocalLaunch launch{std::move(plan), params_.rows, params_.cols, params_.argv.front(),
-                     params_.cwd};
+                     params_.cwd, std::move(cgroup.made)};
   auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
+  cgroup.dirs.clear();
   if (!channel) return channel.error();
   helper_pid_ = (*channel)->helper_pid();
   channel_ = std::move(*channel);

@@ -45,10 +45,14 @@ struct LaunchPlan {
   // or null. It reaches the wrapper as fd kSeccompFd of a fresh sealed memfd, which bwrap
   // reads and closes before it starts the helper (argv names that fd: "--seccomp 4").
   std::shared_ptr<const std::string> seccomp_program;
+  // Fds the helper inherits at kPassedFdBase, kPassedFdBase + 1, ... (the host's cgroup
+  // directories, limits/cgroup_wire.hpp); the caller keeps them open until the spawn.
+  std::vector<int> passed_fds;
 };
 
 // Where the wrapper finds the filter's program.
 inline constexpr int kSeccompFd = 4;
+inline constexpr int kPassedFdBase = 5;
 
 // The helper run directly: `supervisor [--cwd DIR] -- SHELL_ARGV...`.
 LaunchPlan direct_launch(const std::string& supervisor_path,

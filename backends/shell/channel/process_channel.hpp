@@ -162,6 +162,8 @@ class ProcessChannel {
   // For a channel that took over a lingering session: how many of the replayed bytes the
   // previous hosts' results had shown (the rest is what no result showed yet).
   virtual std::optional<std::uint64_t> shown_replay_bytes() const { return std::nullopt; }
+  // The newest limit the session's cgroup reached (limits/session_cgroup.hpp), if any.
+  virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
   // For a channel that took over a lingering session: what the take-over replayed.
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // While a lingering remote session's link is being restored: why it broke. The session
