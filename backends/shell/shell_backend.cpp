@@ -123,7 +123,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     }
     auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
     if (!limits) return limits.error();
-    // Limits are never silently dropped (docs/security.md, "Limits").
+    // Limits are never silently dropped (docs/security.md, "Resource limits").
     if (limits->any() && *linger > 0) {
       return make_error(Code::BACKEND_FAILED, "limits: not available for lingering sessions yet");
     }

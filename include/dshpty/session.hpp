@@ -199,8 +199,8 @@ struct Confinement {
   std::vector<std::string> protected_paths;   // read-only inside the writable roots
 };
 
-// Per-session resource limits (docs/security.md, "Limits"), enforced by a cgroup of the
-// session's own. Unset: no limit of that kind (or the operator's default).
+// Per-session resource limits (docs/security.md, "Resource limits"), enforced by a
+// cgroup of the session's own. Unset: no limit of that kind (or the operator's default).
 struct Limits {
   std::optional<std::uint64_t> pids{};    // processes and threads of the session's tree
   std::optional<std::uint64_t> memory{};  // bytes, the tree's total (RAM, and swap where counted)

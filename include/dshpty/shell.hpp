@@ -102,8 +102,8 @@ struct ShellConfig {
   // bwrap refuses sizes: there they are unbounded (docs/security.md).
   std::size_t sandbox_tmpfs_bytes = 0;
 
-  // Per-session limits (docs/security.md, "Limits"), enforced by a cgroup of the session's
-  // own below the host's. `limits`: what a spawn that sets none of a kind gets;
+  // Per-session limits (docs/security.md, "Resource limits"), enforced by a cgroup of the
+  // session's own below the host's. `limits`: what a spawn that sets none of a kind gets;
   // `limit_ceilings`: the most a spawn may ask (above one: INVALID_ARGUMENT naming the
   // field, never clamped). A ceiling with no default is the default, and a default above
   // its ceiling is lowered to it. A spawn with any limit that no cgroup can carry fails

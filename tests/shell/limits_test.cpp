@@ -1,5 +1,5 @@
-// Per-session limits by cgroup (docs/security.md, "Limits"): a fork storm stops at its
-// session's cap and a memory hog dies inside its session, each reported while the shell,
+// Per-session limits by cgroup (docs/security.md, "Resource limits"): a fork storm stops
+// at its session's cap and a memory hog dies inside its session, each reported while the shell,
 // a neighbour and the host go on; a spawn that cannot have its cgroup fails naming why;
 // close leaves no cgroup behind. Real cgroups of this machine (v1 here, or v2 where the
 // host's cgroup delegates): a machine with neither reports each case skipped.
