@@ -304,6 +304,21 @@ TEST_CASE("a confined session gets its cgroup too, made through the fds bwrap pa
   auto r = fx.send(*s.session, "echo inside-$((6*7))");
   REQUIRE_MESSAGE(r, show(r));
   CHECK(contains(r->viewport, "inside-42"));
+  // From inside, neither a limit can be raised nor the cgroup left: /sys/fs/cgroup is
+  // read-only there, and the helper's fds never reach the shell.
+  auto escape = fx.send(*s.session,
+                        "d=$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup); "
+                        "echo 100000 > /sys/fs/cgroup/pids$d/pids.max; echo raise=$?; "
+                        "echo $$ > /sys/fs/cgroup/pids/cgroup.procs; echo leave=$?; "
+                        "ls /proc/$$/fd | tr '\\n' ' '");
+  REQUIRE_MESSAGE(escape, show(escape));
+  CHECK_MESSAGE(contains(escape->viewport, "raise=1"), show(escape));
+  CHECK_MESSAGE(contains(escape->viewport, "leave=1"), show(escape));
+  CHECK_FALSE_MESSAGE(contains(escape->viewport, " 5 "), show(escape));
+  CHECK(contains(cgroup_of(*s.session->pid(), "pids"), lim::session_name_prefix()));
+  for (const auto& cg : session_cgroups()) {
+    if (contains(cg, "/pids/")) CHECK(read_file(cg + "/pids.max") == "32\n");
+  }
   CHECK(fx.close(*s.session).ok());
   CHECK(session_cgroups().empty());
 }
