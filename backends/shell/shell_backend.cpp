@@ -13,15 +13,15 @@
 #include "dshpty/linger.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
-#include "environment.hpp"
+#include "local/environment.hpp"
 #include "shell_session.hpp"
-#include "channel/launch_plan.hpp"
-#include "channel/sandbox.hpp"
+#include "local/launch_plan.hpp"
+#include "sandbox/sandbox.hpp"
+#include "sandbox/seccomp_filter.hpp"
 #include "limits/cgroup_location.hpp"
 #include "limits/limit_policy.hpp"
-#include "channel/seccomp_filter.hpp"
 #include "dialect/dialect.hpp"
-#include "linger_spawn.hpp"
+#include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
 
 extern char** environ;
@@ -204,7 +204,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   }
 
   // The confined sessions' system-call filter, built at the first confined spawn and
-  // shared by every later one (channel/seccomp_filter.hpp).
+  // shared by every later one (sandbox/seccomp_filter.hpp).
   Result<std::shared_ptr<const std::string>> seccomp_program() {
     if (!seccomp_) {
       auto built = shell::build_seccomp_program();

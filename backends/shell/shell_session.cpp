@@ -2,8 +2,8 @@
 
 #include <signal.h>
 
-#include "channel/local_channel.hpp"
-#include "environment.hpp"
+#include "local/local_channel.hpp"
+#include "local/environment.hpp"
 
 namespace dshpty::shell {
 

@@ -1,6 +1,6 @@
 // One shell session: its phases (starting, running, tearing down, closed) and its sends'
 // readiness, over two seams. Where the processes live is the process channel's business
-// (channel/process_channel.hpp; the local one is a PTY plus a dshpty-supervisor helper);
+// (process_channel.hpp; the local one is a PTY plus a dshpty-supervisor helper);
 // what the output means is the output sinks' (text/output_sink.hpp: scrollback, motd, and
 // this session itself as the sink that watches for prompts). The session touches no fd,
 // no pid and no /proc itself.
@@ -32,8 +32,8 @@
 #include "dshpty/backend.hpp"
 #include "dshpty/loop.hpp"
 #include "dshpty/shell.hpp"
-#include "channel/process_channel.hpp"
-#include "channel/sandbox.hpp"
+#include "process_channel.hpp"
+#include "sandbox/sandbox.hpp"
 #include "limits/cgroup_location.hpp"
 #include "screen/emulator.hpp"
 #include "send_state.hpp"

@@ -31,6 +31,7 @@ def answer(request):
                  "exitCode": None, "cwd": None, "inputHidden": False},
         "output": {"delta": "", "truncated": False},
         "read": {"text": "", "totalLines": 0, "lineBegin": 0, "lineEnd": 0, "truncated": False},
+        "hello": {"name": "dshpty-repl", "version": "fake", "protocol": 1},
     }
     return {"ok": True, "result": {**shapes.get(request.get("op"), {}), "request": request}}
 

@@ -57,8 +57,41 @@ def main():
         where = run([python, "-c", "import dshpty; print(dshpty.__file__)"], tests, env).strip()
         if not where.startswith(venv + os.sep):
             raise SystemExit(f"FAIL: dshpty imported from {where}, not from the virtual environment")
+        type_check(client_dir, python, tests, env)
         run([python, "-m", "unittest", "-v"], tests, env)
     print("ok")
+
+
+def find_mypy():
+    """A python that has mypy (the package index is not ours to reach: Debian's python3-mypy,
+    which tools/dev installs, or whatever this python has)."""
+    for candidate in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(candidate) and subprocess.run([candidate, "-m", "mypy", "--version"],
+                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            return candidate
+    return None
+
+
+def type_check(client_dir, python, tests, env):
+    """`mypy --strict`: the package's own sources (as Python 3.10 reads them) are clean, the
+    README's code type-checks against the installed wheel, and each line of typing_bad.py
+    marked `# error:` is an error (a misspelt keyword, a value outside a closed set)."""
+    checker = find_mypy()
+    if checker is None:
+        print("note: mypy is not installed (Debian python3-mypy; tools/dev installs it): the type check is left out")
+        return
+    strict = [checker, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
+    run([*strict, "--python-version", "3.10", os.path.join(client_dir, "src", "dshpty")], tests, env)
+    run([*strict, "--python-executable", python, "typing_ok.py"], tests, env)
+    print("$ mypy --strict typing_bad.py (must fail on each marked line)", flush=True)
+    done = subprocess.run([*strict, "--python-executable", python, "typing_bad.py"], cwd=tests, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(done.stdout, end="")
+    with open(os.path.join(tests, "typing_bad.py")) as f:
+        marked = {number for number, line in enumerate(f, 1) if "# error:" in line}
+    flagged = {int(line.split(":")[1]) for line in done.stdout.splitlines() if line.startswith("typing_bad.py:") and ": error:" in line}
+    if done.returncode == 0 or marked - flagged:
+        raise SystemExit(f"FAIL: mypy --strict accepted typing_bad.py lines {sorted(marked - flagged)}")
 
 
 if __name__ == "__main__":

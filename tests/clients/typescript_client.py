@@ -60,10 +60,40 @@ def main():
         run(["npm", "install", "--loglevel=error", tarball], project, env)
         shutil.copytree(os.path.join(client_dir, "test"), os.path.join(project, "test"))
 
-        # The installed types, as a TypeScript consumer sees them.
-        run(["node", tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext",
-             "--target", "es2022", "--types", "node", "--typeRoots", os.path.join(modules, "@types"),
-             os.path.join("test", "consumer.ts")], project, env)
+        # The installed types, as a TypeScript consumer sees them; strict_types.ts's
+        # @ts-expect-error lines must each be an error (typos in fields, codes, closed sets).
+        types = ["--types", "node", "--typeRoots", os.path.join(modules, "@types")]
+        run(["node", tsc, "--noEmit", "--strict", "--exactOptionalPropertyTypes", "--module", "nodenext",
+             "--moduleResolution", "nodenext", "--target", "es2022", *types,
+             os.path.join("test", "consumer.ts"), os.path.join("test", "strict_types.ts")], project, env)
+        # TypeScript 4.9 reads them too (no `export type *`), through `exports` and through `types`.
+        tsc49 = os.path.join(modules, "typescript-4.9", "bin", "tsc")
+        if os.path.exists(tsc49):
+            for resolution in (["--module", "node16", "--moduleResolution", "node16"],
+                               ["--module", "commonjs", "--moduleResolution", "node"]):
+                run(["node", tsc49, "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", *resolution,
+                     *types, os.path.join("test", "consumer.ts")], project, env)
+        else:
+            print("note: typescript-4.9 is not in the toolchain; the TypeScript 4.9 check is left out")
+
+        # CommonJS hosts: require() from a plain .cjs file, and a TypeScript project emitting CommonJS.
+        cjs = os.path.join(tmp, "cjs-project")
+        os.mkdir(cjs)
+        with open(os.path.join(cjs, "package.json"), "w") as f:
+            json.dump({"name": "dshpty-cjs-consumer", "private": True}, f)
+        run(["npm", "install", "--loglevel=error", tarball], cjs, env)
+        fixtures = os.path.join(client_dir, "test", "fixtures")
+        shutil.copy(os.path.join(fixtures, "require.cjs"), cjs)
+        shutil.copy(os.path.join(fixtures, "require_ts.ts"), cjs)
+        home = os.path.join(tmp, "home")
+        os.mkdir(home)
+        run_env = dict(env, HOME=home)
+        if "cjs ok" not in run(["node", "require.cjs"], cjs, run_env):
+            raise SystemExit("FAIL: require('dshpty') did not run a send")
+        run(["node", tsc, "--strict", "--module", "commonjs", "--moduleResolution", "node10", "--target", "es2022",
+             *types, "--outDir", "out", "require_ts.ts"], cjs, env)
+        if "ts-cjs ok" not in run(["node", os.path.join("out", "require_ts.js")], cjs, run_env):
+            raise SystemExit("FAIL: TypeScript emitting CommonJS did not run a send")
         tests = sorted(glob.glob(os.path.join("test", "*.test.mjs"), root_dir=project))
         run(["node", "--test", "--expose-gc", "--test-concurrency=1", *tests], project, env)
     print("ok")

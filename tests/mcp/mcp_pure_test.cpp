@@ -5,6 +5,7 @@
 #include <string>
 
 #include "rpc.hpp"
+#include "field_table.hpp"
 #include "tool_catalog.hpp"
 
 using namespace dshpty;
@@ -181,4 +182,52 @@ TEST_CASE("parse_tool_call: arguments into requests; every mistake an INVALID_AR
     REQUIRE_FALSE(*parsed);
     CHECK(parsed->error()->code == Code::INVALID_ARGUMENT);
   }
+}
+
+TEST_CASE("numbers and null: one rule, as on the JSON face (a whole float is an integer; null is absent)") {
+  auto parse = [](const char* name, Json arguments) {
+    auto parsed = parse_tool_call(name, arguments);
+    REQUIRE(parsed);
+    return std::move(*parsed);
+  };
+  auto read = parse("terminal_read", Json{{"session", "a"}, {"offset", 2.0}, {"count", nullptr}});
+  REQUIRE(read);
+  CHECK(std::get<ReadCall>(read.value()).request.offset == 2);
+  auto open = parse("terminal_open", Json{{"linger", 5.0}, {"name", nullptr}});
+  REQUIRE(open);
+  CHECK(std::get<OpenCall>(open.value()).request.options.at("linger") == "5");
+  CHECK_FALSE(std::get<OpenCall>(open.value()).request.name);
+  auto resize = parse("terminal_resize", Json{{"session", "a"}, {"rows", 30.0}, {"cols", 100}});
+  REQUIRE(resize);
+  CHECK(std::get<ResizeCall>(resize.value()).rows == 30);
+  CHECK(parse("terminal_open", Json{{"linger", 1.5}}).error()->message ==
+        "argument \"linger\" must be whole seconds 0..604800");
+  CHECK(parse("terminal_send", Json{{"session", nullptr}}).error()->message == "missing argument \"session\"");
+  CHECK(parse("terminal_send", Json{{"session", "a"}, {"timeout_ms", 1e300}}).error()->message ==
+        "argument \"timeout_ms\" must be an integer");
+}
+
+TEST_CASE("the field table: every open option of the faces is a field of both protocols") {
+  const auto* json_open = dshpty::tool::find_op(dshpty::tool::json_ops(), "open");
+  const auto* mcp_open = dshpty::tool::find_op(dshpty::tool::mcp_tools(), "terminal_open");
+  REQUIRE(json_open);
+  REQUIRE(mcp_open);
+  auto has = [](const dshpty::tool::OpFields* row, std::string_view name) {
+    for (const auto& field : row->fields)
+      if (field.name == name) return true;
+    return false;
+  };
+  for (const auto& option : dshpty::engine::kOpenOptions) {
+    CHECK_MESSAGE(has(json_open, option.key), option.key);
+    CHECK_MESSAGE(has(mcp_open, option.key), option.key);
+  }
+  // And the other way: a field of the table that no face reads would be accepted and ignored.
+  auto read_by_faces = [](std::string_view name) {
+    if (name == "type" || name == "name" || name == "cwd" || name == "linger") return true;
+    for (const auto& option : dshpty::engine::kOpenOptions)
+      if (option.key == name) return true;
+    return false;
+  };
+  for (const auto* row : {json_open, mcp_open})
+    for (const auto& field : row->fields) CHECK_MESSAGE(read_by_faces(field.name), field.name);
 }

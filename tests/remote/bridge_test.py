@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dshpty-supervisor --stdio against real bash: speaks the frames of channel/frames.hpp over
+"""dshpty-supervisor --stdio against real bash: speaks the frames of link/frames.hpp over
 pipes, and checks by a /proc scan that no process of the session survives the kill, EOF, a
 bad peer or garbage on the link. Usage: bridge_test.py PATH-TO-dshpty-supervisor"""
 import os

@@ -10,6 +10,7 @@ and then acts out MODE.
       prompt-then-mute  WELCOME, STARTED, a prompt; then reads and never answers
       prompt-then-exit  WELCOME, STARTED, a prompt; exits 0 at the first IN frame
       odd-frame         WELCOME, then a frame of type 200
+      unknown-error     WELCOME, then ERROR with a code no helper sends yet (99)
 """
 
 import os
@@ -90,6 +91,10 @@ def main():
         drain()
     elif mode == "odd-frame":
         send(welcome() + frame(200, b"?"))
+        drain()
+    elif mode == "unknown-error":
+        text = b"a newer helper's failure"
+        send(welcome() + frame(74, struct.pack("<II", 99, len(text)) + text))
         drain()
     elif mode in ("prompt-then-mute", "prompt-then-exit"):
         send(welcome())

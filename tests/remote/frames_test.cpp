@@ -1,4 +1,4 @@
-// The stream protocol's framing (backends/shell/channel/frames.hpp): every frame type
+// The stream protocol's framing (backends/shell/link/frames.hpp): every frame type
 // round-trips; a stream split at any byte gives the same frames; malformed input of every
 // kind is a clear error (and no frame), never a crash or a read past the end.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "channel/frames.hpp"
+#include "link/frames.hpp"
 
 using namespace dshpty::frames;
 
@@ -40,7 +40,7 @@ std::vector<Seen> read_all(const std::string& stream, const std::vector<std::siz
 std::string sample_stream() {
   std::string s;
   FrameWriter w(s);
-  w.begin(Type::hello).u32(kVersion).u32(10000).u32(30000).end();
+  w.begin(Type::hello).u32(kProtocolVersion).u32(10000).u32(30000).end();
   w.begin(Type::open).u16(40).u16(160).str("pty-1").str("dumb").u8(1).str("/tmp").u32(2).str("/bin/bash").str("-i").u32(1).str("A=b").end();
   w.begin(Type::in).raw("echo hi\r").end();
   w.begin(Type::ping).end();
@@ -153,7 +153,7 @@ TEST_CASE("payloads short, long, or with a string longer than the frame fail the
 
 TEST_CASE("take_rest hands over what follows the frames read, whatever the split") {
   std::string stream;
-  FrameWriter(stream).begin(Type::hello).u32(kVersion).u32(0).u32(0).end();
+  FrameWriter(stream).begin(Type::hello).u32(kProtocolVersion).u32(0).u32(0).end();
   FrameWriter(stream).begin(Type::attach).str("0123456789abcdef").str("token").str("owner").u8(1).u64(42).end();
   std::string after;
   FrameWriter(after).begin(Type::ping).end();

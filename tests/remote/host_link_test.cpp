@@ -93,6 +93,15 @@ TEST_CASE("another protocol version, garbage, silence: each a clear start failur
   }
 }
 
+TEST_CASE("an ERROR code the host does not know is the far helper's failure, in its words") {
+  ShellFixture fx;
+  FakeFar far;
+  Spawned s = spawn_remote(fx, config_for(far, "unknown-error"));
+  REQUIRE_FALSE(s.session);
+  CHECK(describe(s.error).find("python3: the far helper failed: a newer helper's failure") != std::string::npos);
+  CHECK(gone(far.pid()));
+}
+
 TEST_CASE("an unknown frame after WELCOME breaks the link: the spawn fails, unconfirmed") {
   ShellFixture fx;
   FakeFar far;

@@ -293,7 +293,7 @@ def restart(server, far_dir, work, leave="kill"):
         cleanup.run()
 
 
-# -- the frames, spoken by hand (channel/frames.hpp) -------------------------------------------
+# -- the frames, spoken by hand (link/frames.hpp) -------------------------------------------
 
 def frame(kind, payload=b""):
     return struct.pack("<IB", len(payload) + 1, kind) + payload

@@ -306,3 +306,66 @@ TEST_CASE("shutdown completes after every owed callback, once per call") {
   turns(f.loop, 5);
   CHECK(order.size() == 3);
 }
+
+TEST_CASE("a send right after a cancel waits for the cancelled send, then runs; a cancel drops a waiting one") {
+  EngineFixture f;
+  const std::string id = f.open("a");
+  auto gate = f.hold_next_send(id);
+  Outcome<SendResult> first;
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "sleep 30"}}, "k1", first.callback()));
+  const auto cancelled = f.engine->cancel_send("a", "k1");
+  REQUIRE(cancelled);
+  REQUIRE(*cancelled);
+
+  // The cancelled send has not settled yet: the next send waits instead of SEND_ACTIVE.
+  Outcome<SendResult> next, dropped, foreign;
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "echo next"}}, "k2", next.callback()));
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "echo dropped"}}, "k3", dropped.callback()));
+  CHECK(f.engine->pending() == 3);
+  CHECK(f.engine->send("a", {.session_id = id, .request = {.text = "x"}}, "k2", next.callback()).error()->code ==
+        Code::INVALID_ARGUMENT);
+  // Waiting: no output yet, fenced to its owner; another owner's send is not queued.
+  REQUIRE(f.engine->send_output("a", "k2"));
+  CHECK(f.engine->send_output("a", "k2")->text.empty());
+  CHECK(f.engine->cancel_send("b", "k2").error()->code == Code::FOREIGN_SESSION);
+  CHECK(f.engine->send("b", {.session_id = id, .request = {.text = "x"}}, "k4", foreign.callback()).error()->code ==
+        Code::FOREIGN_SESSION);
+  const auto drop = f.engine->cancel_send("a", "k3");
+  REQUIRE(drop);
+  CHECK(*drop);
+  CHECK(first.calls == 0);
+  CHECK(next.calls == 0);
+
+  REQUIRE(run_until(f.loop, [&] { return next.done(); }));
+  CHECK(*first.result);
+  CHECK(*next.result);
+  REQUIRE(dropped.done());
+  REQUIRE_FALSE(*dropped.result);
+  CHECK(dropped.result->error()->code == Code::ABORTED);
+  CHECK(f.engine->pending() == 0);
+  // The session is free again: a send goes straight through.
+  Outcome<SendResult> after;
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "y"}}, "k5", after.callback()));
+  REQUIRE(run_until(f.loop, [&] { return after.done(); }));
+  turns(f.loop, 5);
+  CHECK(first.calls == 1);
+  CHECK(next.calls == 1);
+  CHECK(dropped.calls == 1);
+  CHECK(foreign.calls == 0);
+}
+
+TEST_CASE("shutdown with a send waiting behind a cancelled one completes both") {
+  EngineFixture f;
+  const std::string id = f.open("a");
+  auto gate = f.hold_next_send(id);
+  Outcome<SendResult> first, waiting;
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "sleep 30"}}, "k1", first.callback()));
+  REQUIRE(*f.engine->cancel_send("a", "k1"));
+  REQUIRE(f.engine->send("a", {.session_id = id, .request = {.text = "echo next"}}, "k2", waiting.callback()));
+  Outcome<void> down;
+  f.engine->shutdown(down.callback());
+  REQUIRE(run_until(f.loop, [&] { return down.done(); }));
+  CHECK(first.calls == 1);
+  CHECK(waiting.calls == 1);
+  CHECK(f.engine->pending() == 0);
+}

@@ -263,3 +263,21 @@ TEST_CASE("json: shutdown waits for every request, then answers and finishes") {
   CHECK(f.responses.back()["result"] == Json::object());
   CHECK(f.backend->all_processes_gone());
 }
+
+TEST_CASE("json: a send right after a cancel waits for the cancelled send, then runs (as on MCP)") {
+  JsonFixture f;
+  f.server.handle_line(R"({"id":1,"op":"open","type":"shell","name":"main"})");
+  f.expect(1);
+  auto gate = ScriptedGate::make();
+  ScriptedSend send = ScriptedSend::with(ScriptedStep::gated(gate));
+  send.settle_on_cancel = true;
+  f.backend->session_script("pty-1").sends.push(send);
+
+  f.server.handle_line(R"({"id":"s1","op":"send","sessionId":"pty-1","text":"sleep 30"})");
+  f.server.handle_line(R"({"id":2,"op":"cancel","sendId":"s1"})");
+  f.server.handle_line(R"({"id":"s2","op":"send","sessionId":"pty-1","text":"echo after"})");
+  f.expect(4);
+  CHECK(f.response(2)["result"]["cancelled"] == true);
+  CHECK(f.response("s1")["result"]["waitReason"] == "stdin_read");
+  CHECK(f.response("s2")["ok"] == true);
+}

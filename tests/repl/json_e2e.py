@@ -130,6 +130,29 @@ def interrupt_then_go_on(repl):
     check("hunter2" not in page["text"], "the secret reached the scrollback")
 
 
+def cancel_then_send(repl):
+    # Cancel, then send at once (the engine's rule, as on MCP): the send waits for the
+    # cancelled one to settle and runs, instead of SEND_ACTIVE. Both lines go in one write,
+    # so the send always arrives before the SIGINT has brought the prompt back.
+    repl.request({"id": "cs-long", "op": "send", "sessionId": "pty-1", "text": "echo cs-started; sleep 300",
+                  "timeoutMs": 600000})
+    seen = ""
+    deadline = time.monotonic() + DEADLINE_S
+    i = 0
+    while "cs-started" not in seen and time.monotonic() < deadline:
+        i += 1
+        seen += repl.ok({"id": f"cs-out-{i}", "op": "output", "sendId": "cs-long"})["delta"]
+        time.sleep(0.01)  # polling a condition with a deadline
+    check("cs-started" in seen, f"no output from the live send: {seen!r}")
+    repl.send_raw(b'{"id":"cs-cancel","op":"cancel","sendId":"cs-long"}\n'
+                  b'{"id":"cs-after","op":"send","sessionId":"pty-1","text":"echo after-cancel"}\n')
+    check(repl.response("cs-cancel")["result"] == {"cancelled": True}, "the cancel")
+    after = repl.response("cs-after")
+    check(after["ok"] is True and "after-cancel\n" in after["result"]["viewport"], after)
+    check(after["result"]["waitReason"] == "stdin_read" and after["result"]["exitCode"] == 0, after)
+    check(repl.response("cs-long")["ok"] is True, "the cancelled send is answered")
+
+
 def test_main_flow(repl_path):
     repl = JsonRepl(repl_path)
     try:
@@ -139,11 +162,15 @@ def test_main_flow(repl_path):
         bad_lines(repl)
 
         interrupt_then_go_on(repl)
+        cancel_then_send(repl)
         check(repl.ok({"id": 40, "op": "close", "sessionId": "pty-1"}) == {"outcome": "closed"}, "close")
         repl.error({"id": 41, "op": "close", "sessionId": "pty-1"}, "NO_SESSION")
         check(repl.ok({"id": 42, "op": "list"}) == {"sessions": []}, "list after close")
 
         # shutdown with a session still open (agent's pty-3): answered, exit 0, nothing left.
+        hello = repl.ok({"id": "hi", "op": "hello"})
+        check(hello.get("name") == "dshpty-repl" and hello.get("protocol") == 1 and isinstance(hello.get("version"), str),
+              f"hello: {hello}")
         check(repl.ok({"id": 43, "op": "shutdown"}) == {}, "shutdown")
         check(repl.wait_exit() == 0, "exit status after shutdown")
         wait_gone(repl.pids + [agent_pid], "shutdown")

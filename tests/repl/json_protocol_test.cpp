@@ -72,6 +72,8 @@ TEST_CASE("every op parses with its fields") {
   CHECK(std::holds_alternative<ActivityOp>(parse_ok(R"({"id":7,"op":"activity"})").op));
   CHECK(std::holds_alternative<DisposeOwnerOp>(parse_ok(R"({"id":8,"op":"disposeOwner","owner":"x"})").op));
   CHECK(std::holds_alternative<ShutdownOp>(parse_ok(R"({"id":null,"op":"shutdown"})").op));
+  CHECK(std::holds_alternative<HelloOp>(parse_ok(R"({"id":1,"op":"hello"})").op));
+  CHECK(parse_bad(R"({"id":1,"op":"hello","version":2})").error->code == Code::INVALID_ARGUMENT);
 }
 
 TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be read") {
@@ -267,4 +269,37 @@ TEST_CASE("ids come back as they were sent, byte for byte") {
         RequestId(R"("A")").key());
   CHECK(RequestId("1").key() != RequestId(R"("1")").key());
   CHECK(RequestId("12345678901234567890123").key() != RequestId("12345678901234567890124").key());
+}
+
+TEST_CASE("numbers and null: one rule, as on MCP (a whole float is an integer; null is absent)") {
+  // A whole number written as a float is that integer, on every integer field.
+  const auto send = std::get<SendOp>(
+      parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":"x","timeoutMs":5000.0,"idleMs":7e2})").op);
+  CHECK(send.request.timeout->count() == 5000);
+  CHECK(send.request.idle->count() == 700);
+  const auto resize = std::get<ResizeOp>(parse_ok(R"({"id":1,"op":"resize","sessionId":"p","rows":30.0,"cols":100})").op);
+  CHECK(resize.rows == 30);
+  const auto read = std::get<ReadOp>(parse_ok(R"({"id":1,"op":"read","sessionId":"p","offset":2.0,"count":3.0})").op);
+  CHECK(read.request.offset == 2);
+  CHECK(read.request.count == 3);
+  CHECK(std::get<OpenOp>(parse_ok(R"({"id":1,"op":"open","type":"shell","linger":5.0})").op).options.at("linger") == "5");
+  // Anything else is no integer.
+  CHECK(parse_bad(R"({"id":1,"op":"send","sessionId":"p","timeoutMs":1e300})").error->message ==
+        "field \"timeoutMs\" must be an integer");
+  CHECK(parse_bad(R"({"id":1,"op":"send","sessionId":"p","timeoutMs":"5"})").error->message ==
+        "field \"timeoutMs\" must be an integer");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","linger":1.5})").error->message ==
+        "field \"linger\" must be whole seconds 0..604800");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","linger":604801})").error->message ==
+        "field \"linger\" must be whole seconds 0..604800");
+  // null is a field left out: an optional one takes its default, a required one is missing.
+  const auto nulls = std::get<SendOp>(
+      parse_ok(R"({"id":1,"op":"send","sessionId":"p","text":null,"keys":null,"timeoutMs":null})").op);
+  CHECK(nulls.request.text.empty());
+  CHECK_FALSE(nulls.request.timeout);
+  CHECK(parse_bad(R"({"id":1,"op":"send","sessionId":null,"text":"x"})").error->message ==
+        "missing field \"sessionId\"");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":null})").error->message == "missing field \"type\"");
+  // A sendId is a request id as the send wrote it: null names a send whose id was null.
+  CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":null})").op).send_id.token() == "null");
 }

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "channel/sandbox_paths.hpp"
+#include "sandbox/sandbox_paths.hpp"
 #include "sandbox_support.hpp"
 
 using namespace dshpty;

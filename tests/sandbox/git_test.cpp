@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "channel/sandbox_git.hpp"
+#include "sandbox/sandbox_git.hpp"
 #include "sandbox_support.hpp"
 
 using namespace dshpty;

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "channel/launch_plan.hpp"
+#include "local/launch_plan.hpp"
 #include "dshpty/remote.hpp"
 #include "fixture.hpp"
 

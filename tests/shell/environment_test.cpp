@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "environment.hpp"
+#include "local/environment.hpp"
 
 using namespace dshpty::shell;
 

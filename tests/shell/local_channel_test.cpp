@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "channel/local_channel.hpp"
+#include "local/local_channel.hpp"
 #include "fixture.hpp"
 
 using namespace dshpty;

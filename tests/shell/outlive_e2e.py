@@ -105,7 +105,7 @@ def pids_by_arg(arg):
     return out
 
 
-# ---- the frames of channel/frames.hpp, for the refusal probes ------------------------------
+# ---- the frames of link/frames.hpp, for the refusal probes ------------------------------
 
 PROBE = os.path.join(WORK, "probe.py")
 PROBE_TEXT = r'''

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "environment.hpp"  // the shell backend's prompt: the bench's bash shows the same one
+#include "local/environment.hpp"  // the shell backend's prompt: the bench's bash shows the same one
 
 namespace bench {
 

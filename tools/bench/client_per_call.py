@@ -102,7 +102,7 @@ def python_async(repl, rounds, figures):
 
 
 TS_BENCH = r"""
-import { DshptyService } from './dist/index.js';
+import { DshptyService } from './dist/esm/index.js';
 const rounds = Number(process.argv[2]);
 const service = await DshptyService.start({ repl: process.argv[3] });
 const owner = service.mintOwner('bench');

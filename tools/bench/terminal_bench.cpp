@@ -23,7 +23,7 @@
 
 #include <vterm.h>
 
-#include "environment.hpp"
+#include "local/environment.hpp"
 #include "screen/emulator.hpp"
 #include "proc/stdin_probe.hpp"
 #include "text/output_sink.hpp"

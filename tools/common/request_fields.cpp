@@ -3,36 +3,22 @@
 #include <map>
 #include <string>
 
-#include "requests.hpp"
+#include "field_table.hpp"
 
 namespace dshpty::tool {
 
 namespace {
 
-// The fields of `open` beyond its backend options (engine::kOpenOptions, every face's).
-std::vector<std::string_view> open_fields() {
-  std::vector<std::string_view> fields{"type", "name", "cwd"};
-  for (const auto& option : engine::kOpenOptions) fields.push_back(option.key);
-  fields.push_back("linger");  // whole seconds the session outlives its host (docs/outlive.md)
-  return fields;
-}
-
+// The names of each op's fields, from the one table (field_table.hpp).
 const std::map<std::string_view, std::vector<std::string_view>, std::less<>>& table() {
-  static const std::map<std::string_view, std::vector<std::string_view>, std::less<>> rows{
-      {"open", open_fields()},
-      {"send", {"sessionId", "text", "keys", "submit", "timeoutMs", "idleMs"}},
-      {"cancel", {"sendId"}},
-      {"output", {"sendId"}},
-      {"read", {"sessionId", "offset", "count", "screen"}},
-      {"resize", {"sessionId", "rows", "cols"}},
-      {"signal", {"sessionId", "signal"}},
-      {"close", {"sessionId"}},
-      {"attach", {"name"}},
-      {"list", {}},
-      {"activity", {}},
-      {"disposeOwner", {}},
-      {"shutdown", {}},
-  };
+  static const auto rows = [] {
+    std::map<std::string_view, std::vector<std::string_view>, std::less<>> out;
+    for (const OpFields& row : json_ops()) {
+      auto& names = out[row.op];
+      for (const Field& field : row.fields) names.push_back(field.name);
+    }
+    return out;
+  }();
   return rows;
 }
 

@@ -1,7 +1,8 @@
 // Strict fields: the one table of the fields each JSON op takes (docs/tool-protocol.md). A
 // field outside its op's row is refused, naming it and the valid ones, so a misspelt field
 // ("timeout" for "timeoutMs") is never ignored in silence. `id`, `op` and `owner` are
-// allowed on every op. A new field is one more name in its op's row (request_fields.cpp).
+// allowed on every op. The rows are the JSON ops' in the one field table (field_table.hpp):
+// a new field is added there.
 #pragma once
 
 #include <span>

@@ -4,6 +4,8 @@
 
 #include "dshpty/remote.hpp"
 #include "dshpty/shell.hpp"
+#include "engine.hpp"
+#include "field_table.hpp"
 #include "shell_words.hpp"
 
 namespace dshpty::tool {
@@ -81,13 +83,13 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     return Status();
   }
   if (arg == "--rows" || arg == "--cols") {
-    auto n = reader.number(1, 4096);
+    auto n = reader.number(1, kMaxTerminalSide);
     if (!n) return Status(n.error());
     (arg == "--rows" ? options.rows : options.cols) = static_cast<unsigned>(*n);
     return Status();
   }
   if (arg == "--idle-ms" || arg == "--timeout-ms") {
-    auto n = reader.number(1, 24ull * 3600 * 1000);
+    auto n = reader.number(1, engine::kMaxWaitMs);
     if (!n) return Status(n.error());
     (arg == "--idle-ms" ? options.idle : options.timeout) = std::chrono::milliseconds(*n);
     return Status();
@@ -144,13 +146,13 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     return Status();
   }
   if (arg == "--remote-ping-ms" || arg == "--remote-timeout-ms") {
-    auto n = reader.number(1, 24ull * 3600 * 1000);
+    auto n = reader.number(1, engine::kMaxWaitMs);
     if (!n) return Status(n.error());
     (arg == "--remote-ping-ms" ? options.remote_ping : options.remote_timeout) = std::chrono::milliseconds(*n);
     return Status();
   }
   if (arg == "--max-result-bytes") {
-    auto n = reader.number(render::kMinMaxResultBytes, std::uint64_t{1} << 32);
+    auto n = reader.number(render::kMinMaxResultBytes, render::kMaxMaxResultBytes);
     if (!n) return Status(n.error());
     options.max_result_bytes = static_cast<std::size_t>(*n);
     return Status();

@@ -98,22 +98,48 @@ bool Engine::abort_open(std::string_view abort_key, Error reason) {
 }
 
 Status Engine::send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
-  if (sends_.is_live(send_key))
+  if (sends_.is_live(send_key) || waiting_.find(send_key))
     return make_error(Code::INVALID_ARGUMENT, "a live send already uses request id " + send_key);
   if (auto bounded = check_wait_bounds(request.request); !bounded) return bounded;
+  if (waiting_.must_wait(request.session_id, owner)) {
+    ++pending_;  // owed: its every outcome now comes through `done`
+    waiting_.push({.owner = std::string(owner), .key = std::move(send_key), .request = std::move(request),
+                   .done = std::move(done)});
+    return {};
+  }
+  return start_send(owner, std::move(request), std::move(send_key), std::move(done));
+}
+
+Status Engine::start_send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
   if (!request.request.idle) request.request.idle = settings_.send_idle;
   if (!request.request.timeout) request.request.timeout = settings_.send_timeout;
   // The backend cuts the viewport to the face's cap: one cut, head and tail kept.
   if (!request.request.max_bytes) request.request.max_bytes = settings_.max_result_bytes;
-  auto send = service_.start_send(owners_.get(owner), request.session_id, std::move(request.request),
-                                  counted<SendResult>([this, send_key, done = std::move(done)](Result<SendResult> result) {
-                                    sends_.settle(send_key);
-                                    done(std::move(result));
-                                  }));
+  std::string session_id = request.session_id;
+  auto send = service_.start_send(
+      owners_.get(owner), request.session_id, std::move(request.request),
+      counted<SendResult>([this, send_key, session_id, done = std::move(done)](Result<SendResult> result) {
+        sends_.settle(send_key);
+        // The sends that waited for this cancelled one go now, from a fresh loop turn (not
+        // inside this completion), in the order they came.
+        if (waiting_.settled(session_id, send_key))
+          late_.post([this, session_id] {
+            for (auto& queued : waiting_.release(session_id)) start_waiting(std::move(queued));
+          });
+        done(std::move(result));
+      }));
   if (!send) return send.error();
   ++pending_;
-  sends_.add_live(std::move(send_key), std::string(owner), std::move(send.value()));
+  sends_.add_live(std::move(send_key), std::string(owner), std::move(send.value()), std::move(session_id));
   return {};
+}
+
+void Engine::start_waiting(SendQueue::Queued queued) {
+  Callback<SendResult> done = queued.done;
+  Status status = start_send(queued.owner, std::move(queued.request), std::move(queued.key), std::move(queued.done));
+  if (!status) done(status.error());
+  --pending_;  // the hold it kept while it waited
+  settle_if_quiet();
 }
 
 Result<const SendTable::Entry*> Engine::owned_send(std::string_view owner, std::string_view send_key) const {
@@ -125,12 +151,31 @@ Result<const SendTable::Entry*> Engine::owned_send(std::string_view owner, std::
 }
 
 Result<bool> Engine::cancel_send(std::string_view owner, std::string_view send_key) {
+  if (const auto* queued = waiting_.find(send_key)) {
+    if (queued->owner != owner)
+      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+    auto dropped = std::make_shared<SendQueue::Queued>(*waiting_.take(send_key));
+    late_.post([this, dropped] {
+      dropped->done(make_error(Code::ABORTED, "the send was cancelled before it started"));
+      --pending_;
+      settle_if_quiet();
+    });
+    return true;
+  }
   auto entry = owned_send(owner, send_key);
   if (!entry) return entry.error();
-  return (*entry)->send->cancel();
+  const bool interrupted = (*entry)->send->cancel();
+  // Until it settles, this owner's next sends to the session wait for it (SendQueue).
+  if (interrupted && sends_.is_live(send_key)) waiting_.wind_down((*entry)->session_id, std::string(owner), std::string(send_key));
+  return interrupted;
 }
 
 Result<OutputDelta> Engine::send_output(std::string_view owner, std::string_view send_key) {
+  if (const auto* queued = waiting_.find(send_key)) {
+    if (queued->owner != owner)
+      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+    return OutputDelta{};  // it has not started: no output yet
+  }
   auto entry = owned_send(owner, send_key);
   if (!entry) return entry.error();
   return (*entry)->send->read_output();

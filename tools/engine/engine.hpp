@@ -23,6 +23,7 @@
 #include "owner_table.hpp"
 #include "render/result_cap.hpp"
 #include "requests.hpp"
+#include "send_queue.hpp"
 #include "send_table.hpp"
 
 namespace dshpty::engine {
@@ -105,9 +106,13 @@ class Engine {
   bool abort_open(std::string_view abort_key, Error reason);
 
   // Starts the session's send, tracked as `send_key` until it settles. INVALID_ARGUMENT when a
-  // live send already has that key; otherwise the service's synchronous failures.
+  // live send already has that key; otherwise the service's synchronous failures. While a
+  // send of this owner that cancel_send() interrupted is still settling on the session, the
+  // send waits for it (SendQueue) instead of failing SEND_ACTIVE, and starts once it settled;
+  // a failure to start then comes through `done`.
   Status send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
-  // Interrupts the send under `send_key` (live, or settled lately: then false).
+  // Interrupts the send under `send_key` (live, or settled lately: then false); a send that
+  // waits behind a cancelled one is dropped (true), its `done` getting ABORTED.
   // INVALID_ARGUMENT when the key names no send; FOREIGN_SESSION when another owner started it.
   Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
   // The send's output since the previous call (consuming). Errors as cancel_send().
@@ -155,6 +160,9 @@ class Engine {
   template <class T>
   Callback<T> owed(Callback<T> done);
   void settle_if_quiet();
+  Status start_send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
+  // Starts a send that waited behind a cancelled one; it owes its outcome to `done` already.
+  void start_waiting(SendQueue::Queued queued);
   Result<const SendTable::Entry*> owned_send(std::string_view owner, std::string_view send_key) const;
 
   Service& service_;
@@ -162,6 +170,7 @@ class Engine {
   Deferred late_;  // completions for calls that arrive after shutdown completed
   OwnerTable owners_;
   SendTable sends_;
+  SendQueue waiting_;  // sends behind a cancelled one
   std::map<std::string, AbortController, std::less<>> opens_;  // abortable opens by key
   std::size_t pending_ = 0;
   bool shutting_down_ = false;

@@ -2,8 +2,8 @@
 
 namespace dshpty::engine {
 
-void SendTable::add_live(std::string key, std::string owner, std::shared_ptr<Send> send) {
-  live_.emplace(std::move(key), Entry{std::move(owner), std::move(send)});
+void SendTable::add_live(std::string key, std::string owner, std::shared_ptr<Send> send, std::string session_id) {
+  live_.emplace(std::move(key), Entry{std::move(owner), std::move(send), std::move(session_id)});
 }
 
 void SendTable::settle(std::string_view key) {

@@ -23,10 +23,11 @@ class SendTable {
   struct Entry {
     std::string owner;  // the label of the owner that started it
     std::shared_ptr<Send> send;
+    std::string session_id;
   };
 
   bool is_live(std::string_view key) const { return live_.find(key) != live_.end(); }
-  void add_live(std::string key, std::string owner, std::shared_ptr<Send> send);
+  void add_live(std::string key, std::string owner, std::shared_ptr<Send> send, std::string session_id);
   // The live send under `key` becomes a settled one (the oldest settled is forgotten).
   void settle(std::string_view key);
   // The live send under `key`, else the oldest settled one kept under it; null when none.

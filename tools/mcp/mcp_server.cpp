@@ -175,7 +175,7 @@ void McpServer::call_tool(const RequestId& id, const Json& params) {
   calls_[key] = Call{.id = id, .batch = batch_};
   if (batch_) ++batch_->waiting;
   if (!*parsed) {
-    finish(key, render::format_error(parsed->error()), true);
+    fail(key, parsed->error());
     return;
   }
   run(key, std::move(parsed->value()), std::move(token));
@@ -197,8 +197,7 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
       call);
   if (word) {
     if (auto name = engine_.lingering_named(kOwner, *word)) {
-      finish(key, render::format_error(engine::lingering_no_session(
-                      *name, "terminal_attach {\"name\": " + Json(*name).dump() + "}")), true);
+      fail(key, engine::lingering_no_session(*name, "terminal_attach {\"name\": " + Json(*name).dump() + "}"));
       return;
     }
   }
@@ -209,48 +208,33 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             engine_.open(
                 kOwner, std::move(open.request),
                 [this, key](Result<SpawnResult> result) {
-                  if (result)
-                    finish(key, render::format_open(*result, cap()), false);
-                  else
-                    finish(key, render::format_error(result.error()), true);
+                  reply(key, result, [this](const SpawnResult& r) { return render::format_open(r, cap()); });
                 },
                 key);
           },
           [&](SendCall& send) { start_send(key, std::move(send), std::move(progress_token)); },
           [&](ReadCall& read) {
             if (read.screen) {
-              auto shot = engine_.screen(kOwner, {.session_id = session_id(read.session)});
-              if (shot)
-                finish(key, render::format_screen(*shot, cap()), false);
-              else
-                finish(key, render::format_error(shot.error()), true);
+              reply(key, engine_.screen(kOwner, {.session_id = session_id(read.session)}),
+                    [this](const ScreenSnapshot& shot) { return render::format_screen(shot, cap()); });
               return;
             }
-            auto page = engine_.read(kOwner, {.session_id = session_id(read.session), .request = read.request});
-            if (page)
-              finish(key, render::format_read(*page, cap()), false);
-            else
-              finish(key, render::format_error(page.error()), true);
+            reply(key, engine_.read(kOwner, {.session_id = session_id(read.session), .request = read.request}),
+                  [this](const ReadPage& page) { return render::format_read(page, cap()); });
           },
           [&](SignalCall& signal) {
             auto status = engine_.signal(kOwner, {.session_id = session_id(signal.session), .signal = signal.signal},
                                          [this, key](Result<SignalResult> result) {
-                                           if (result)
-                                             finish(key, render::format_signal(*result), false);
-                                           else
-                                             finish(key, render::format_error(result.error()), true);
+                                           reply(key, result, render::format_signal);
                                          });
-            if (!status) finish(key, render::format_error(status.error()), true);
+            if (!status) fail(key, status.error());
           },
           [&](CloseCall& close) {
             const std::string id = session_id(close.session);
             auto status = engine_.close(kOwner, {.session_id = id}, [this, key, id](Result<bool> result) {
-              if (result)
-                finish(key, render::format_close(id, *result), false);
-              else
-                finish(key, render::format_error(result.error()), true);
+              reply(key, result, [&id](bool closed) { return render::format_close(id, closed); });
             });
-            if (!status) finish(key, render::format_error(status.error()), true);
+            if (!status) fail(key, status.error());
           },
           [&](ListCall&) {
             std::string text = render::format_list(engine_.list(kOwner));
@@ -261,10 +245,7 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
           },
           [&](AttachCall& attach) {
             engine_.attach(kOwner, std::move(attach.name), [this, key](Result<std::vector<engine::AttachOutcome>> result) {
-              if (result)
-                finish(key, render::format_attach(*result), false);
-              else
-                finish(key, render::format_error(result.error()), true);
+              reply(key, result, render::format_attach);
             });
           },
           [&](ResizeCall& resize) {
@@ -273,7 +254,7 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             if (status)
               finish(key, render::format_resize(id, resize.rows, resize.cols), false);
             else
-              finish(key, render::format_error(status.error()), true);
+              fail(key, status.error());
           },
       },
       call);
@@ -283,30 +264,17 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
   const auto it = calls_.find(key);
   if (it == calls_.end()) return;
   Call& entry = it->second;
-  if (entry.cancelled) {  // cancelled while it waited its turn: it never started
-    const auto batch = std::move(entry.batch);
-    calls_.erase(it);
-    if (batch) batch_settled(batch);
-    return;
-  }
   const std::string id = session_id(call.session);
   entry.is_send = true;
   entry.session_id = id;
-  if (winding_down_.count(id)) {
-    queued_[id].push_back([this, key, call = std::move(call), token = std::move(progress_token)]() mutable {
-      start_send(key, std::move(call), std::move(token));
-    });
-    return;
-  }
+  // A send right after a cancelled one waits for it in the engine (docs/tool-protocol.md).
   auto status = engine_.send(kOwner, {.session_id = id, .request = std::move(call.request)}, key,
-                             [this, key, id](Result<SendResult> result) {
+                             [this, key](Result<SendResult> result) {
                                progress_.forget(key);
-                               const auto found = calls_.find(key);
-                               if (found != calls_.end() && found->second.cancelled) release_session(id);
                                if (result)
                                  finish_send(key, *result);
                                else
-                                 finish(key, render::format_error(result.error()), true);
+                                 fail(key, result.error());
                              });
   if (!status) {
     Error error = status.error();
@@ -314,10 +282,9 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
       error = engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}, "
                                   "or that terminal_send call cancelled (notifications/cancelled); "
                                   "keys go in once it has ended");
-    finish(key, render::format_error(error), true);
+    fail(key, error);
     return;
   }
-  entry.started = true;
   if (!progress_token.is_null()) progress_.watch(key, id, std::move(progress_token));
 }
 
@@ -327,31 +294,23 @@ void McpServer::cancel(const RequestId& request_id) {
   Call& call = it->second;
   call.cancelled = true;
   const std::string& key = it->first;
-  if (call.is_send && call.started) {
+  if (call.is_send) {
     progress_.forget(key);
     // A real SIGINT to the session's foreground group; the send then settles through its
-    // normal readiness, and its result is dropped.
-    const auto interrupted = engine_.cancel_send(kOwner, key);
-    if (interrupted && *interrupted) winding_down_.insert(call.session_id);
+    // normal readiness, and its result is dropped. One waiting behind a cancelled send is
+    // dropped before it starts.
+    (void)engine_.cancel_send(kOwner, key);
   } else if (call.is_open) {
     engine_.abort_open(key, make_error(Code::ABORTED, "open cancelled by the client"));
   }
   // Anything else (a signal, a close) completes on its own; its result is dropped.
 }
 
-void McpServer::release_session(const std::string& session_id) {
-  winding_down_.erase(session_id);
-  const auto it = queued_.find(session_id);
-  if (it == queued_.end()) return;
-  auto queued = std::move(it->second);
-  queued_.erase(it);
-  // From a fresh loop turn, not inside the engine's completion of the cancelled send.
-  for (auto& start : queued) deferred_.post(std::move(start));
-}
-
 void McpServer::finish(const std::string& key, std::string text, bool is_error) {
   answer(key, tool_result(std::move(text), is_error));
 }
+
+void McpServer::fail(const std::string& key, const Error& error) { finish(key, render::format_error(error), true); }
 
 void McpServer::finish_send(const std::string& key, const SendResult& result) {
   // The cap bounds the output (the backend cut the viewport to it); the status lines are

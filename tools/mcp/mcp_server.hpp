@@ -60,7 +60,6 @@ class McpServer {
     std::shared_ptr<Batch> batch{};  // the batch it came in, if any
     bool is_send = false;
     bool is_open = false;
-    bool started = false;  // a send: the engine has it (else it waits its turn)
     bool cancelled = false;
     std::string session_id{};
   };
@@ -75,10 +74,18 @@ class McpServer {
   void run(const std::string& key, ToolCall call, Json progress_token);
   void start_send(const std::string& key, SendCall call, Json progress_token);
   void cancel(const RequestId& request_id);
-  // A cancelled send settled: the sends that waited for its session go now.
-  void release_session(const std::string& session_id);
   // The tools/call's result as text content, unless the call was cancelled (then nothing).
   void finish(const std::string& key, std::string text, bool is_error);
+  // An error as the call's isError result ("error: CODE: message").
+  void fail(const std::string& key, const Error& error);
+  // A result as its text (`format`), or its error: the one way this face renders both.
+  template <class T, class Format>
+  void reply(const std::string& key, const Result<T>& result, Format format) {
+    if (result)
+      finish(key, format(*result), false);
+    else
+      fail(key, result.error());
+  }
   // A send's result: the output, then the status lines, as two content items, so no output
   // can pose as a status (render::format_send_parts).
   void finish_send(const std::string& key, const SendResult& result);
@@ -94,10 +101,6 @@ class McpServer {
   Deferred deferred_;
   ProgressPump progress_;
   std::map<std::string, Call, std::less<>> calls_;
-  // Sessions whose cancelled send has not settled, and the sends queued behind each: a
-  // client cancels and sends again at once, and the SIGINT needs a moment to land.
-  std::set<std::string, std::less<>> winding_down_;
-  std::map<std::string, std::vector<std::function<void()>>, std::less<>> queued_;
   bool shutdown_started_ = false;
   std::string version_;             // the revision initialize agreed on ("" before it)
   std::shared_ptr<Batch> batch_;    // the batch whose items are being handled now

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <limits>
-#include <vector>
 #include <set>
+#include <vector>
+
+#include "dshpty/linger.hpp"
+#include "field_table.hpp"
+#include "json_args.hpp"
 
 namespace dshpty::mcp {
 
@@ -11,127 +15,79 @@ namespace {
 
 Error invalid(std::string message) { return make_error(Code::INVALID_ARGUMENT, std::move(message)); }
 
-constexpr const char* kSessionDescription =
-    "The session: its id (pty-1) or the name it was opened with.";
+const std::string kLingerRange = "must be whole seconds 0.." + std::to_string(kMaxLingerSeconds);
 
-Json string_property(const char* description) { return Json{{"type", "string"}, {"description", description}}; }
-
-Json integer_property(const char* description, std::int64_t minimum) {
-  return Json{{"type", "integer"}, {"minimum", minimum}, {"description", description}};
+// A JSON Schema property of one row of the table.
+Json property(const tool::Field& field) {
+  Json out{{"type", std::string(tool::field_type_name(field.type))}};
+  if (field.type == tool::FieldType::strings) out["items"] = Json{{"type", "string"}};
+  if (!field.choices.empty()) {
+    out["enum"] = Json::array();
+    for (std::string_view choice : field.choices) out["enum"].push_back(std::string(choice));
+  }
+  if (field.type == tool::FieldType::integer) {
+    out["minimum"] = field.min;
+    if (field.max != tool::kUnbounded) out["maximum"] = field.max;
+  }
+  out["description"] = std::string(field.doc);
+  return out;
 }
 
-// A send's wait bound: integer milliseconds, 1..86400000 (a day) on every face.
-Json wait_property(const char* description) {
-  Json property = integer_property(description, 1);
-  property["maximum"] = 86'400'000;
-  return property;
-}
-
-Json object_schema(Json properties, Json required) {
+// The tool's inputSchema, made from its row of the table (tool::mcp_tools()).
+Json input_schema(std::string_view name) {
+  const tool::OpFields* row = tool::find_op(tool::mcp_tools(), name);
+  Json properties = Json::object();
+  Json required = Json::array();
+  if (row)
+    for (const tool::Field& field : row->fields) {
+      properties[std::string(field.name)] = property(field);
+      if (field.required) required.push_back(std::string(field.name));
+    }
   Json schema{{"type", "object"}, {"properties", std::move(properties)}};
   if (!required.empty()) schema["required"] = std::move(required);
   schema["additionalProperties"] = false;
   return schema;
 }
 
-Json tool(const char* name, const char* title, const char* description, Json schema, bool read_only) {
+Json tool(const char* name, const char* title, const char* description, bool read_only, Json schema = nullptr) {
   return Json{{"name", name},
               {"title", title},
               {"description", description},
-              {"inputSchema", std::move(schema)},
+              {"inputSchema", schema.is_null() ? input_schema(name) : std::move(schema)},
               {"annotations", {{"readOnlyHint", read_only}, {"openWorldHint", false}}}};
 }
 
 Json open_tool(const std::vector<std::string>& backend_types, const engine::Settings::Policy& policy) {
-  std::string type_description =
-      "The backend type; \"shell\" (the default) is a local interactive shell (bash, zsh or fish).";
+  Json schema = input_schema("terminal_open");
+  Json& properties = schema["properties"];
+  // What the table cannot know: the remote types this server has, and what the operator allows.
   std::string remotes;
   for (const auto& type : backend_types)
     if (type != "shell") remotes += (remotes.empty() ? "\"" : ", \"") + type + "\"";
   if (!remotes.empty())
-    type_description += " Also " + remotes +
-                        ": a shell on another machine, the same session over a link; if the link ends, the "
-                        "session's status is \"lost: REASON\" (close it and open another); one opened with linger is "
-                        "\"reconnecting: REASON\" while the link is restored, then running again.";
-  Json properties{{"type", {{"type", "string"}, {"description", std::move(type_description)}}},
-                  {"name", string_property("A name to refer to the session by, unique among your sessions, e.g. \"main\".")},
-                  {"cwd", string_property("The directory the shell starts in.")}};
-  // The backend options every face takes (engine::kOpenOptions); the backend checks values.
-  for (const auto& option : engine::kOpenOptions) {
-    const std::string key(option.key);
-    if (key == "terminal")
-      properties[key] = Json{{"type", "string"},
-                             {"enum", {"dumb", "xterm"}},
-                             {"description", "\"xterm\" for full-screen programs (vim, less, top), where the backend "
-                                             "supports it; \"dumb\" otherwise."}};
-    else if (key == "shell")
-      properties[key] = string_property("The shell: \"bash\" (the default), \"zsh\", \"fish\", or an absolute path to one of them.");
-    else if (key == "rc")
-      properties[key] = Json{{"type", "string"},
-                             {"enum", {"none", "user"}},
-                             {"description", "\"user\" to read the user's startup files (~/.bashrc, ~/.zshrc, config.fish: "
-                                             "PATH from nvm, pyenv, conda); \"none\" (the default) reads none."}};
-    else if (key == "history")
-      properties[key] = string_property("Shell history: \"private\" (the default: in memory only), \"off\", or an absolute file path.");
-    else if (key == "sandbox")
-      properties[key] = Json{
-          {"type", "string"},
-          {"enum", policy.sandbox_allowed},
-          {"description", "Confinement (bubblewrap): \"read-only\" (nothing writable but a private /tmp), "
-                          "\"workspace-write\" (the cwd writable; .git's config and hooks stay read-only), "
-                          "\"none\" (the host as it is). The operator allows only the values listed; the "
-                          "default is \"" + policy.sandbox_default + "\"."}};
-    else if (key == "network")
-      properties[key] = Json{
-          {"type", "string"},
-          {"enum", policy.network_off ? Json::array({"off"}) : Json::array({"on", "off"})},
-          {"description", policy.network_off
-                              ? "A confined session's network: the operator fixed it \"off\" (loopback only)."
-                              : "A confined session's network: \"off\" (the default: loopback only) or \"on\"."}};
-    else
-      properties[key] = string_property("A backend option, where the backend supports it.");
+    properties["type"]["description"] =
+        properties["type"]["description"].get<std::string>() + " Also " + remotes +
+        ": a shell on another machine, the same session over a link; if the link ends, the "
+        "session's status is \"lost: REASON\" (close it and open another); one opened with linger is "
+        "\"reconnecting: REASON\" while the link is restored, then running again.";
+  properties["sandbox"]["enum"] = policy.sandbox_allowed;
+  properties["sandbox"]["description"] = properties["sandbox"]["description"].get<std::string>() +
+                                         " The operator allows only the values listed; the default is \"" +
+                                         policy.sandbox_default + "\".";
+  if (policy.network_off) {
+    properties["network"]["enum"] = Json::array({"off"});
+    properties["network"]["description"] = "A confined session's network: the operator fixed it \"off\" (loopback only).";
   }
-  properties["linger"] = Json{
-      {"type", "integer"},
-      {"minimum", 0},
-      {"maximum", 604800},
-      {"description", "Seconds the session outlives this server (a restart, a crash): its processes keep running "
-                      "and its output is kept; a restarted server takes it over with terminal_attach. For a remote "
-                      "type it is also how long a cut link may take to come back: the session is reconnecting "
-                      "meanwhile, with its processes and output kept. 0 (the default): the session ends with "
-                      "the server (or its link)."}};
   return tool("terminal_open", "Open a terminal session",
               "Start a persistent terminal session (an interactive bash, zsh or fish on a real PTY) and return its "
               "id, e.g. \"started terminal session pty-1 (main) [type: shell]\", then its start-up output. The session "
               "keeps its state between calls (working directory, environment variables, shell functions, background "
               "jobs, a running program) until terminal_close, so open one and reuse it rather than opening one per "
               "command.",
-              object_schema(std::move(properties), Json::array()), false);
+              false, std::move(schema));
 }
 
 Json send_tool() {
-  Json properties{
-      {"session", string_property(kSessionDescription)},
-      {"text", string_property("What to type, verbatim (a command line, or the answer a program waits for). Leave it "
-                               "out (or empty), with no keys, to check in: nothing is typed; it returns at once "
-                               "when the shell is back at its prompt (with the exit status of what finished), "
-                               "else waits for more output of the running command.")},
-      {"keys", Json{{"type", "array"},
-                    {"items", {{"type", "string"}}},
-                    {"description", "Named keys to press after the text, in the program's current modes (tmux's "
-                                    "names): Enter Escape Tab BTab BSpace Space Up Down Left Right Home End PageUp "
-                                    "PageDown Insert Delete F1..F12, with C- M- S- prefixes (C-c, M-x, S-Tab); a single "
-                                    "character stands for itself (\"q\", \":\"). E.g. [\"Down\", \"Down\", "
-                                    "\"Enter\"] in a menu, [\"Escape\"] in vim. The screen returned is the one the "
-                                    "program drew after the keys (the call waits while it sits out a short timeout, "
-                                    "like vim's escape delay). An unknown name fails the call; nothing is typed."}}},
-      {"submit", Json{{"type", "boolean"},
-                      {"description", "Press Enter after the text and keys (default true when there is text, false "
-                                      "for keys alone)."}}},
-      {"timeout_ms", wait_property("How long to wait at most, in milliseconds (default 30000). Keep it under a "
-                                   "minute; a longer job comes back as timeout and you send again.")},
-      {"idle_ms", wait_property("Silence, in milliseconds, after which the send comes back as inferred_idle "
-                                "(default 3000).")}};
   return tool(
       "terminal_send", "Type into a terminal session and wait",
       "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
@@ -152,50 +108,37 @@ Json send_tool() {
       "full-screen program (vim, less, a menu; open the session with terminal \"xterm\" for those), the result is "
       "the program's screen instead of the output: \"[screen ROWSxCOLS cursor R,C alternate]\" then its rows, taken "
       "once the program has drawn what your keys did (after Escape, vim's escape wait included); drive it with keys.",
-      object_schema(std::move(properties), Json::array({"session"})), false);
+      false);
 }
 
 Json read_tool() {
-  Json properties{{"session", string_property(kSessionDescription)},
-                  {"offset", integer_property("How many lines back from the newest the page ends (default 0).", 0)},
-                  {"count", integer_property("How many lines (default 500).", 1)},
-                  {"screen", Json{{"type", "boolean"},
-                                  {"description", "Return the terminal's screen as a person would see it now "
-                                                  "instead of scrollback lines."}}}};
   return tool("terminal_read", "Read a terminal session's output",
               "Read a session's retained output (its scrollback) without typing anything: count lines ending offset "
               "lines back from the newest. The result ends with \"[lines: B-E of T]\" (numbered from 1, oldest "
               "retained first), so you can page back to see what scrolled out of a send's result. With screen true: "
               "the screen now, \"[screen ROWSxCOLS cursor R,C]\" (1-based; \"hidden\", \"alternate\" and the "
               "title when set) then its rows, for a full-screen program.",
-              object_schema(std::move(properties), Json::array({"session"})), true);
+              true);
 }
 
 Json signal_tool() {
-  Json properties{{"session", string_property(kSessionDescription)},
-                  {"signal", Json{{"type", "string"},
-                                  {"enum", {"SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGHUP"}},
-                                  {"description", "SIGINT is Ctrl-C, SIGTSTP Ctrl-Z."}}}};
   return tool("terminal_signal", "Signal a terminal session's running command",
               "Deliver a signal to the session's foreground process group (the running command, not the session), "
               "e.g. SIGINT to stop a command that hangs. The session stays open; send again to see its output.",
-              object_schema(std::move(properties), Json::array({"session", "signal"})), false);
+              false);
 }
 
 Json resize_tool() {
-  Json properties{{"session", string_property(kSessionDescription)},
-                  {"rows", Json{{"type", "integer"}, {"minimum", 1}, {"maximum", 4096}, {"description", "Rows."}}},
-                  {"cols", Json{{"type", "integer"}, {"minimum", 1}, {"maximum", 4096}, {"description", "Columns."}}}};
   return tool("terminal_resize", "Resize a terminal session",
               "Set the terminal's window size; the running program is told (SIGWINCH) and redraws for it.",
-              object_schema(std::move(properties), Json::array({"session", "rows", "cols"})), false);
+              false);
 }
 
 Json close_tool() {
   return tool("terminal_close", "Close a terminal session",
               "Close a session: its whole process tree (background jobs included) is ended before this returns, "
               "and its id is no longer valid.",
-              object_schema(Json{{"session", string_property(kSessionDescription)}}, Json::array({"session"})), false);
+              false);
 }
 
 Json attach_tool() {
@@ -203,7 +146,6 @@ Json attach_tool() {
               "Take over sessions opened with linger that outlived a previous server: they come back with their "
               "processes and the output they printed meanwhile (terminal_read shows it). Without a name, every "
               "lingering session nobody holds; a session whose linger ran out is reported with how it ended.",
-              object_schema(Json{{"name", string_property("The name the session was opened with.")}}, Json::array()),
               false);
 }
 
@@ -213,92 +155,37 @@ Json list_tool() {
               "code=N signal=S\" for one whose shell ended, or \"lost: REASON\" for a remote one whose link ended "
               "(close it to free it), or \"reconnecting: REASON\" while a lingering remote one's link is restored; then lingering sessions no server holds, with the time they have left "
               "(terminal_attach takes them over).",
-              object_schema(Json::object(), Json::array()), true);
+              true);
 }
 
-// Argument readers: nullopt + error when an argument is mistyped, or missing and required.
-class Arguments {
+// The one reader of JSON fields (json_args.hpp: null is absent, 5000.0 is 5000), and the
+// check that refuses an argument outside the tool's: a misspelt one would be ignored
+// silently otherwise.
+class Arguments : public tool::JsonArgs<Json> {
  public:
-  explicit Arguments(const Json& object) : object_(object) {}
-  const Error& error() const { return error_; }
-  bool failed() const { return static_cast<bool>(error_); }
-
-  std::optional<std::string> string(const char* name, bool required) {
-    const Json* field = find(name, required);
-    if (!field) return std::nullopt;
-    if (!field->is_string()) return fail(std::string("argument \"") + name + "\" must be a string");
-    return field->get<std::string>();
-  }
-  std::optional<std::vector<std::string>> strings(const char* name) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    std::vector<std::string> out;
-    if (field->is_array()) {
-      for (const Json& item : *field) {
-        if (!item.is_string()) break;
-        out.push_back(item.get<std::string>());
-      }
-      if (out.size() == field->size()) return out;
-    }
-    return fail(std::string("argument \"") + name + "\" must be an array of strings");
-  }
-  std::optional<bool> boolean(const char* name) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    if (!field->is_boolean()) return fail(std::string("argument \"") + name + "\" must be true or false");
-    return field->get<bool>();
-  }
-  std::optional<std::int64_t> integer(const char* name, std::int64_t minimum) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    std::optional<std::int64_t> value;
-    if (field->is_number_unsigned()) {
-      if (field->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        value = static_cast<std::int64_t>(field->get<std::uint64_t>());
-    } else if (field->is_number_integer()) {
-      value = field->get<std::int64_t>();
-    } else if (field->is_number_float()) {
-      // Some clients send every number as a float: 5000.0 is still an integer.
-      const double d = field->get<double>();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d))) value = static_cast<std::int64_t>(d);
-    }
-    if (!value) return fail(std::string("argument \"") + name + "\" must be an integer");
-    if (*value < minimum)
-      return fail(std::string("argument \"") + name + "\" must be at least " + std::to_string(minimum));
-    return value;
-  }
-  // INVALID_ARGUMENT for any argument outside `known`: a misspelt one would be ignored
-  // silently otherwise.
-  void only(std::initializer_list<std::string_view> known) {
-    if (error_) return;
-    const std::set<std::string_view> names(known);
+  explicit Arguments(const Json& object) : JsonArgs(object, "argument"), object_(object) {}
+  // INVALID_ARGUMENT for an argument outside the tool's row of the table.
+  void only(std::string_view tool_name) {
+    if (failed()) return;
+    std::set<std::string_view> names;
+    if (const tool::OpFields* row = tool::find_op(tool::mcp_tools(), tool_name))
+      for (const tool::Field& field : row->fields) names.insert(field.name);
     for (const auto& [key, value] : object_.items())
       if (!names.count(key)) {
-        fail("unknown argument \"" + key + "\"");
+        fail(invalid("unknown argument \"" + key + "\""));
         return;
       }
   }
+  std::optional<std::int64_t> integer(const char* name, std::int64_t minimum) {
+    return integer_in(name, minimum, std::numeric_limits<std::int64_t>::max());
+  }
 
  private:
-  const Json* find(const char* name, bool required) {
-    if (error_) return nullptr;
-    const auto it = object_.find(name);
-    if (it == object_.end() || it->is_null()) {
-      if (required) fail(std::string("missing argument \"") + name + "\"");
-      return nullptr;
-    }
-    return &*it;
-  }
-  std::nullopt_t fail(std::string message) {
-    if (!error_) error_ = invalid(std::move(message));
-    return std::nullopt;
-  }
   const Json& object_;
-  Error error_;
 };
 
 Result<ToolCall> parse_open(Arguments& a) {
-  a.only({"type", "name", "cwd", "shell", "rc", "history", "terminal", "sandbox", "network", "linger"});
+  a.only("terminal_open");
   OpenCall call;
   call.request.type = a.string("type", false).value_or("shell");
   call.request.name = a.string("name", false);
@@ -307,16 +194,14 @@ Result<ToolCall> parse_open(Arguments& a) {
     const std::string key(option.key);
     if (auto value = a.string(key.c_str(), false)) call.request.options[key] = *value;
   }
-  if (auto linger = a.integer("linger", 0)) {
-    if (*linger > 604800) return invalid("argument \"linger\" must be whole seconds 0..604800");
+  if (auto linger = a.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange))
     call.request.options["linger"] = std::to_string(*linger);
-  }
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }
 
 Result<ToolCall> parse_send(Arguments& a) {
-  a.only({"session", "text", "keys", "submit", "timeout_ms", "idle_ms"});
+  a.only("terminal_send");
   SendCall call;
   call.session = a.string("session", true).value_or("");
   const auto text = a.string("text", false);
@@ -334,7 +219,7 @@ Result<ToolCall> parse_send(Arguments& a) {
 }
 
 Result<ToolCall> parse_read(Arguments& a) {
-  a.only({"session", "offset", "count", "screen"});
+  a.only("terminal_read");
   ReadCall call;
   call.session = a.string("session", true).value_or("");
   call.screen = a.boolean("screen").value_or(false);
@@ -345,7 +230,7 @@ Result<ToolCall> parse_read(Arguments& a) {
 }
 
 Result<ToolCall> parse_signal(Arguments& a) {
-  a.only({"session", "signal"});
+  a.only("terminal_signal");
   SignalCall call;
   call.session = a.string("session", true).value_or("");
   const auto name = a.string("signal", true);
@@ -357,21 +242,22 @@ Result<ToolCall> parse_signal(Arguments& a) {
 }
 
 Result<ToolCall> parse_resize(Arguments& a) {
-  a.only({"session", "rows", "cols"});
+  a.only("terminal_resize");
   ResizeCall call;
   call.session = a.string("session", true).value_or("");
   auto rows = a.integer("rows", 1);
   auto cols = a.integer("cols", 1);
   if (!a.failed() && (!rows || !cols)) return invalid(std::string("missing argument \"") + (rows ? "cols" : "rows") + "\"");
   if (a.failed()) return a.error();
-  // The service checks the upper bound (1..4096) and says so.
-  call.rows = static_cast<unsigned>(std::min<std::int64_t>(*rows, 1 << 20));
-  call.cols = static_cast<unsigned>(std::min<std::int64_t>(*cols, 1 << 20));
+  // The service checks the upper bound (1..4096) and says so; a size past `unsigned` stays past it.
+  constexpr std::int64_t kWidest = std::numeric_limits<unsigned>::max();
+  call.rows = static_cast<unsigned>(std::min(*rows, kWidest));
+  call.cols = static_cast<unsigned>(std::min(*cols, kWidest));
   return ToolCall(std::move(call));
 }
 
 Result<ToolCall> parse_close(Arguments& a) {
-  a.only({"session"});
+  a.only("terminal_close");
   CloseCall call;
   call.session = a.string("session", true).value_or("");
   if (a.failed()) return a.error();
@@ -396,14 +282,14 @@ std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Jso
   if (name == "terminal_close") return parse_close(a);
   if (name == "terminal_resize") return parse_resize(a);
   if (name == "terminal_attach") {
-    a.only({"name"});
+    a.only("terminal_attach");
     AttachCall call;
     call.name = a.string("name", false);
     if (a.failed()) return Result<ToolCall>(a.error());
     return Result<ToolCall>(ToolCall(std::move(call)));
   }
   if (name == "terminal_list") {
-    a.only({});
+    a.only("terminal_list");
     if (a.failed()) return Result<ToolCall>(a.error());
     return Result<ToolCall>(ToolCall(ListCall{}));
   }

@@ -1,6 +1,7 @@
 // The model-facing tools (docs/mcp.md): their names, the descriptions that teach the model
-// their semantics, their input schemas, and the arguments of a call checked into engine
-// requests. Pure: no service, no I/O.
+// their semantics, their input schemas (made from the MCP rows of the one field table,
+// field_table.hpp), and the arguments of a call checked into engine requests. Pure: no
+// service, no I/O.
 //
 #pragma once
 

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "dshpty/linger.hpp"
+#include "json_args.hpp"
 #include "json_text_repair.hpp"
 #include "request_fields.hpp"
 #include "text/truncation.hpp"
@@ -12,83 +14,25 @@ namespace {
 
 Error invalid(std::string message) { return make_error(Code::INVALID_ARGUMENT, std::move(message)); }
 
-// Field readers: nullopt + error when the field is mistyped, or missing and required.
-class Fields {
- public:
-  explicit Fields(const Json& object) : object_(object) {}
-  const Error& error() const { return error_; }
+const std::string kLingerRange = "must be whole seconds 0.." + std::to_string(kMaxLingerSeconds);
 
-  std::optional<std::string> string(const char* name, bool required) {
-    const Json* field = find(name, required);
-    if (!field) return std::nullopt;
-    if (!field->is_string()) return fail(std::string("field \"") + name + "\" must be a string");
-    return field->get<std::string>();
-  }
-  std::optional<bool> boolean(const char* name) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    if (!field->is_boolean()) return fail(std::string("field \"") + name + "\" must be true or false");
-    return field->get<bool>();
-  }
-  std::optional<std::int64_t> integer(const char* name) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    if (field->is_number_unsigned()) {
-      const auto value = field->get<std::uint64_t>();
-      if (value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        return static_cast<std::int64_t>(value);
-    } else if (field->is_number_integer()) {
-      return field->get<std::int64_t>();
-    }
-    return fail(std::string("field \"") + name + "\" must be an integer");
-  }
-  // The engine checks the range (one rule on every face).
-  std::optional<std::chrono::milliseconds> milliseconds(const char* name) {
-    const auto value = integer(name);
-    if (!value) return std::nullopt;
-    return std::chrono::milliseconds(*value);
-  }
-  // An array of strings; nullopt when absent.
-  std::optional<std::vector<std::string>> strings(const char* name) {
-    const Json* field = find(name, false);
-    if (!field) return std::nullopt;
-    std::vector<std::string> out;
-    if (!field->is_array()) return fail(std::string("field \"") + name + "\" must be an array of strings");
-    for (const Json& item : *field) {
-      if (!item.is_string()) return fail(std::string("field \"") + name + "\" must be an array of strings");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-  // A non-negative integer that fits `unsigned` (the service checks its own range).
-  std::optional<unsigned> count(const char* name, bool required) {
-    if (!find(name, required)) return std::nullopt;
-    const auto value = integer(name);
-    if (!value) return std::nullopt;
-    if (*value < 0 || *value > std::numeric_limits<unsigned>::max())
-      return fail(std::string("field \"") + name + "\" is out of range");
-    return static_cast<unsigned>(*value);
-  }
-  const Json* any(const char* name, bool required) { return find(name, required); }
-  bool failed() const { return static_cast<bool>(error_); }
+// The one reader of JSON fields (json_args.hpp: null is absent, 5000.0 is 5000).
+using Fields = tool::JsonArgs<Json>;
 
- private:
-  const Json* find(const char* name, bool required) {
-    if (error_) return nullptr;
-    const auto it = object_.find(name);
-    if (it == object_.end() || (it->is_null() && !required)) {
-      if (required) fail(std::string("missing field \"") + name + "\"");
-      return nullptr;
-    }
-    return &*it;
-  }
-  std::nullopt_t fail(std::string message) {
-    if (!error_) error_ = invalid(std::move(message));
-    return std::nullopt;
-  }
-  const Json& object_;
-  Error error_;
-};
+// A non-negative integer that fits `unsigned` (the service checks its own range).
+std::optional<unsigned> count(Fields& f, const char* name, bool required) {
+  const auto value = f.integer(name, required);
+  if (!value) return std::nullopt;
+  if (*value < 0 || *value > std::numeric_limits<unsigned>::max()) return f.fail(name, "is out of range");
+  return static_cast<unsigned>(*value);
+}
+
+// The engine checks the range (one rule on every face).
+std::optional<std::chrono::milliseconds> milliseconds(Fields& f, const char* name) {
+  const auto value = f.integer(name);
+  if (!value) return std::nullopt;
+  return std::chrono::milliseconds(*value);
+}
 
 std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_view text) {
   auto done = [&](Op value) -> std::variant<Op, Error> {
@@ -104,18 +48,8 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
       std::string key(option.key);
       if (auto value = f.string(key.c_str(), false)) open.options[key] = *value;
     }
-    if (const Json* linger = f.any("linger", false)) {
-      // Whole seconds: 5 and 5.0 are the same number; 1.5 is no number of seconds.
-      std::optional<std::uint64_t> seconds;
-      if (linger->is_number_unsigned()) {
-        seconds = linger->get<std::uint64_t>();
-      } else if (linger->is_number_float()) {
-        const double v = linger->get<double>();
-        if (v >= 0 && v <= 604800 && v == static_cast<double>(static_cast<std::uint64_t>(v))) seconds = static_cast<std::uint64_t>(v);
-      }
-      if (!seconds || *seconds > 604800) return invalid("field \"linger\" must be whole seconds 0..604800");
-      open.options["linger"] = std::to_string(*seconds);
-    }
+    // Whole seconds: 5 and 5.0 are the same number; 1.5 is no number of seconds.
+    if (auto linger = f.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange)) open.options["linger"] = std::to_string(*linger);
     return done(std::move(open));
   }
   if (op == "send") {
@@ -127,12 +61,13 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     send.request.submit = f.boolean("submit");
     // Enter only with text (faces.md's rule, as on MCP): keys alone, or nothing, press none.
     if (!send.request.submit && send.request.text.empty()) send.request.submit = false;
-    send.request.timeout = f.milliseconds("timeoutMs");
-    send.request.idle = f.milliseconds("idleMs");
+    send.request.timeout = milliseconds(f, "timeoutMs");
+    send.request.idle = milliseconds(f, "idleMs");
     return done(std::move(send));
   }
   if (op == "cancel" || op == "output") {
-    f.any("sendId", true);
+    // The id of the send as it was written, any JSON value (null too: a send's id may be null).
+    if (!f.failed() && !tool::member_token(text, "sendId")) return invalid("missing field \"sendId\"");
     if (f.failed()) return f.error();
     const RequestId send_id(tool::member_token(text, "sendId").value_or("null"));
     if (op == "cancel") return Op(CancelOp{send_id});
@@ -146,8 +81,8 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
   if (op == "resize") {
     ResizeOp resize;
     if (auto id = f.string("sessionId", true)) resize.session_id = *id;
-    if (auto rows = f.count("rows", true)) resize.rows = *rows;
-    if (auto cols = f.count("cols", true)) resize.cols = *cols;
+    if (auto rows = count(f, "rows", true)) resize.rows = *rows;
+    if (auto cols = count(f, "cols", true)) resize.cols = *cols;
     return done(std::move(resize));
   }
   if (op == "read") {
@@ -181,6 +116,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
   if (op == "activity") return done(ActivityOp{});
   if (op == "disposeOwner") return done(DisposeOwnerOp{});
   if (op == "shutdown") return done(ShutdownOp{});
+  if (op == "hello") return done(HelloOp{});
   return invalid("unknown op \"" + op + "\"");
 }
 
@@ -227,7 +163,7 @@ std::variant<Request, BadRequest> parse_request(std::string_view line) {
     return BadRequest{request.id, invalid("a number in the request is out of range")};
   if (!object.contains("id")) return BadRequest{{}, invalid("missing field \"id\"")};
 
-  Fields fields(object);
+  Fields fields(object, "field");
   const auto op = fields.string("op", true);
   if (!op) return BadRequest{request.id, fields.error()};
   std::vector<std::string_view> names;

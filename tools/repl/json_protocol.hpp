@@ -22,6 +22,10 @@
 
 namespace dshpty::repl::json_protocol {
 
+// The JSON face's protocol version, as `hello` reports it: raised when a change would break
+// a client written against the previous one (a field renamed or removed, not one added).
+inline constexpr int kProtocolVersion = 1;
+
 using Json = nlohmann::ordered_json;
 // A request's id exactly as sent (any JSON value), echoed byte for byte.
 using RequestId = tool::RequestId;
@@ -50,9 +54,10 @@ struct AttachOp {
 struct ActivityOp {};
 struct DisposeOwnerOp {};
 struct ShutdownOp {};
+struct HelloOp {};  // a client's start-up check: {name, version, protocol}
 
 using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, ScreenOp, ResizeOp, SignalOp, CloseOp, ListOp,
-                        ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp>;
+                        ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp, HelloOp>;
 
 struct Request {
   RequestId id;                              // echoed in the response

@@ -5,6 +5,10 @@
 
 #include "line_splitter.hpp"
 
+#ifndef DSHPTY_VERSION
+#define DSHPTY_VERSION "unknown"
+#endif
+
 namespace dshpty::repl {
 
 namespace jp = json_protocol;
@@ -139,6 +143,9 @@ void JsonServer::dispatch(jp::Request request) {
             if (!started) respond(id, Json::object());
           },
           [&](jp::ShutdownOp&) { begin_shutdown(id); },
+          [&](jp::HelloOp&) {
+            respond(id, Json{{"name", "dshpty-repl"}, {"version", DSHPTY_VERSION}, {"protocol", jp::kProtocolVersion}});
+          },
       },
       request.op);
 }

@@ -12,6 +12,7 @@
 #include "dshpty/service.hpp"
 #include "dshpty/shell.hpp"
 #include "engine.hpp"
+#include "field_dump.hpp"
 #include "modes.hpp"
 #include "host_setup.hpp"
 #include "options.hpp"
@@ -30,6 +31,10 @@ int main(int argc, char** argv) {
   const Options& options = parsed.value();
   if (options.help) {
     std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (options.print_fields) {
+    std::fputs(field_table_json().c_str(), stdout);
     return 0;
   }
   if (options.version) {

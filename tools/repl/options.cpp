@@ -24,6 +24,8 @@ Result<Options> parse_options(const std::vector<std::string_view>& args) {
       status = reader.flag(options.version);
     } else if (arg == "--json") {
       status = reader.flag(options.json);
+    } else if (arg == "--print-fields") {
+      status = reader.flag(options.print_fields);
     } else if (arg == "--open-main") {
       status = reader.flag(options.open_main);
     } else if (auto session = tool::parse_session_option(reader, options)) {
@@ -81,6 +83,7 @@ owner. Requests overlap: responses may come out of order.
   {"id":9,"op":"activity"}   -> {active}
   {"id":10,"op":"disposeOwner","owner":"agent-2"}  -> {}
   {"id":11,"op":"shutdown"}  -> {} once every session is gone; then exit 0
+  {"id":12,"op":"hello"}     -> {name: "dshpty-repl", version, protocol: 1}
   status is {"kind":"running"}, {"kind":"exited","exitCode":N|null,"signal":S|null}
   or {"kind":"lost","reason":"ssh exited 255: ..."} (a remote link ended), or
   {"kind":"reconnecting","reason":"ssh killed by SIGKILL"} (a lingering remote

@@ -19,6 +19,7 @@ struct Options : tool::SessionOptions {
   bool version = false;
   bool json = false;
   bool open_main = false;
+  bool print_fields = false;  // hidden: the field tables as JSON (field_dump.hpp)
 };
 
 // `args` without the program name. Accepts "--opt VALUE" and "--opt=VALUE".

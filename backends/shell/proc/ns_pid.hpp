@@ -1,5 +1,5 @@
 // Pids across a pid namespace. A confined session's supervisor lives in a pid namespace
-// of its own (channel/sandbox.hpp) and reports the shell's pid as that namespace numbers
+// of its own (sandbox/sandbox.hpp) and reports the shell's pid as that namespace numbers
 // it; the host must show and signal its own number for the same process.
 //
 // How: every process of the session descends from the helper the host started (outer

@@ -9,7 +9,8 @@
 
 #include <cstring>
 
-#include "channel/frames.hpp"
+#include "link/messages.hpp"
+#include "link/write_all.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
 #include "proc/unique_fd.hpp"
@@ -22,19 +23,7 @@ constexpr int kStdin = 0;
 constexpr int kStdout = 1;
 
 bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};
-      ::poll(&p, 1, -1);
-      continue;
-    }
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
+  return link::write_all(fd, std::string_view(data, size)) == size;
 }
 
 bool is_key(const std::string& key) {
@@ -58,7 +47,7 @@ std::string tomb_words(const linger::Tombstone& t) {
 
 int gone(const std::string& why) {
   std::string out;
-  frames::FrameWriter(out).begin(frames::Type::error).u32(frames::kErrorSessionGone).str(why).end();
+  frames::encode(out, frames::ErrorFrame{static_cast<std::uint32_t>(frames::ErrorCode::session_gone), why});
   write_all(kStdout, out.data(), out.size());
   return 1;
 }

@@ -1,6 +1,6 @@
 // dshpty-supervisor: one per shell session. A subreaper that forks the shell on the PTY
 // slave, reaps every descendant, and on request (or when the host goes away) kills the
-// whole tree and reports quiescence. Protocol and fd layout: channel/protocol.hpp.
+// whole tree and reports quiescence. Protocol and fd layout: link/protocol.hpp.
 //
 // Single-threaded; it may block (it is its own process). It sleeps in poll() on a
 // signalfd for SIGCHLD and the control socket: nothing wakes it while the session idles.
@@ -28,7 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "channel/protocol.hpp"
+#include "link/protocol.hpp"
 #include "descendants.hpp"
 #include "integration.hpp"
 #include "landlock_scope.hpp"

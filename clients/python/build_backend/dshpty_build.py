@@ -35,7 +35,7 @@ def _metadata():
     name, version, project = _names()
     lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",
              f"Summary: {project.get('description', '')}", "License: MIT",
-             f"Requires-Python: {project.get('requires-python', '>=3.8')}"]
+             f"Requires-Python: {project.get('requires-python', '>=3.10')}"]
     readme = os.path.join(HERE, "README.md")
     body = ""
     if os.path.exists(readme):

@@ -10,6 +10,8 @@ import type { ReplExit } from './types.js';
 interface Pending {
   resolve(result: unknown): void;
   reject(error: DshptyError): void;
+  /** the request's deadline, cleared when it is answered */
+  timer: NodeJS.Timeout | undefined;
 }
 
 interface Answer {
@@ -94,15 +96,33 @@ export class ReplConnection {
     return this.exitInfo;
   }
 
-  /** Writes one request; its answer settles exactly once (the child's end rejects it). */
-  request<T>(op: string, fields: Record<string, unknown>): Request<T> {
+  /** Writes one request; its answer settles exactly once: the child's answer, its end
+   *  (REPL_EXITED) or, after `deadlineMs`, REPL_TIMEOUT (a stopped or wedged child). */
+  request<T>(op: string, fields: Record<string, unknown>, deadlineMs: number): Request<T> {
     const id = this.nextId++;
     if (this.endError) return { id, answer: Promise.reject(this.endError) };
     const answer = new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (result: unknown) => void, reject });
+      const pending: Pending = { resolve: resolve as (result: unknown) => void, reject, timer: undefined };
+      if (Number.isFinite(deadlineMs)) {
+        pending.timer = setTimeout(() => {
+          if (this.pending.get(id) !== pending) return;
+          this.pending.delete(id);
+          reject(new DshptyError('REPL_TIMEOUT', `dshpty-repl ${this.child.pid} did not answer "${op}" within ` +
+            `${deadlineMs} ms (stopped or wedged?); dispose({force: true}) ends it`));
+        }, deadlineMs);
+        // The child's pipes keep the host alive while it runs; a deadline alone need not.
+        pending.timer.unref();
+      }
+      this.pending.set(id, pending);
     });
     this.child.stdin.write(JSON.stringify({ id, op, ...fields }) + '\n');
     return { id, answer };
+  }
+
+  /** SIGKILL to the child alone: its sessions' helpers end their trees once their host is
+   *  gone (a stopped child cannot be asked). Its end then rejects what still waits. */
+  kill(): void {
+    if (this.exitInfo === null) this.child.kill('SIGKILL');
   }
 
   /** No more requests: the child disposes its service and exits (EOF is a shutdown). */
@@ -131,6 +151,7 @@ export class ReplConnection {
     const pending = this.pending.get(answer.id);
     if (!pending) return;
     this.pending.delete(answer.id);
+    clearTimeout(pending.timer);
     if (answer.ok) pending.resolve(answer.result ?? {});
     else pending.reject(DshptyError.fromWire(answer.error ?? { code: 'BACKEND_FAILED', message: 'malformed answer' }));
   }
@@ -145,6 +166,9 @@ export class ReplConnection {
     this.endError = error;
     const left = [...this.pending.values()];
     this.pending.clear();
-    for (const pending of left) pending.reject(error);
+    for (const pending of left) {
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    }
   }
 }

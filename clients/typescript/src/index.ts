@@ -1,4 +1,37 @@
-export { DshptyService, type StartOptions } from './service.js';
+export { DshptyService, type StartOptions, type DisposeOptions } from './service.js';
 export { DshptyOwner } from './owners.js';
-export { DshptyError, type DshptyErrorCode, type ClientErrorCode, type ReplErrorCode } from './errors.js';
-export type * from './types.js';
+export { DshptyError, type DshptyErrorCode, type ClientErrorCode, type ReplErrorCode, type WireError } from './errors.js';
+// Named one by one (not `export type *`, which TypeScript before 5.0 cannot read).
+export type {
+  AbsolutePath,
+  AttachOptions,
+  Confinement,
+  Evidence,
+  Extra,
+  LineState,
+  NetworkMode,
+  OutputDelta,
+  RcMode,
+  ReadOptions,
+  ReadPage,
+  ReplExit,
+  ReplHello,
+  ResizeOptions,
+  SandboxMode,
+  Screen,
+  ScreenCursor,
+  SendOperation,
+  SendOptions,
+  SendResult,
+  SessionInfo,
+  SessionStatus,
+  SessionStatusKind,
+  ShellName,
+  ShortSignalName,
+  SignalName,
+  SignalResult,
+  SpawnOptions,
+  SpawnResult,
+  TerminalKind,
+  WaitReason,
+} from './types.js';

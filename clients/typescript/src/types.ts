@@ -1,66 +1,104 @@
 // The shapes the service returns and takes. Field names are the JSON face's own
-// (docs/tool-protocol.md); results carry every field the repl sent, so a field a newer
-// repl adds (such as `evidence`) is there before these types name it.
+// (docs/tool-protocol.md). Closed sets are literal unions, so a typo is a type error; a
+// result's known fields are typed, and any field a newer repl adds lands in `extra` (never
+// on the result itself, so `r.viewprot` does not compile).
+
+/** Fields a newer repl sent that this version does not name, by their wire names. */
+export type Extra = Record<string, unknown>;
 
 /** How a session stands. `exitCode`/`signal` are null when unknown. */
 export type SessionStatus =
   | { kind: 'running' }
-  | { kind: 'exited'; exitCode: number | null; signal: string | null; reason?: string }
+  | { kind: 'exited'; exitCode: number | null; signal: SignalName | null; reason?: string | undefined }
   | { kind: 'lost'; reason: string }
   | { kind: 'reconnecting'; reason: string };
+
+export type SessionStatusKind = SessionStatus['kind'];
+
+/** The signals `signal()` sends (the repl also takes them without `SIG`, in any case). */
+export type SignalName = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGTSTP' | 'SIGHUP';
+export type ShortSignalName = 'INT' | 'TERM' | 'KILL' | 'TSTP' | 'HUP';
+
+export type ShellName = 'bash' | 'zsh' | 'fish';
+export type RcMode = 'none' | 'user';
+export type TerminalKind = 'dumb' | 'xterm';
+export type SandboxMode = 'none' | 'read-only' | 'workspace-write';
+export type NetworkMode = 'on' | 'off';
+export type AbsolutePath = `/${string}`;
 
 /** Options of `spawn`; only the fields given are sent to the repl. */
 export interface SpawnOptions {
   /** the backend type: `shell`, or a `--remote NAME` given at start-up */
   type: string;
   /** owner-local display name, unique among the owner's sessions */
-  name?: string;
-  cwd?: string;
+  name?: string | undefined;
+  cwd?: string | undefined;
   /** `bash`, `zsh`, `fish`, or an absolute path whose basename is one of them */
-  shell?: string;
+  shell?: ShellName | AbsolutePath | undefined;
   /** startup files: `none` (default) or `user` */
-  rc?: string;
+  rc?: RcMode | undefined;
   /** `private` (default), `off`, or an absolute file path */
-  history?: string;
+  history?: 'private' | 'off' | AbsolutePath | undefined;
   /** `dumb` (default) or `xterm` */
-  terminal?: string;
+  terminal?: TerminalKind | undefined;
   /** a sandbox mode (docs/shell-backend.md) */
-  sandbox?: string;
+  sandbox?: SandboxMode | undefined;
   /** `on` or `off` (booleans are sent as `on`/`off`) */
-  network?: string | boolean;
+  network?: NetworkMode | boolean | undefined;
   /** seconds the session outlives its host (0..604800; 0 = dies with the host) */
-  linger?: number;
+  linger?: number | undefined;
+}
+
+/** A confined session's confinement (docs/security.md). */
+export interface Confinement {
+  mode: SandboxMode;
+  network: NetworkMode;
+  writableRoots: string[];
+  protected: string[];
 }
 
 export interface SessionInfo {
+  /** null only for an `attach` tombstone or refusal */
   sessionId: string;
-  name?: string;
+  name?: string | undefined;
   type: string;
-  pid?: number;
+  pid?: number | null | undefined;
   status: SessionStatus;
-  [field: string]: unknown;
+  confinement?: Confinement | undefined;
+  /** attach: bytes of output replayed from the lingering session's ring */
+  replayedBytes?: number | undefined;
+  /** attach: bytes lost between the last host and this one */
+  gapBytes?: number | undefined;
+  /** attach: a send was live as the last host went away */
+  sendEnded?: boolean | undefined;
+  extra: Extra;
 }
 
 export interface SpawnResult extends SessionInfo {
   /** what the session printed while starting */
   motd: string;
   truncated: boolean;
+  omittedLines?: number | undefined;
+  omittedBytes?: number | undefined;
 }
 
 export interface SendOptions {
-  text?: string;
+  text?: string | undefined;
   /** tmux key names (`Enter`, `C-c`, `Up`, ...) typed after the text */
-  keys?: string[];
+  keys?: string[] | undefined;
   /** press Enter after the text (default: true with text, false with keys only) */
-  submit?: boolean;
-  timeoutMs?: number;
-  idleMs?: number;
+  submit?: boolean | undefined;
+  /** the send's own deadline: it answers `timeout` then, and the command runs on */
+  timeoutMs?: number | undefined;
+  idleMs?: number | undefined;
   /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects
    *  with `signal.reason` once the send has answered */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+/** what settled a send: shell prompt marks, the stdin probe, output quiet under a relay, or none */
+export type Evidence = 'prompt_marks' | 'stdin_probe' | 'relay' | 'none';
 
 export interface ScreenCursor {
   row: number;
@@ -83,21 +121,25 @@ export interface SendResult {
   waitReason: WaitReason;
   sessionStatus: SessionStatus;
   truncated: boolean;
+  /** with `truncated`: what the cut left out */
+  omittedLines?: number | undefined;
+  omittedBytes?: number | undefined;
   /** the command's status, when the send ended at the shell's own prompt; else null */
   exitCode: number | null;
   /** the shell's directory, when the send ended at its own prompt; else null */
   cwd: string | null;
   /** the program asked for input with echo off (a password prompt) */
   inputHidden: boolean;
+  evidence: Evidence;
   /** the screen, when the send ended on the alternate screen */
-  screen?: Screen;
+  screen?: Screen | undefined;
   /** a cancel took the text back from the input queue before the shell read it (no signal) */
-  takenBackBytes?: number;
+  takenBackBytes?: number | undefined;
   /** the shell did not run the line */
-  lineState?: LineState;
+  lineState?: LineState | undefined;
   /** for `queued`: the command the line waits behind */
-  queuedBehind?: { pid: number; command: string };
-  [field: string]: unknown;
+  queuedBehind?: { pid: number; command: string } | undefined;
+  extra: Extra;
 }
 
 export type LineState = 'continuation' | 'kept' | 'queued' | 'refused';
@@ -107,22 +149,25 @@ export interface OutputDelta {
   truncated: boolean;
 }
 
-/** A live send: `done` settles exactly once; `readOutput` polls what it printed so far. */
-export interface SendOperation {
+/** A live send: `done` settles exactly once; its output streams by `for await (const chunk
+ *  of op)` or polls by `readOutput()` (use one of the two: both consume the same output). */
+export interface SendOperation extends AsyncIterable<string> {
   /** the request id the repl knows this send by */
   readonly sendId: number;
+  /** rejects only for a caller who awaits it: a send nobody awaits never ends the process */
   readonly done: Promise<SendResult>;
   /** consuming: each call returns what arrived since the previous one */
   readOutput(): Promise<OutputDelta>;
   /** SIGINT the session's foreground group; false once the send had settled. `done` then
-   *  rejects with a DshptyError `ABORTED` (an AbortSignal gives its own reason instead). */
+   *  rejects with a DshptyError `ABORTED` whose `result` is the send's answer (an
+   *  AbortSignal gives its own reason instead). */
   cancel(): Promise<boolean>;
 }
 
 export interface ReadOptions {
   /** lines back from the newest */
-  offset?: number;
-  count?: number;
+  offset?: number | undefined;
+  count?: number | undefined;
 }
 
 export interface ReadPage {
@@ -131,6 +176,8 @@ export interface ReadPage {
   lineBegin: number;
   lineEnd: number;
   truncated: boolean;
+  omittedLines?: number | undefined;
+  omittedBytes?: number | undefined;
 }
 
 export interface SignalResult {
@@ -144,11 +191,18 @@ export interface ResizeOptions {
 }
 
 export interface AttachOptions {
-  name?: string;
+  name?: string | undefined;
 }
 
 /** How the repl child ended. */
 export interface ReplExit {
   code: number | null;
   signal: string | null;
+}
+
+/** The child's answer to `hello`. */
+export interface ReplHello {
+  name: string;
+  version: string;
+  protocol: number;
 }

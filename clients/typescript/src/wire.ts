@@ -35,3 +35,14 @@ export function sendFields(sessionId: string, options: SendOptions): Record<stri
     idleMs: options.idleMs,
   });
 }
+
+/** The repl's default send deadline: its `--timeout-ms` among `args`, else its own 30000. */
+export function replSendTimeoutMs(args: readonly string[]): number {
+  let value: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg === '--timeout-ms') value = args[i + 1];
+    else if (arg.startsWith('--timeout-ms=')) value = arg.slice('--timeout-ms='.length);
+  });
+  const ms = Number(value);
+  return value !== undefined && Number.isFinite(ms) && ms > 0 ? ms : 30_000;
+}

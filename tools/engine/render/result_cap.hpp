@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace dshpty::render {
 
@@ -13,5 +14,7 @@ inline constexpr std::size_t kDefaultMaxResultBytes = 256u << 10;
 // Code's own tool caps at 30,000 characters); terminal_read pages the rest.
 inline constexpr std::size_t kMcpDefaultMaxResultBytes = 30'000;
 inline constexpr std::size_t kMinMaxResultBytes = 64;
+// The largest --max-result-bytes a face takes (4 GiB: past any result worth showing).
+inline constexpr std::uint64_t kMaxMaxResultBytes = std::uint64_t{1} << 32;
 
 }  // namespace dshpty::render

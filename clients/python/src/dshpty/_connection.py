@@ -6,8 +6,9 @@ waits."""
 import json
 import subprocess
 import threading
+from concurrent import futures
 from concurrent.futures import Future
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._errors import DshptyError
 
@@ -31,6 +32,11 @@ def encode(request_id: int, op: str, fields: Mapping[str, Any]) -> bytes:
     return (json.dumps({"id": request_id, "op": op, **fields}, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
 
+def timed_out(pid: int, op: str, seconds: float) -> DshptyError:
+    return DshptyError("REPL_TIMEOUT", f'dshpty-repl {pid} did not answer "{op}" within {seconds:g} s '
+                                       "(stopped or wedged?); close(force=True) ends it")
+
+
 def settle(future: "Future[Any]", answer: Mapping[str, Any]) -> None:
     if answer.get("ok"):
         future.set_result(answer.get("result") or {})
@@ -38,8 +44,13 @@ def settle(future: "Future[Any]", answer: Mapping[str, Any]) -> None:
         future.set_exception(DshptyError.from_wire(answer.get("error") or {"code": "BACKEND_FAILED", "message": "malformed answer"}))
 
 
+def _pipe(stream: Optional[IO[bytes]]) -> IO[bytes]:
+    assert stream is not None  # every stdio stream is a pipe (Popen below)
+    return stream
+
+
 class Connection:
-    def __init__(self, path: str, args: Sequence[str], env: Optional[Mapping[str, str]]):
+    def __init__(self, path: str, args: Sequence[str], env: Optional[Mapping[str, str]], request_timeout: float):
         try:
             # A session of its own: a Ctrl-C at the host's terminal signals the host's process
             # group, and the repl takes SIGINT as a shutdown of every session. The host's end
@@ -48,6 +59,8 @@ class Connection:
                                           stderr=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
         except OSError as error:
             raise DshptyError("REPL_NOT_FOUND", f"cannot run {path}: {error}") from None
+        self._stdin, self._stdout, self._stderr = _pipe(self._proc.stdin), _pipe(self._proc.stdout), _pipe(self._proc.stderr)
+        self.request_timeout = request_timeout
         self._lock = threading.Lock()  # the table of requests awaiting answers
         self._write_lock = threading.Lock()  # whole lines to the child's stdin
         self._pending: Dict[int, "Future[Any]"] = {}
@@ -91,34 +104,63 @@ class Connection:
         # until the reader thread, which needs that lock, drains it.
         with self._write_lock:
             try:
-                self._proc.stdin.write(encode(request_id, op, fields))
-                self._proc.stdin.flush()
+                self._stdin.write(encode(request_id, op, fields))
+                self._stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 pass  # the child is ending: the reader fails this request when it has
         return request_id, future
 
+    def wait(self, request_id: int, future: "Future[Any]", op: str, seconds: Optional[float] = None) -> Any:
+        """The answer, or REPL_TIMEOUT after `seconds` (default the request deadline); the
+        request is then forgotten, so a late answer is dropped."""
+        seconds = self.request_timeout if seconds is None else seconds
+        try:
+            return future.result(seconds)
+        except futures.TimeoutError:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            if future.done():
+                return future.result()
+            raise timed_out(self.pid, op, seconds) from None
+
     def call(self, op: str, fields: Mapping[str, Any]) -> Any:
-        return self.request(op, fields)[1].result()
+        request_id, future = self.request(op, fields)
+        return self.wait(request_id, future, op)
+
+    def kill(self) -> None:
+        """SIGKILL to the child alone: its sessions' helpers end their trees once their host
+        is gone (a stopped child cannot be asked)."""
+        if not self._exited.is_set():
+            try:
+                self._proc.kill()
+            except OSError:
+                pass
 
     def end_input(self) -> None:
         with self._write_lock:
             try:
-                self._proc.stdin.close()
+                self._stdin.close()
             except (BrokenPipeError, OSError):
                 pass
 
-    def wait_exit(self) -> None:
-        self._exited.wait()
+    def wait_exit(self, timeout: Optional[float] = None) -> bool:
+        """True once the child is gone and read to the end; False when `timeout` passed first."""
+        if not self._exited.wait(timeout):
+            return False
         self._stdout_reader.join()
         self._stderr_reader.join()
+        return True
 
     def _read_stderr(self) -> None:
-        for chunk in iter(lambda: self._proc.stderr.read1(4096), b""):
+        while True:
+            chunk = self._stderr.read1(4096)  # type: ignore[attr-defined]  # a BufferedReader
+            if not chunk:
+                break
             self._stderr_tail = (self._stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
-        self._proc.stderr.close()
+        self._stderr.close()
 
     def _read_stdout(self) -> None:
-        for line in self._proc.stdout:
+        for line in self._stdout:
             try:
                 answer = json.loads(line)
             except ValueError:
@@ -130,7 +172,7 @@ class Connection:
                 future = self._pending.pop(request_id, None)
             if future is not None:
                 settle(future, answer)
-        self._proc.stdout.close()
+        self._stdout.close()
         self._proc.wait()
         self._stderr_reader.join()
         with self._lock:

@@ -2,7 +2,42 @@
 predates a field refuses it with its own INVALID_ARGUMENT (a DshptyError) rather than being
 sent a default it does not know, and a newer one applies its own defaults."""
 
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+
+from ._errors import DshptyError
+
+#: Seconds any request may wait for the child's answer (a send: its own timeout more).
+DEFAULT_REQUEST_TIMEOUT = 60.0
+
+
+def repl_send_timeout(args: Sequence[str]) -> float:
+    """The repl's default send deadline in seconds: its ``--timeout-ms`` among `args`, else 30."""
+    value: Optional[str] = None
+    for i, arg in enumerate(args):
+        if arg == "--timeout-ms" and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--timeout-ms="):
+            value = arg.split("=", 1)[1]
+    try:
+        return int(value) / 1000 if value is not None and int(value) > 0 else 30.0
+    except ValueError:
+        return 30.0
+
+
+def check_hello(path: str, ask: Callable[[], Any]) -> Mapping[str, Any]:
+    """The child's ``hello`` answer ({name, version, protocol}), or why it is no repl:
+    REPL_EXITED (it ended: bad arguments, its message says), REPL_TIMEOUT (no answer), or
+    REPL_NOT_FOUND (it answered as no dshpty-repl does)."""
+    try:
+        hello = ask()
+    except DshptyError as error:
+        if error.code in ("REPL_EXITED", "REPL_TIMEOUT"):
+            raise
+        raise DshptyError("REPL_NOT_FOUND", f'{path} does not answer "hello" (not a dshpty-repl, or an older '
+                                            f"one): {error.message}") from None
+    if not isinstance(hello, dict) or not isinstance(hello.get("protocol"), int):
+        raise DshptyError("REPL_NOT_FOUND", f"{path} is not a dshpty-repl (its hello: {hello!r})")
+    return hello
 
 
 def given(**fields: Any) -> Dict[str, Any]:

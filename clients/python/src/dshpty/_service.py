@@ -4,33 +4,53 @@ ownership, one live send per session and the rest of docs/contract.md."""
 
 import os
 import threading
+import time
 from concurrent import futures
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._connection import Connection
+from ._connection import Connection, timed_out
 from ._errors import DshptyError
 from ._locate import locate_repl
 from ._owners import OwnerRegistry, OwnerToken
-from ._requests import given, open_fields, read_fields, send_fields
-from ._types import OutputDelta, ReadPage, Screen, Session, SendResult, SignalResult, SpawnResult
+from ._requests import (DEFAULT_REQUEST_TIMEOUT, check_hello, given, open_fields, read_fields, repl_send_timeout,
+                        send_fields)
+from ._types import (AbsolutePath, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
+                     SendResult, ShellName, SignalName, SignalResult, SpawnResult, TerminalKind)
+
+#: Between reads while a streamed send's output flows, and the longest wait while it is quiet.
+FLOWING = 0.01
+QUIET_MAX = 0.1
 
 
 class Send:
-    """A live send. ``result()`` waits for its answer; ``read_output()`` polls what it has
-    printed so far; ``cancel()`` interrupts it with a real SIGINT."""
+    """A live send. ``result()`` waits for its answer; ``for chunk in send`` streams what it
+    prints (new text, as it comes; the loop ends with the last bytes, then raises the
+    send's error if it failed); ``read_output()`` polls; ``cancel()`` interrupts it with a
+    real SIGINT."""
 
-    def __init__(self, calls: "_Calls", label: str, send_id: int, future: Any):
+    def __init__(self, calls: "_Calls", label: str, send_id: int, future: "futures.Future[Any]", deadline: float):
         self._calls, self._label, self.send_id, self._future = calls, label, send_id, future
+        self._deadline = deadline  # seconds from now the repl has to answer it
+        self._started = time.monotonic()
         self._cancelled = False
+        # The repl's answer to the first cancel: {"cancelled": false} when the send had
+        # settled before it came (then the result stands).
+        self._cancel_reply: "Optional[Tuple[int, futures.Future[Any]]]" = None
 
     def result(self, timeout: Optional[float] = None) -> SendResult:
         """The send's result. Raises TimeoutError when `timeout` seconds pass first (the send
         goes on), DshptyError ``ABORTED`` when it was cancelled (raised once the repl has
         answered it, so the next send is never SEND_ACTIVE; the answer is the error's
-        ``result``), or the repl's error. A KeyboardInterrupt while waiting cancels the send,
-        waits for its answer, and goes on up."""
+        ``result``), ``REPL_TIMEOUT`` when the repl has not answered within the send's own
+        timeout plus ``request_timeout``, or the repl's error. A KeyboardInterrupt while
+        waiting cancels the send, waits for its answer, and goes on up."""
+        connection = self._calls._connection
+        left = self._deadline - (time.monotonic() - self._started)
         try:
-            wire = self._future.result(timeout)
+            if timeout is not None and timeout < left:
+                wire = self._future.result(timeout)
+            else:
+                wire = connection.wait(self.send_id, self._future, "send", max(left, 0.0))
         except KeyboardInterrupt:
             # The host's Ctrl-C (the repl, in a session of its own, does not get it): interrupt
             # the send as the repl's text mode does, and let it answer before unwinding so the
@@ -41,13 +61,21 @@ class Send:
             # Before Python 3.11 that is not the built-in TimeoutError.
             raise TimeoutError(f"the send is still running after {timeout} s") from None
         except DshptyError as error:
-            if self._cancelled and self._calls._connection.ended is None:
+            if self._cancelled and connection.ended is None and error.code != "REPL_TIMEOUT":
                 raise DshptyError("ABORTED", "send cancelled") from error
             raise
         result = SendResult.from_wire(wire)
-        if self._cancelled:
+        if self._cancelled and self._cancel_took():
             raise DshptyError("ABORTED", "send cancelled", result=result)
         return result
+
+    def _cancel_took(self) -> bool:
+        if self._cancel_reply is None:
+            return True
+        try:
+            return bool(self._calls._connection.wait(*self._cancel_reply, "cancel")["cancelled"])
+        except DshptyError:
+            return True
 
     def done(self) -> bool:
         return self._future.done()
@@ -57,18 +85,40 @@ class Send:
             return
         self._cancelled = True
         self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
-        futures.wait([self._future])
+        futures.wait([self._future], timeout=self._calls._connection.request_timeout)
 
     def read_output(self) -> OutputDelta:
         """What the send printed since the previous call (consuming)."""
         return OutputDelta.from_wire(self._calls._request("output", {"owner": self._label, "sendId": self.send_id}))
+
+    def __iter__(self) -> Iterator[str]:
+        quiet = FLOWING
+        while True:
+            last = self._future.done()
+            try:
+                delta = self.read_output().delta
+            except DshptyError:
+                # A send the repl refused has no output to read: its own error says why.
+                if self._future.done():
+                    self.result()
+                raise
+            if delta:
+                yield delta
+            if last:
+                break
+            quiet = FLOWING if delta else min(quiet * 2, QUIET_MAX)
+            futures.wait([self._future], timeout=quiet)
+        self.result()
 
     def cancel(self) -> bool:
         """SIGINT to the session's foreground group; False once the send had been answered."""
         if self._future.done():
             return False
         self._cancelled = True
-        return bool(self._calls._connection.call("cancel", {"owner": self._label, "sendId": self.send_id})["cancelled"])
+        reply = self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
+        if self._cancel_reply is None:
+            self._cancel_reply = reply
+        return bool(self._calls._connection.wait(*reply, "cancel")["cancelled"])
 
 
 class _Calls:
@@ -78,6 +128,7 @@ class _Calls:
     _owners: OwnerRegistry
     _token: OwnerToken
     _closing: bool
+    _send_timeout: float  # the repl's default send deadline, seconds
 
     @property
     def owner_name(self) -> str:
@@ -100,9 +151,10 @@ class _Calls:
         raise NotImplementedError
 
     def spawn(self, type: str = "shell", name: Optional[str] = None, cwd: Optional[str] = None,
-              shell: Optional[str] = None, rc: Optional[str] = None, history: Optional[str] = None,
-              terminal: Optional[str] = None, sandbox: Optional[str] = None,
-              network: Union[str, bool, None] = None, linger: Optional[int] = None) -> SpawnResult:
+              shell: Union[ShellName, AbsolutePath, None] = None, rc: Optional[RcMode] = None,
+              history: Optional[str] = None, terminal: Optional[TerminalKind] = None,
+              sandbox: Optional[SandboxMode] = None, network: Union[NetworkMode, bool, None] = None,
+              linger: Optional[int] = None) -> SpawnResult:
         """Opens a session. Only the arguments given are sent (see docs/clients.md)."""
         fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)
         return SpawnResult.from_wire(self._call("open", fields))
@@ -114,11 +166,15 @@ class _Calls:
         label = self._label()
         send_id, future = self._connection.request(
             "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms)})
-        return Send(self, label, send_id, future)
+        # The send answers by its own timeout; the request deadline starts after that.
+        answer_by = (timeout_ms / 1000 if timeout_ms is not None else self._send_timeout) + self._connection.request_timeout
+        return Send(self, label, send_id, future, answer_by)
 
-    def send(self, session_id: str, text: Optional[str] = None, **options: Any) -> SendResult:
+    def send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
+             submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
+             idle_ms: Optional[int] = None) -> SendResult:
         """``start_send(...).result()``."""
-        return self.start_send(session_id, text, **options).result()
+        return self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms).result()
 
     def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
         return ReadPage.from_wire(self._call("read", read_fields(session_id, offset, count)))
@@ -126,7 +182,7 @@ class _Calls:
     def screen(self, session_id: str) -> Screen:
         return Screen.from_wire(self._call("read", {"sessionId": session_id, "screen": True})["screen"])
 
-    def signal(self, session_id: str, name: str) -> SignalResult:
+    def signal(self, session_id: str, name: SignalName) -> SignalResult:
         """`name`: SIGINT SIGTERM SIGKILL SIGTSTP SIGHUP (or without SIG, any case)."""
         return SignalResult.from_wire(self._call("signal", {"sessionId": session_id, "signal": name}))
 
@@ -136,7 +192,7 @@ class _Calls:
     def kill(self, session_id: str) -> bool:
         """Returns once the session's process tree is gone: True, or False when another close
         of it was already under way."""
-        return self._call("close", {"sessionId": session_id})["outcome"] == "closed"
+        return bool(self._call("close", {"sessionId": session_id})["outcome"] == "closed")
 
     def list(self) -> List[Session]:
         return [Session.from_wire(s) for s in self._call("list", {})["sessions"]]
@@ -147,6 +203,8 @@ class _Calls:
         return [Session.from_wire(s) for s in self._call("attach", given(name=name))["sessions"]]
 
     def has_owner_activity(self) -> bool:
+        """True while this owner has any session at all, idle ones included, or a send
+        running; False once it has none."""
         return bool(self._call("activity", {})["active"])
 
     def dispose_owner(self) -> None:
@@ -169,6 +227,7 @@ class Owner(_Calls):
         self._connection = service._connection
         self._owners = service._owners
         self._token = token
+        self._send_timeout = service._send_timeout
 
     def _service_closing(self) -> bool:
         return self._service._closing
@@ -177,16 +236,29 @@ class Owner(_Calls):
 class Service(_Calls):
     """One dshpty-repl --json child, acting for the owner named `owner` (default
     ``"default"``). `repl`: the program (default $DSHPTY_REPL, then ``dshpty-repl`` on the
-    PATH); `args`: more of its options; `env`: its environment. A context manager: leaving
-    it closes every session."""
+    PATH); `args`: more of its options; `env`: its environment; `request_timeout`: seconds
+    any request may wait for its answer before it fails with ``REPL_TIMEOUT`` (a send: its
+    own timeout more). Returns once the child has answered ``hello``. A context manager:
+    leaving it closes every session."""
 
     def __init__(self, repl: Optional[str] = None, owner: Optional[str] = None, *,
-                 args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None):
+                 args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT):
         environment = dict(os.environ if env is None else env)
+        if not request_timeout > 0:
+            raise DshptyError("INVALID_ARGUMENT", f"request_timeout must be positive seconds, not {request_timeout}")
         # Every check before the child starts, so a refusal leaves no process behind.
         self._owners = OwnerRegistry()
         self._token = self._owners.mint("default" if owner is None else owner)
-        self._connection = Connection(locate_repl(repl, environment), list(args), environment)
+        self._send_timeout = repl_send_timeout(args)
+        path = locate_repl(repl, environment)
+        self._connection = Connection(path, list(args), environment, request_timeout)
+        try:
+            self.hello = check_hello(path, lambda: self._connection.call("hello", {}))
+        except BaseException:
+            self._connection.kill()
+            self._connection.wait_exit()
+            raise
         self._closing = False
         self._close_lock = threading.Lock()
         self._close_error: Optional[BaseException] = None
@@ -217,9 +289,11 @@ class Service(_Calls):
             raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
         return Owner(self, self._owners.mint(name))
 
-    def close(self) -> None:
+    def close(self, force: bool = False) -> None:
         """Ends the child: every session's tree is gone on return. Requests already made are
-        answered first; later ones fail with SERVICE_DISPOSING. Idempotent."""
+        answered first; later ones fail with SERVICE_DISPOSING. Idempotent. A child that
+        does not end within ``request_timeout`` raises ``REPL_TIMEOUT``; with `force` it is
+        then killed (SIGKILL) and this returns once it is gone."""
         with self._close_lock:
             if not self._closed:
                 self._closing = True
@@ -231,9 +305,16 @@ class Service(_Calls):
                     if self._connection.ended is None:
                         self._close_error = error
                 self._connection.end_input()
+                if self._close_error is None and not self._connection.wait_exit(self._connection.request_timeout):
+                    self._close_error = timed_out(self.pid, "shutdown", self._connection.request_timeout)
+                if self._close_error is None or force:
+                    self._closed = True
+            if force and not self._connection.wait_exit(0):
+                self._connection.kill()
                 self._connection.wait_exit()
                 self._closed = True
-        if self._close_error is not None:
+                return
+        if self._close_error is not None and not force:
             raise self._close_error
 
     def __enter__(self) -> "Service":

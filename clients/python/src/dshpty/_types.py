@@ -3,9 +3,23 @@ sends that this version does not name (``evidence``, ``omittedLines``, ...) in `
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar
+from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, cast
 
 T = TypeVar("T")
+
+# The closed sets, as the JSON face names them (docs/tool-protocol.md).
+WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit"]
+StatusKind = Literal["running", "exited", "lost", "reconnecting"]
+Evidence = Literal["prompt_marks", "stdin_probe", "relay", "none"]
+LineState = Literal["continuation", "kept", "queued", "refused"]
+SignalName = Literal["SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGHUP", "INT", "TERM", "KILL", "TSTP", "HUP"]
+ShellName = Literal["bash", "zsh", "fish"]
+RcMode = Literal["none", "user"]
+TerminalKind = Literal["dumb", "xterm"]
+SandboxMode = Literal["none", "read-only", "workspace-write"]
+NetworkMode = Literal["on", "off"]
+#: an absolute path (a shell's or a history file's); not checked by the type
+AbsolutePath = str
 
 
 def _snake(name: str) -> str:
@@ -14,7 +28,7 @@ def _snake(name: str) -> str:
 
 def _decode(cls: Type[T], wire: Mapping[str, Any], **converted: Any) -> T:
     """Fills `cls` from the wire's camelCase fields; unnamed ones go to `extra`."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in fields(cast(Any, cls))}
     values: Dict[str, Any] = {}
     extra: Dict[str, Any] = {}
     for key, value in wire.items():
@@ -32,7 +46,7 @@ def _decode(cls: Type[T], wire: Mapping[str, Any], **converted: Any) -> T:
 @dataclass
 class SessionStatus:
     """``kind``: ``running``, ``exited``, ``lost`` or ``reconnecting``."""
-    kind: str
+    kind: StatusKind
     exit_code: Optional[int] = None
     signal: Optional[str] = None
     reason: Optional[str] = None
@@ -104,17 +118,22 @@ class SendResult:
     ``exit_code`` and ``cwd`` are set when the send ended at the shell's own prompt;
     ``screen`` when it ended on the alternate screen."""
     viewport: str
-    wait_reason: str
+    wait_reason: WaitReason
     session_status: SessionStatus
     truncated: bool
     exit_code: Optional[int]
     cwd: Optional[str]
     input_hidden: bool
+    #: what settled it: ``prompt_marks``, ``stdin_probe``, ``relay`` or ``none``
+    evidence: Evidence = "none"
     screen: Optional[Screen] = None
+    #: with ``truncated``: what the cut left out
+    omitted_lines: Optional[int] = None
+    omitted_bytes: Optional[int] = None
     #: a cancel took the text back from the input queue before the shell read it (no signal)
     taken_back_bytes: int = 0
     #: the shell did not run the line: ``continuation``, ``kept``, ``queued`` or ``refused``
-    line_state: Optional[str] = None
+    line_state: Optional[LineState] = None
     #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind
     queued_behind: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,152 @@
+// The local process channel: the session's processes on this machine, under their own
+// dshpty-supervisor (wire: link/protocol.hpp). Three fds on the host's loop and nothing
+// else: the PTY master (output and input), the control socket (the helper's messages), the
+// helper's pidfd (its exit, even when the host stole the reap). No signal handlers, no
+// waitpid(-1), no threads.
+#pragma once
+
+#include <ev.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "local/launch_plan.hpp"
+#include "process_channel.hpp"
+#include "link/protocol.hpp"
+#include "limits/cgroup_location.hpp"
+#include "proc/stdin_probe.hpp"
+#include "proc/unique_fd.hpp"
+
+namespace dshpty::shell {
+
+struct LocalLaunch {
+  LaunchPlan plan;
+  unsigned rows = 40;
+  unsigned cols = 160;
+  // For the words of a start failure.
+  std::string shell_path;
+  std::optional<std::string> cwd;
+  // The session's cgroups (null without limits): removed once the helper proved the tree
+  // gone, at the latest when the channel goes.
+  std::unique_ptr<limits::SessionDirs> cgroups{};
+};
+
+class LocalChannel final : public ProcessChannel {
+ public:
+  // Opens the PTY and the control socket and spawns the helper. On failure nothing is left
+  // running. No event is delivered before this returns.
+  static Result<std::unique_ptr<LocalChannel>> launch(struct ev_loop* loop, ChannelEvents& events,
+                                                      LocalLaunch launch);
+  ~LocalChannel() override;
+  LocalChannel(const LocalChannel&) = delete;
+  LocalChannel& operator=(const LocalChannel&) = delete;
+
+  bool read_available() override;
+  bool output_ended() const override { return output_ended_; }
+  void write(std::string_view bytes) override;
+  std::uint64_t bytes_queued() const override { return bytes_queued_; }
+  std::uint64_t bytes_written() const override { return bytes_written_; }
+  std::optional<std::size_t> input_unread() const override;
+  std::optional<std::size_t> take_back_input(std::size_t own) override;
+  Status resize(unsigned rows, unsigned cols) override;
+  pid_t foreground_group() const override;
+  std::optional<TerminalModes> terminal_modes() const override;
+  std::optional<std::string> working_directory(pid_t pid) const override;
+  std::optional<std::string> command_line(pid_t pid) const override;
+  Status signal_group(pid_t pgid, int signo) override;
+  bool ignores_signal(pid_t pid, int signo) const override;
+  bool leader_is_shell_copy(pid_t leader, pid_t shell) const override;
+  bool proves_readers() const override { return probe_.has_value(); }
+  void mark_readers() override;
+  void mark_shell_reader(pid_t shell) override;
+  void forget_readers() override;
+  bool foreground_reading() override;
+  bool foreground_relays() const override { return relaying_; }
+  void kill_tree(std::chrono::milliseconds grace) override;
+  bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
+  // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
+  std::optional<std::string> force_end() override;
+  void release() override;
+
+  std::optional<LimitHit> limit_hit() const override;
+
+  pid_t helper_pid() const noexcept { return helper_pid_; }
+  // Stops (and resumes) reading the terminal: the far bridge's flow control
+  // (supervisor/stdio_bridge.cpp). While paused, read_available() reads nothing and a
+  // writing program blocks once the terminal's buffer is full.
+  void pause_output(bool paused);
+
+ private:
+  LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLaunch launch);
+  Status start();
+
+  static void on_master_readable(struct ev_loop*, ev_io* w, int);
+  static void on_master_writable(struct ev_loop*, ev_io* w, int);
+  static void on_control_readable(struct ev_loop*, ev_io* w, int);
+  static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
+  static void on_init_readable(struct ev_loop*, ev_io* w, int);
+
+  // A confined launch: the slave for the helper, queued on the control socket.
+  static Status send_tty(int socket_fd, int slave_fd);
+  // What the wrapper wrote to its stderr (bounded, one line), for a failed sandbox.
+  std::string wrapper_said() const;
+  // Reads what the master holds, at most kReadsPerEvent chunks; until_empty: until EAGAIN.
+  bool read_master(bool until_empty);
+  void read_ready();
+  void flush_writes();
+  void read_control();
+  void handle_message(const shell_protocol::ControlMessage& msg);
+  void reap_helper();
+  // The helper proved the tree gone: on_quiescent once the session's cgroups are removed
+  // (a second proof), or on_lost when one could not be (something is still inside it).
+  void report_quiescent();
+  // Takes in the limits the kernel counted since the last look (SessionDirs::counts).
+  void absorb_limit_counts() const;
+  // The session cgroups' paths, for the words of a failure (" /sys/fs/cgroup/...").
+  std::string cgroup_words() const;
+  // force_end's proof: the outer bwrap reaped and the namespace's init gone.
+  void check_forced_end();
+
+  struct ev_loop* loop_;
+  ChannelEvents& events_;
+  LocalLaunch launch_;
+
+  UniqueFd master_;
+  UniqueFd control_;
+  UniqueFd pidfd_;
+  UniqueFd diag_;  // a wrapper's stderr (confined launches), read when it fails
+  pid_t helper_pid_ = -1;
+  bool helper_spoke_ = false;  // a message came from the helper (so the wrapper worked)
+  ev_io master_read_{};
+  ev_io master_write_{};
+  ev_io control_io_{};
+  ev_io pidfd_io_{};
+  // force_end: the namespace's init, pinned while its parent (the outer bwrap) holds its
+  // pid. Its exit as init comes only after every other process of the namespace is gone.
+  enum class Forced { no, waiting, proven };
+  Forced forced_ = Forced::no;
+  UniqueFd init_pidfd_;
+  ev_io init_io_{};
+
+  bool output_ended_ = false;
+  bool output_paused_ = false;
+  bool quiescent_reported_ = false;
+  bool helper_gone_ = false;
+  std::string pending_writes_;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t bytes_queued_ = 0;
+  // The newest bytes written to the master: what a take-back's flush removed from before
+  // the cancelled send's bytes is queued again from here.
+  std::string written_tail_;
+  static constexpr std::size_t kWrittenTail = 16 * 1024;
+  std::optional<proc::StdinProbe> probe_;  // where this platform can tell
+  bool relaying_ = false;                  // the last probe found a relay, not a reader
+  // The newest limit reached: reported by the helper where the kernel signals it (v1 OOM,
+  // v2 events), else read from the counters when asked; the counts already taken in.
+  mutable std::optional<LimitHit> limit_hit_;
+  mutable limits::SessionDirs::Counts limit_counts_;
+};
+
+}  // namespace dshpty::shell

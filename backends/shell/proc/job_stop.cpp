@@ -1,0 +1,266 @@
+#include "proc/job_stop.hpp"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+#include "proc/listening_ports.hpp"
+#include "proc/pidfd.hpp"
+#include "proc/procfs.hpp"
+#include "proc/unique_fd.hpp"
+
+namespace dshpty::proc {
+namespace {
+
+// What the job's membership rules read of /proc/<pid>/stat.
+struct Facts {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  std::uint64_t started = 0;  // field 22, starttime
+};
+
+// "pid (comm) state ppid pgrp ... starttime(22) ...": after the last ')', as procfs.hpp
+// reads it (comm may hold ')' and spaces).
+bool read_facts(pid_t pid, Facts& out) {
+  char buf[1024];
+  if (procfs::read_small(procfs::Path(pid).text("/stat").c_str(), buf, sizeof buf) <= 0) return false;
+  const char* p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') return false;
+  out.state = p[2];
+  p += 4;
+  long fields[19] = {};  // fields 4..22
+  for (long& field : fields) {
+    if (!procfs::parse_decimal(p, field)) return false;
+    if (*p == ' ') ++p;
+  }
+  out.ppid = static_cast<pid_t>(fields[0]);
+  out.pgrp = static_cast<pid_t>(fields[1]);
+  out.started = static_cast<std::uint64_t>(fields[18]);
+  return true;
+}
+
+std::string read_comm(pid_t pid) {
+  char buf[64];
+  long n = procfs::read_small(procfs::Path(pid).text("/comm").c_str(), buf, sizeof buf);
+  if (n <= 0) return {};
+  std::string comm(buf, static_cast<std::size_t>(n));
+  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
+const char* signal_name(int signo) {
+  switch (signo) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGKILL: return "SIGKILL";
+    default: return "SIG?";
+  }
+}
+
+}  // namespace
+
+std::uint64_t boot_ticks_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  const auto hz = static_cast<std::uint64_t>(::sysconf(_SC_CLK_TCK));
+  return static_cast<std::uint64_t>(now.tv_sec) * hz +
+         static_cast<std::uint64_t>(now.tv_nsec) * hz / 1000000000u;
+}
+
+struct JobStop::Pinned {
+  JobStop* owner = nullptr;
+  pid_t pid = 0;
+  std::uint64_t started = 0;
+  UniqueFd fd;
+  ev_io watcher{};
+  bool gone = false;
+  int refused = 0;  // the errno of a signal the kernel refused (EPERM), else 0
+};
+
+JobStop::JobStop(struct ev_loop* loop, JobSpec job, StopTimings timings, Done done)
+    : loop_(loop), job_(job), timings_(timings), done_(std::move(done)) {
+  timer_.bind<&JobStop::on_timer>(loop_, this);
+  find();
+  if (live() == 0) {
+    // Nothing to stop: said from the loop, as every completion is.
+    step_ = Step::done;
+    timer_.start(std::chrono::nanoseconds(0));
+    return;
+  }
+  signal_all(SIGINT);
+  timer_.start(timings_.after_interrupt);
+}
+
+JobStop::~JobStop() {
+  for (auto& p : pinned_)
+    if (!p->gone) ev_io_stop(loop_, &p->watcher);
+}
+
+std::size_t JobStop::live() const {
+  std::size_t n = 0;
+  for (const auto& p : pinned_) n += p->gone ? 0 : 1;
+  return n;
+}
+
+bool JobStop::find() {
+  std::vector<pid_t> tree = tree_pids(job_.root);
+  std::unordered_map<pid_t, Facts> facts;
+  std::unordered_multimap<pid_t, pid_t> children;
+  for (pid_t pid : tree) {
+    Facts f;
+    if (!read_facts(pid, f)) continue;
+    facts.emplace(pid, f);
+    children.emplace(f.ppid, pid);
+  }
+  // The seeds: the group, and the orphans the job left with the subreaper.
+  std::vector<pid_t> job;
+  for (pid_t pid : tree) {
+    auto it = facts.find(pid);
+    if (it == facts.end() || pid == job_.root || pid == job_.shell) continue;
+    const Facts& f = it->second;
+    if (f.pgrp == job_.group || (f.ppid == job_.root && f.started >= job_.started_ticks))
+      job.push_back(pid);
+  }
+  // Their descendants, whatever group or session they moved to.
+  std::unordered_map<pid_t, bool> seen;
+  for (pid_t pid : job) seen[pid] = true;
+  for (std::size_t next = 0; next < job.size(); ++next) {
+    auto [first, last] = children.equal_range(job[next]);
+    for (auto c = first; c != last; ++c) {
+      if (c->second == job_.shell || seen[c->second]) continue;
+      seen[c->second] = true;
+      job.push_back(c->second);
+    }
+  }
+  bool added = false;
+  for (pid_t pid : job) {
+    const Facts& f = facts[pid];
+    if (f.state == 'Z' || f.state == 'X') continue;  // exited: its reaper's business
+    bool known = false;
+    for (const auto& p : pinned_) known = known || (p->pid == pid && p->started == f.started);
+    if (known) continue;
+    UniqueFd fd(sys::pidfd_open(pid, 0));
+    if (!fd.valid()) continue;  // gone meanwhile
+    // The pin holds *a* process with this pid; the same start time proves it is the one
+    // the tree showed, not a recycled pid.
+    Facts again;
+    if (!read_facts(pid, again) || again.started != f.started) continue;
+    auto p = std::make_unique<Pinned>();
+    p->owner = this;
+    p->pid = pid;
+    p->started = f.started;
+    p->fd = std::move(fd);
+    ev_io_init(&p->watcher, [](struct ev_loop*, ev_io* w, int) {
+      auto* pinned = static_cast<Pinned*>(w->data);
+      pinned->owner->on_exit(*pinned);
+    }, p->fd.get(), EV_READ);
+    p->watcher.data = p.get();
+    ev_io_start(loop_, &p->watcher);
+    report_.found.push_back(pid);
+    pinned_.push_back(std::move(p));
+    added = true;
+  }
+  return added;
+}
+
+void JobStop::signal_all(int signo) {
+  report_.signals.emplace_back(signal_name(signo));
+  for (auto& p : pinned_) {
+    if (p->gone) continue;
+    if (sys::pidfd_send_signal(p->fd.get(), signo) != 0 && errno == EPERM) p->refused = EPERM;
+    // A stopped process acts on SIGTERM only once continued (SIGKILL needs no help).
+    if (signo == SIGTERM) sys::pidfd_send_signal(p->fd.get(), SIGCONT);
+  }
+}
+
+void JobStop::on_timer() {
+  switch (step_) {
+    case Step::interrupt:
+      find();
+      signal_all(SIGTERM);
+      step_ = Step::terminate;
+      timer_.start(timings_.after_terminate);
+      return;
+    case Step::terminate:
+      find();
+      signal_all(SIGKILL);
+      step_ = Step::kill;
+      timer_.start(timings_.after_kill);
+      return;
+    case Step::kill:
+      // Forked at the last moment: one more SIGKILL round for those, then the verdict.
+      if (find()) {
+        signal_all(SIGKILL);
+        step_ = Step::last_look;
+        timer_.start(timings_.after_kill);
+        return;
+      }
+      finish(live() == 0);
+      return;
+    case Step::last_look:
+      finish(live() == 0);
+      return;
+    case Step::done:
+      check_done();
+      return;
+  }
+}
+
+void JobStop::on_exit(Pinned& p) {
+  ev_io_stop(loop_, &p.watcher);
+  p.gone = true;
+  p.fd.reset();
+  check_done();
+}
+
+void JobStop::check_done() {
+  if (live() != 0) return;
+  // The proof: the tree read afresh shows nothing of the job. What it shows that is new
+  // (forked while the others died) gets the latest signal and is waited for too.
+  if (find()) {
+    int latest = step_ == Step::interrupt ? SIGINT : step_ == Step::terminate ? SIGTERM : SIGKILL;
+    if (step_ == Step::done) {
+      step_ = Step::interrupt;
+      timer_.start(timings_.after_interrupt);
+    }
+    signal_all(latest);
+    return;
+  }
+  finish(true);
+}
+
+void JobStop::finish(bool stopped) {
+  timer_.stop();
+  step_ = Step::done;
+  report_.stopped = stopped;
+  for (auto& p : pinned_) {
+    if (p->gone) continue;
+    RemainingProcess r;
+    r.pid = p->pid;
+    r.command = read_comm(p->pid);
+    Facts f;
+    if (p->refused != 0) {
+      r.why = std::string("signal refused: ") + std::strerror(p->refused);
+    } else if (read_facts(p->pid, f) && f.state == 'D') {
+      r.why = "uninterruptible sleep (D)";
+    } else {
+      r.why = "alive after SIGKILL";
+    }
+    report_.remaining.push_back(std::move(r));
+    ev_io_stop(loop_, &p->watcher);
+    p->gone = true;
+    p->fd.reset();
+  }
+  // Last: the callback may destroy this.
+  Done done = std::move(done_);
+  done_ = nullptr;
+  if (done) done(report_);
+}
+
+}  // namespace dshpty::proc

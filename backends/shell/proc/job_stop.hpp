@@ -1,0 +1,105 @@
+// Stopping a job with proof: SIGINT, then SIGTERM (and SIGCONT, so a stopped process can
+// act on it), then SIGKILL, each after a bounded wait on the host's libev loop, completing
+// once every process of the job is gone, or saying which remain and why.
+//
+// Which processes are the job's (docs/shell-backend.md, "Stopping a job"):
+//   - every process in the job's foreground process group;
+//   - every process of the session's tree that the root (the helper, a subreaper) holds
+//     as an orphan, other than the shell, that started at or after the job did: a process
+//     that double-forked away from the job (setsid, daemonize) has lost its parent, and the
+//     subreaper is where it went. One that an earlier command left behind started before;
+//   - every descendant of those, whatever its group or session (setsid does not leave).
+// Not the shell, and not what an earlier command put in the background with `&` (its own
+// group under job control, a child of the shell, started before the job). The evidence has
+// one hole, said here rather than hidden: an earlier background command that double-forks
+// *after* the job started leaves an orphan that looks like the job's.
+//
+// Each process is pinned with a pidfd as it is found, its start time checked after the
+// pin, and signalled through the pidfd only: a recycled pid is never signalled. Its exit is
+// watched on the pidfd (ev_io), so the stop completes at the moment the last one is gone,
+// with no polling; at each step the tree is read again, so what the job forked meanwhile is
+// found and pinned too. No threads, no sleeps, no waitpid: the tree's reaper reaps.
+#pragma once
+
+#include <ev.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loop/timer.hpp"
+
+namespace dshpty::proc {
+
+// A moment as /proc/<pid>/stat's starttime counts it: clock ticks since boot.
+std::uint64_t boot_ticks_now();
+
+struct JobSpec {
+  pid_t group = 0;      // the job's foreground process group
+  pid_t root = 0;       // the session's subreaper: its tree holds every process of the session
+  pid_t shell = 0;      // never signalled
+  std::uint64_t started_ticks = 0;  // boot_ticks_now() when the job started
+};
+
+struct StopTimings {
+  std::chrono::milliseconds after_interrupt{1000};  // wait after SIGINT before SIGTERM
+  std::chrono::milliseconds after_terminate{1000};  // wait after SIGTERM before SIGKILL
+  std::chrono::milliseconds after_kill{1000};       // wait after SIGKILL before giving up
+};
+
+struct RemainingProcess {
+  pid_t pid = 0;
+  std::string command;  // /proc/<pid>/comm
+  std::string why;      // "uninterruptible sleep (D)", "signal refused: ...", "alive after SIGKILL"
+};
+
+struct StopReport {
+  bool stopped = false;              // every process of the job is gone
+  std::vector<std::string> signals;  // sent, in order: "SIGINT", "SIGTERM", "SIGKILL"
+  std::vector<pid_t> found;          // every process found to be the job's, in finding order
+  std::vector<RemainingProcess> remaining;  // empty when stopped
+};
+
+class JobStop {
+ public:
+  using Done = std::function<void(StopReport)>;
+
+  // Finds the job's processes and sends SIGINT at once; `done` is called exactly once, from
+  // the loop (never inside this constructor), unless the JobStop is destroyed first. A job
+  // with no process left completes on the next loop iteration with stopped = true and no
+  // signal sent. `done` may destroy the JobStop.
+  JobStop(struct ev_loop* loop, JobSpec job, StopTimings timings, Done done);
+  ~JobStop();
+  JobStop(const JobStop&) = delete;
+  JobStop& operator=(const JobStop&) = delete;
+
+  const StopReport& report() const noexcept { return report_; }
+
+ private:
+  struct Pinned;
+  enum class Step { interrupt, terminate, kill, last_look, done };
+
+  // Reads the tree, pins every job process not pinned yet; true when one was added.
+  bool find();
+  void signal_all(int signo);
+  void on_timer();
+  void on_exit(Pinned& p);
+  void check_done();
+  void finish(bool stopped);
+  std::size_t live() const;
+
+  struct ev_loop* loop_;
+  JobSpec job_;
+  StopTimings timings_;
+  Done done_;
+  Step step_ = Step::interrupt;
+  shell::Timer timer_;
+  std::vector<std::unique_ptr<Pinned>> pinned_;
+  StopReport report_;
+};
+
+}  // namespace dshpty::proc

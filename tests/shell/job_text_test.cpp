@@ -1,0 +1,252 @@
+// The pure parts of background jobs: a job's output by offset (text/job_log.hpp) and the
+// `until` output matcher (text/output_condition.hpp), on every chunk split.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text/job_log.hpp"
+#include "text/output_condition.hpp"
+#include "text/sanitizer.hpp"
+
+using dshpty::Code;
+using dshpty::text::JobLog;
+using dshpty::text::JobRead;
+using dshpty::text::OutputCondition;
+
+namespace {
+
+// Feeds `stream` in chunks of `size` bytes (the last one shorter); the first match.
+std::optional<std::string> feed_in_chunks(OutputCondition c, std::string_view stream,
+                                          std::size_t size) {
+  for (std::size_t at = 0; at < stream.size(); at += size) {
+    if (auto m = c.feed(stream.substr(at, size))) return m;
+  }
+  return std::nullopt;
+}
+
+// The match of `stream` must not depend on how it is cut: every chunk size, and every
+// two-way split.
+std::optional<std::string> match_every_split(std::string_view pattern, std::string_view typed,
+                                             std::string_view stream) {
+  auto made = OutputCondition::make(pattern, typed);
+  REQUIRE(made.ok());
+  std::optional<std::string> whole = feed_in_chunks(*made, stream, stream.size() + 1);
+  for (std::size_t size = 1; size <= stream.size(); ++size) {
+    INFO("chunk size " << size);
+    CHECK(feed_in_chunks(*made, stream, size) == whole);
+  }
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    OutputCondition c = *made;
+    std::optional<std::string> m = c.feed(stream.substr(0, cut));
+    if (!m) m = c.feed(stream.substr(cut));
+    INFO("split at " << cut);
+    CHECK(m == whole);
+  }
+  return whole;
+}
+
+std::string sanitized(std::string_view raw) {
+  dshpty::text::Sanitizer sanitizer({4096, "0123456789abcdef"});
+  dshpty::text::SanitizedText out;
+  sanitizer.feed(raw, out);
+  return out.text;
+}
+
+}  // namespace
+
+TEST_CASE("job log: offsets from the first byte, any number of readers, same bytes") {
+  JobLog log(1 << 20);
+  std::string all;
+  for (int i = 0; i < 200; ++i) {
+    std::string line = "line " + std::to_string(i) + " \xC3\xA9\xE2\x82\xAC\n";
+    log.append(line);
+    all += line;
+  }
+  // Two readers with different steps read the same bytes, independently.
+  for (std::size_t step : {1u, 7u, 4096u}) {
+    std::string got;
+    std::uint64_t offset = 0;
+    for (;;) {
+      auto r = log.read(offset, step);
+      REQUIRE(r.ok());
+      CHECK(r->dropped_bytes == 0);
+      if (r->text.empty()) break;
+      CHECK(r->next_offset > offset);
+      got += r->text;
+      offset = r->next_offset;
+    }
+    CHECK(got == all);
+    CHECK(offset == log.end());
+  }
+}
+
+TEST_CASE("job log: a reader behind the window learns how many bytes it lost") {
+  JobLog log(100);
+  std::string all;
+  for (int i = 0; i < 50; ++i) {
+    std::string chunk = "chunk-" + std::to_string(i) + "\n";
+    log.append(chunk);
+    all += chunk;
+  }
+  CHECK(log.end() == all.size());
+  CHECK(log.end() - log.begin() <= 100);
+  auto r = log.read(0, 1 << 20);
+  REQUIRE(r.ok());
+  CHECK(r->dropped_bytes == log.begin());
+  // Dropped plus given is everything: no silent gap.
+  CHECK(r->dropped_bytes + r->text.size() == all.size());
+  CHECK(r->text == all.substr(static_cast<std::size_t>(log.begin())));
+  CHECK(r->next_offset == all.size());
+  // A reader at the end waits with nothing lost.
+  auto at_end = log.read(log.end(), 10);
+  REQUIRE(at_end.ok());
+  CHECK(at_end->text.empty());
+  CHECK(at_end->dropped_bytes == 0);
+  CHECK(at_end->next_offset == log.end());
+}
+
+TEST_CASE("job log: a chunk wider than the window keeps its tail; cuts fall on characters") {
+  JobLog log(10);
+  std::string euros;
+  for (int i = 0; i < 10; ++i) euros += "\xE2\x82\xAC";  // 30 bytes, 3 each
+  log.append(euros);
+  CHECK(log.end() == 30);
+  auto r = log.read(0, 100);
+  REQUIRE(r.ok());
+  // The window cut at a character: 9 bytes kept, the 21 before them lost.
+  CHECK(r->text == euros.substr(21));
+  CHECK(r->dropped_bytes == 21);
+  // A read bound inside a character stops before it; one narrower than a character gives
+  // it whole, so a reader always moves.
+  auto two = log.read(21, 4);
+  REQUIRE(two.ok());
+  CHECK(two->text == "\xE2\x82\xAC");
+  CHECK(two->next_offset == 24);
+  auto one = log.read(21, 1);
+  REQUIRE(one.ok());
+  CHECK(one->text == "\xE2\x82\xAC");
+}
+
+TEST_CASE("job log: an offset past the end or a zero max is refused") {
+  JobLog log(16);
+  log.append("abc");
+  auto past = log.read(4, 10);
+  REQUIRE_FALSE(past.ok());
+  CHECK(past.error()->code == Code::INVALID_ARGUMENT);
+  auto zero = log.read(0, 0);
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.error()->code == Code::INVALID_ARGUMENT);
+}
+
+TEST_CASE("output condition: the command's line matches, its echo does not") {
+  std::string stream = "echo ready\nready\n";
+  CHECK(match_every_split("ready", "echo ready\n", stream) == "ready");
+  // The echo after a prompt left on the line, and bash's stray CR after the echo.
+  CHECK(match_every_split("^ready$", "echo ready\n", "$ echo ready\n\rready\n") == "ready");
+  // Without the typed text the echo itself is a line like any other.
+  CHECK(match_every_split("ready", "", stream) == "echo ready");
+}
+
+TEST_CASE("output condition: a multi-line echo behind continuation prompts is skipped") {
+  std::string typed = "for i in 1 2; do\necho ready $i; done\n";
+  std::string stream = "for i in 1 2; do\n> echo ready $i; done\nready 1\nready 2\n";
+  CHECK(match_every_split("ready \\d", typed, stream) == "ready 1");
+}
+
+TEST_CASE("output condition: CR LF, overwrites and erases read as the terminal shows them") {
+  // Raw CR LF (as a caller that did not sanitize would pass it) is a line end.
+  CHECK(match_every_split("^done$", "", "building\r\ndone\r\n") == "done");
+  // Through the sanitizer, CR LF is LF.
+  CHECK(match_every_split("^done$", "", sanitized("building\r\ndone\r\n")) == "done");
+  // A progress bar redrawn in place is one line, matched as it ends.
+  CHECK(match_every_split("^100%$", "", " 10%\r 50%\r100%\n") == "100%");
+  CHECK_FALSE(match_every_split("50%", "", " 10%\r 50%\r100%\n"));
+  // Backspace and erase-to-end.
+  CHECK(match_every_split("^abX$", "", "abc\bX\n") == "abX");
+  CHECK(match_every_split("^ok$", "", sanitized("okay\b\b\x1b[K\n")) == "ok");
+}
+
+TEST_CASE("output condition: UTF-8 on every split, overwritten whole") {
+  CHECK(match_every_split("caf\xC3\xA9 pr\xC3\xAAt", "", "\xE2\x86\x92 caf\xC3\xA9 pr\xC3\xAAt\n") ==
+        "\xE2\x86\x92 caf\xC3\xA9 pr\xC3\xAAt");
+  // A one-byte character over a three-byte one leaves valid UTF-8.
+  CHECK(match_every_split("^ab$", "", "\xE2\x82\xAC" "b\ra\n") == "ab");
+}
+
+TEST_CASE("output condition: the first matching line, once") {
+  auto made = OutputCondition::make("port (\\d+)", "");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  CHECK_FALSE(c.feed("starting\nlistening on port 5173\nport 9999\n") == std::nullopt);
+  CHECK(c.match() == "listening on port 5173");
+  CHECK_FALSE(c.feed("port 1\n"));
+}
+
+TEST_CASE("output condition: a partial line is matched only once output is quiet") {
+  auto made = OutputCondition::make("\\[y/N\\] $", "apt remove foo\n");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  CHECK_FALSE(c.feed("apt remove foo\nProceed? [y/N] "));
+  CHECK(c.on_quiet() == "Proceed? [y/N] ");
+  // While the echo is pending, the partial line is the typing itself: never matched.
+  auto echo = OutputCondition::make("ready", "echo ready\n");
+  REQUIRE(echo.ok());
+  OutputCondition e = *echo;
+  CHECK_FALSE(e.feed("echo rea"));
+  CHECK_FALSE(e.on_quiet());
+  CHECK_FALSE(e.feed("dy"));
+  CHECK_FALSE(e.on_quiet());
+  CHECK(e.feed("\nready\n") == "ready");
+}
+
+TEST_CASE("output condition: a bad regex is an error with the engine's message") {
+  auto bad = OutputCondition::make("(unclosed", "");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error()->code == Code::INVALID_ARGUMENT);
+  CHECK(bad.error()->message.rfind("until.output: ", 0) == 0);
+  CHECK(bad.error()->message.size() > std::string("until.output: ").size());
+  CHECK_FALSE(OutputCondition::make("", "").ok());
+  CHECK_FALSE(OutputCondition::make("a[", "").ok());
+}
+
+TEST_CASE("output condition: a 10 MB line is bounded, and the next line still matches") {
+  auto made = OutputCondition::make("x$", "");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  std::string chunk(64 * 1024, 'a');
+  for (int i = 0; i < 160; ++i) CHECK_FALSE(c.feed(chunk));  // 10 MiB, no line break
+  // The line's end is past the bound: what lies there is not seen.
+  CHECK_FALSE(c.feed("x\n"));
+  CHECK(c.feed("then x\n") == "then x");
+
+  // The head of an overlong line is matched when it reaches the bound.
+  auto head = OutputCondition::make("^start", "", 16);
+  REQUIRE(head.ok());
+  OutputCondition h = *head;
+  CHECK(h.feed("start" + std::string(100, '.')) == "start" + std::string(11, '.'));
+}
+
+TEST_CASE("output condition: a pathological pattern costs no more than the bound allows") {
+  // `(a|b)*c` backtracks quadratically with a frame per byte; the bound keeps a 10 MB line
+  // to one match of 1 KiB (a crash of the stack without it).
+  auto made = OutputCondition::make("(a|b)*c", "");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  std::string chunk(1 << 20, 'a');
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(c.feed(chunk));
+  CHECK_FALSE(c.feed("\n"));
+}
+
+TEST_CASE("output condition: a long echo of a long typed line is still skipped") {
+  std::string word(3000, 'w');
+  std::string typed = "echo " + word + " ready\n";
+  auto made = OutputCondition::make("ready", typed);
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  CHECK_FALSE(c.feed("$ " + typed));
+  CHECK(c.feed("ok ready\n") == "ok ready");
+}
