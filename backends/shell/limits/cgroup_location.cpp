@@ -154,13 +154,15 @@ std::string random_suffix() {
 
 Status SessionDirs::remove() {
   Error first;
-  std::vector<std::string> left;
-  for (const auto& path : paths_) {
-    if (::rmdir(path.c_str()) == 0 || errno == ENOENT) continue;
-    if (!first) first = fail("the session cgroup " + path + " could not be removed", errno);
-    left.push_back(path);
+  std::vector<std::string> left, left_kinds;
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    if (::rmdir(paths_[i].c_str()) == 0 || errno == ENOENT) continue;
+    if (!first) first = fail("the session cgroup " + paths_[i] + " could not be removed", errno);
+    left.push_back(paths_[i]);
+    left_kinds.push_back(kinds_[i]);
   }
   paths_ = std::move(left);
+  kinds_ = std::move(left_kinds);
   if (first) return first;
   return {};
 }
@@ -177,10 +179,11 @@ SessionDirs::Counts SessionDirs::counts() const {
     }
     return 0;
   };
-  for (const auto& path : paths_) {
-    c.pids_refused += counter(path + "/pids.events", "max");
-    c.oom_kills += counter(path + "/memory.oom_control", "oom_kill");  // v1
-    c.oom_kills += counter(path + "/memory.events", "oom_kill");       // v2
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    const std::string& kind = kinds_[i];
+    if (kind == "pids" || kind == "v2") c.pids_refused += counter(paths_[i] + "/pids.events", "max");
+    if (kind == "memory") c.oom_kills += counter(paths_[i] + "/memory.oom_control", "oom_kill");
+    if (kind == "v2") c.oom_kills += counter(paths_[i] + "/memory.events", "oom_kill");
   }
   return c;
 }
@@ -272,7 +275,7 @@ Result<Placement> place_session_cgroups(const Limits& limits) {
     if (::mkdirat(dir.get(), p.name.c_str(), 0755) < 0) {
       return fail("cannot create the session cgroup " + found->dir + "/" + p.name, errno);
     }
-    p.made->add(found->dir + "/" + p.name);
+    p.made->add(found->dir + "/" + p.name, kind);
     proc::UniqueFd session(::openat(dir.get(), p.name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     if (!session.valid()) return fail("cannot open the session cgroup " + found->dir + "/" + p.name, errno);
     kinds.push_back(kind);

@@ -27,7 +27,12 @@ class SessionDirs {
   SessionDirs(const SessionDirs&) = delete;
   SessionDirs& operator=(const SessionDirs&) = delete;
 
-  void add(std::string path) { paths_.push_back(std::move(path)); }
+  // `kind`: the hierarchy, as --cgroup-dir says it (pids, memory, cpu, v2): which of its
+  // counters counts() reads.
+  void add(std::string path, std::string kind) {
+    paths_.push_back(std::move(path));
+    kinds_.push_back(std::move(kind));
+  }
   const std::vector<std::string>& paths() const { return paths_; }
   // rmdir of each (one gone already counts as removed). BACKEND_FAILED naming the first
   // that stays: EBUSY says a process is still inside.
@@ -42,6 +47,7 @@ class SessionDirs {
 
  private:
   std::vector<std::string> paths_;
+  std::vector<std::string> kinds_;
 };
 
 // What one session needs: the directories made, the helper's command-line flags
