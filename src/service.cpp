@@ -73,6 +73,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
     snap.pid = rec.session->pid();
     snap.status = rec.session->status();
     snap.confinement = rec.session->confinement();
+    snap.limit_hit = rec.session->limit_hit();
   }
   return snap;
 }

@@ -50,6 +50,7 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
   spec.request.name = std::move(options.name);
   spec.request.cwd = std::move(options.cwd);
   spec.request.options = std::move(options.options);
+  spec.request.limits = options.limits;
   spec.signal = AbortSignal::any({rec.caller_signal, rec.service_abort.signal()});
 
   // `backend` (not rec.backend) keeps it alive through the call, which may erase `rec`.

@@ -51,6 +51,14 @@ std::string_view wait_reason_name(WaitReason reason) noexcept {
   return "unknown";
 }
 
+std::string_view limit_kind_name(LimitKind kind) noexcept {
+  switch (kind) {
+    case LimitKind::pids: return "pids";
+    case LimitKind::memory: return "memory";
+  }
+  return "unknown";
+}
+
 std::string_view signal_name(Signal signal) noexcept {
   for (const auto& row : kSignals)
     if (row.signal == signal) return row.name;

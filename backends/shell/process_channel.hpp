@@ -216,6 +216,8 @@ class ProcessChannel {
 
   // Lingering (docs/outlive.md): null for a channel whose tree cannot outlive this host.
   virtual LingerFacet* linger() { return nullptr; }
+  // The newest limit the session's cgroup reached (limits/session_cgroup.hpp), if any.
+  virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
 };
 
 // A channel whose tree outlives this host: detach() lets go of it without a kill (the

@@ -19,6 +19,8 @@
 #include "sandbox/sandbox.hpp"
 #include "sandbox/seccomp_filter.hpp"
 #include "local/local_channel.hpp"
+#include "limits/cgroup_location.hpp"
+#include "limits/limit_policy.hpp"
 #include "dialect/dialect.hpp"
 #include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
@@ -90,6 +92,10 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   Result<shell::StartParams> attach(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
     if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
+    // The lingering helper was started with its limits, or none: a take-over cannot change them.
+    if (spec.request.limits.any()) {
+      return make_error(Code::INVALID_ARGUMENT, "limits: not with attach (a session keeps the limits it started with)");
+    }
     return shell::plan_attach(config_, spec, host_leaving_);
   }
 
@@ -115,6 +121,12 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     // A confined helper dies with its parent and cannot see a later host's peers.
     if (*linger > 0 && p.sandbox.confined()) {
       return make_error(Code::INVALID_ARGUMENT, "linger is not available for confined sessions");
+    }
+    auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
+    if (!limits) return limits.error();
+    // Limits are never silently dropped (docs/security.md, "Resource limits").
+    if (limits->any() && *linger > 0) {
+      return make_error(Code::BACKEND_FAILED, "limits: not available for lingering sessions yet");
     }
     // A confined spawn's failures name its mode, whichever check finds them.
     const std::string mode_words =
@@ -163,6 +175,14 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
                                       program.error()->sys_errno);
       p.sandbox.seccomp_program = *program;
     }
+    // Where the session's cgroups go, found last of the checks: it opens the host's cgroup
+    // directories, which the helper then makes the session's cgroups in.
+    if (limits->any()) {
+      auto placement = shell::limits::place_session_cgroups(*limits);
+      if (!placement) return make_error(Code::BACKEND_FAILED, mode_words + placement.error()->message, {},
+                                        placement.error()->sys_errno);
+      p.cgroup = std::move(*placement);
+    }
     auto overrides = config_.env;
     if (integrated) {
       for (const std::string& entry : shell::dialect_env(*choice, p.mark_nonce)) {
@@ -179,8 +199,13 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     } else {
       // The helper on this machine, directly or inside its sandbox.
       shell::LaunchPlan plan = shell::direct_launch(p.supervisor_path, p.argv, p.cwd, p.env);
+      // Limits: the helper makes the cgroups from these flags and fds (limits/cgroup_wire.hpp);
+      // the fds stay open in the session's params until its launch.
+      plan.argv.insert(plan.argv.begin() + 1, p.cgroup.helper_args.begin(), p.cgroup.helper_args.end());
       if (p.sandbox.confined()) plan = shell::wrap_in_bwrap(plan, p.sandbox, p.cwd);
-      p.open_channel = shell::local_channel_factory(shell::LocalLaunch{std::move(plan), p.rows, p.cols, p.argv.front(), p.cwd});
+      for (const auto& dir : p.cgroup.dirs) plan.passed_fds.push_back(dir.get());
+      p.open_channel = shell::local_channel_factory(shell::LocalLaunch{std::move(plan), p.rows, p.cols, p.argv.front(),
+                                                                       p.cwd, std::move(p.cgroup.made)});
     }
     return p;
   }

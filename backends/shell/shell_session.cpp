@@ -109,6 +109,7 @@ Status ShellSession::launch() {
   if (!opened) return opened.error();
   helper_pid_ = opened->local_helper_pid;
   channel_ = std::move(opened->channel);
+  params_.cgroup.dirs.clear();  // the helper has its copies (limits/cgroup_wire.hpp)
   return {};
 }
 

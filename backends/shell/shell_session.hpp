@@ -35,6 +35,7 @@
 #include "process_channel.hpp"
 #include "sandbox/sandbox.hpp"
 #include "loop/timer.hpp"
+#include "limits/cgroup_location.hpp"
 #include "screen/emulator.hpp"
 #include "send_state.hpp"
 #include "text/motd_capture.hpp"
@@ -55,6 +56,9 @@ struct StartParams {
   std::vector<std::string> env;  // "NAME=value", already scrubbed and set
   std::string supervisor_path;
   SandboxSpec sandbox;  // checked; mode none runs the helper directly
+  // Where the helper makes the session's cgroups (empty: no limits). Its fds close once
+  // the helper has its copies.
+  limits::Placement cgroup;
   // The shell integration's nonce (dialect/dialect.hpp): only marks carrying it count.
   // Empty for a raw start (no integration): readiness by the stdin probe alone.
   std::string mark_nonce;
@@ -105,6 +109,7 @@ class ShellSession final : public BackendSession,
     return linger() ? linger()->attach_report() : std::nullopt;
   }
   std::optional<Confinement> confinement() const override { return describe_confinement(params_.sandbox); }
+  std::optional<LimitHit> limit_hit() const override { return channel_ ? channel_->limit_hit() : std::nullopt; }
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).

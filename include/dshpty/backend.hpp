@@ -27,6 +27,7 @@ struct SpawnRequest {
   std::optional<std::string> name;               // owner-local display label, never authority
   std::optional<std::string> cwd;                // working directory; backend default if unset
   std::map<std::string, std::string> options;    // backend-specific (see each backend's header)
+  Limits limits{};                               // a backend that cannot enforce them fails
 };
 
 struct SpawnSpec {
@@ -83,6 +84,8 @@ class BackendSession {
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // What confines the session, when something does (a confined shell session).
   virtual std::optional<Confinement> confinement() const { return std::nullopt; }
+  // The newest limit the session reached (SpawnRequest::limits), if any.
+  virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
   // The terminal's window size (the service checked 1..4096). A backend without a
   // terminal: INVALID_ARGUMENT.
   virtual Status resize(unsigned /*rows*/, unsigned /*cols*/) {

@@ -51,6 +51,9 @@ struct SpawnOptions {
   std::optional<std::string> name{};             // must not be empty when set
   std::optional<std::string> cwd{};
   std::map<std::string, std::string> options{};  // passed to the backend as is
+  // Resource limits (dshpty/session.hpp); a backend that cannot enforce them fails the
+  // spawn. The shell backend: within ShellConfig's ceilings, else INVALID_ARGUMENT.
+  Limits limits{};
   AbortSignal signal{};                          // the caller's; never aborts by default
 };
 

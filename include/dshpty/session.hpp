@@ -199,6 +199,31 @@ struct Confinement {
   std::vector<std::string> protected_paths;   // read-only inside the writable roots
 };
 
+// Per-session resource limits (docs/security.md, "Resource limits"), enforced by a
+// cgroup of the session's own. Unset: no limit of that kind (or the operator's default).
+struct Limits {
+  std::optional<std::uint64_t> pids{};    // processes and threads of the session's tree
+  std::optional<std::uint64_t> memory{};  // bytes, the tree's total (RAM, and swap where counted)
+  std::optional<double> cpu{};            // CPUs' worth of time (0.5: half of one CPU's)
+  bool any() const noexcept { return pids || memory || cpu; }
+  friend bool operator==(const Limits&, const Limits&) = default;
+};
+
+// Which limit a session reached.
+enum class LimitKind { pids, memory };
+// "pids", "memory".
+std::string_view limit_kind_name(LimitKind kind) noexcept;
+
+// A limit the session reached (the newest; it stays for the session's life). pids: a fork
+// was refused. memory: the kernel's OOM killer ended a process of the session; `pid` and
+// `command` name it when they can be known.
+struct LimitHit {
+  LimitKind kind = LimitKind::pids;
+  std::optional<int> pid{};
+  std::optional<std::string> command{};
+  friend bool operator==(const LimitHit&, const LimitHit&) = default;
+};
+
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
   std::string id;
@@ -207,6 +232,7 @@ struct SessionSnapshot {
   std::optional<int> pid;  // only where the backend has one
   SessionStatus status;
   std::optional<Confinement> confinement;  // absent: unconfined
+  std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
 };
 
 }  // namespace dshpty

@@ -102,6 +102,16 @@ struct ShellConfig {
   // bwrap refuses sizes: there they are unbounded (docs/security.md).
   std::size_t sandbox_tmpfs_bytes = 0;
 
+  // Per-session limits (docs/security.md, "Resource limits"), enforced by a cgroup of the
+  // session's own below the host's. `limits`: what a spawn that sets none of a kind gets;
+  // `limit_ceilings`: the most a spawn may ask (above one: INVALID_ARGUMENT naming the
+  // field, never clamped). A ceiling with no default is the default, and a default above
+  // its ceiling is lowered to it. A spawn with any limit that no cgroup can carry fails
+  // BACKEND_FAILED naming the cause: it never runs unlimited. Ranges: pids 1..4194304,
+  // memory from 1 MiB, cpu 0.01..4096 CPUs.
+  Limits limits;
+  Limits limit_ceilings;
+
   // Terminal layer.
   std::size_t scrollback_lines = 10'000;
   std::size_t scrollback_bytes = 4u << 20;

@@ -7,7 +7,10 @@
 // its end as fd 3; the PTY slave is its fds 0, 1 and 2; it has no other fd.
 //
 // Helper command line:
-//   dshpty-supervisor [--tty-from-socket] [--cwd DIR] -- SHELL_PATH [SHELL_ARGS...]
+//   dshpty-supervisor [--tty-from-socket] [--cwd DIR] [CGROUP FLAGS] -- SHELL_PATH [SHELL_ARGS...]
+// CGROUP FLAGS (limits/cgroup_wire.hpp): the session's cgroup directories, which the host
+// made (inherited fds from 5 on), and the limits; the helper writes the limits before the
+// shell starts and moves the shell's child in before its exec. The host removes them.
 // The helper's own environment is the shell's environment (built by the host).
 // --tty-from-socket (a confined session, sandbox/sandbox.hpp): the slave is not on 0..2;
 // the first message is `tty`, which carries it, and the helper waits for it before
@@ -20,6 +23,10 @@
 //   exited       a = raw wait status     the shell (not any other descendant) was reaped
 //   quiescent                            after kill: every descendant is reaped (waitpid
 //                                        said ECHILD); the helper exits right after
+//   limit_hit    a = LimitKind           the session's cgroup refused a fork (pids) or its
+//                                        OOM killer ended a process (memory); any time
+// start_failed with a = kCgroupStageBase + CgroupStep (limits/session_cgroup.hpp): the
+// session cgroup could not be made; the shell was never started.
 // host -> helper
 //   tty          SCM_RIGHTS: the PTY slave   only with --tty-from-socket, sent once, first
 //   kill         a = grace in ms         SIGHUP, SIGTERM and SIGCONT to every descendant,
@@ -36,8 +43,10 @@
 
 namespace dshpty::shell_protocol {
 
-enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill, tty };
+enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill, tty, limit_hit };
 enum class StartStage : std::int32_t { chdir = 1, exec, fork, integration };
+inline constexpr std::int32_t kCgroupStageBase = 16;
+enum class LimitKind : std::int32_t { pids = 1, memory };
 
 struct ControlMessage {
   Type type;

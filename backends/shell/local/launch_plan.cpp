@@ -135,9 +135,25 @@ Result<LaunchedHelper> spawn_helper(const LaunchPlan& plan, int slave_fd, int so
     for (int fd = 0; fd <= 2; ++fd) posix_spawn_file_actions_adddup2(&s.actions, slave, fd);
   }
   if (program.valid()) posix_spawn_file_actions_adddup2(&s.actions, program.get(), kSeccompFd);
+  // Passed fds go to kPassedFdBase... from copies above every target, so no dup2 above
+  // overwrites one before it is placed.
+  const int passed_top = kPassedFdBase + static_cast<int>(plan.passed_fds.size());
+  std::vector<UniqueFd> passed;
+  for (int fd : plan.passed_fds) {
+    passed.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, passed_top));
+    if (!passed.back().valid()) return make_system_error(Code::BACKEND_FAILED, "dup a passed fd", errno);
+  }
+  for (std::size_t k = 0; k < passed.size(); ++k) {
+    posix_spawn_file_actions_adddup2(&s.actions, passed[k].get(), kPassedFdBase + static_cast<int>(k));
+  }
+  // The seccomp slot between, when unused, must not carry an fd of the host's.
+  if (!passed.empty() && !program.valid()) {
+    posix_spawn_file_actions_addopen(&s.actions, kSeccompFd, "/dev/null", O_RDONLY, 0);
+  }
   // Inheritable fds the host left open must not reach the helper either.
-  posix_spawn_file_actions_addclosefrom_np(&s.actions, program.valid() ? kSeccompFd + 1
-                                                                       : shell_protocol::kSocketFd + 1);
+  posix_spawn_file_actions_addclosefrom_np(&s.actions, !passed.empty() ? passed_top
+                                                       : program.valid() ? kSeccompFd + 1
+                                                                         : shell_protocol::kSocketFd + 1);
 
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, plan.program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());

@@ -47,10 +47,14 @@ struct LaunchPlan {
   std::shared_ptr<const std::string> seccomp_program;
   // The helper's own path, whoever runs it (for the words of its loss).
   std::string helper_path;
+  // Fds the helper inherits at kPassedFdBase, kPassedFdBase + 1, ... (the host's cgroup
+  // directories, limits/cgroup_wire.hpp); the caller keeps them open until the spawn.
+  std::vector<int> passed_fds;
 };
 
 // Where the wrapper finds the filter's program.
 inline constexpr int kSeccompFd = 4;
+inline constexpr int kPassedFdBase = 5;
 
 // The helper run directly: `supervisor [--cwd DIR] -- SHELL_ARGV...`.
 LaunchPlan direct_launch(const std::string& supervisor_path,

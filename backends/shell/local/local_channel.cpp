@@ -17,6 +17,7 @@
 
 #include "local/pty.hpp"
 #include "proc/fd_passing.hpp"
+#include "limits/session_cgroup.hpp"
 #include "proc/ns_pid.hpp"
 #include "proc/procfs.hpp"
 
@@ -25,6 +26,21 @@ namespace dshpty::shell {
 namespace proto = shell_protocol;
 
 namespace {
+
+// A session cgroup's failed step (limits/session_cgroup.hpp), in words.
+std::string cgroup_step_words(std::int32_t step) {
+  using limits::CgroupStep;
+  switch (static_cast<CgroupStep>(step)) {
+    case CgroupStep::create: return "limits: cannot create the session cgroup";
+    case CgroupStep::pids_max: return "limits: cannot set the session cgroup's pids.max";
+    case CgroupStep::memory_max: return "limits: cannot set the session cgroup's memory limit";
+    case CgroupStep::memsw_max: return "limits: cannot set the session cgroup's memory+swap limit";
+    case CgroupStep::cpu_max: return "limits: cannot set the session cgroup's cpu quota";
+    case CgroupStep::watch: return "limits: cannot watch the session cgroup's events";
+    case CgroupStep::join: return "limits: cannot move the shell into the session cgroup";
+  }
+  return "limits: the session cgroup failed";
+}
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 // Reads per call: bounded so a runaway producer cannot starve the host's loop.
@@ -445,8 +461,13 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
         case proto::StartStage::integration:
           what = "cannot write the shell integration for " + launch_.shell_path;
           break;
-        default:
+        case proto::StartStage::fork:
           what = "PTY supervisor could not start the shell";
+          break;
+        default:
+          what = msg.a > proto::kCgroupStageBase
+                     ? cgroup_step_words(msg.a - proto::kCgroupStageBase) + cgroup_words()
+                     : "PTY supervisor could not start the shell";
       }
       events_.on_start_failed(make_system_error(Code::BACKEND_FAILED, what, msg.b));
       break;
@@ -456,8 +477,14 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
       break;
     case proto::Type::quiescent:
       quiescent_reported_ = true;
-      if (helper_gone_) events_.on_quiescent();
+      if (helper_gone_) report_quiescent();
       break;
+    case proto::Type::limit_hit:
+      absorb_limit_counts();  // what came before this report stays older than it
+      if (msg.a == static_cast<std::int32_t>(proto::LimitKind::pids)) limit_hit_ = LimitHit{LimitKind::pids};
+      if (msg.a == static_cast<std::int32_t>(proto::LimitKind::memory)) limit_hit_ = LimitHit{LimitKind::memory};
+      break;
+
     default:
       break;
   }
@@ -482,7 +509,7 @@ void LocalChannel::reap_helper() {
   if (forced_ == Forced::waiting) {
     check_forced_end();
   } else if (quiescent_reported_) {
-    events_.on_quiescent();
+    report_quiescent();
   } else if (!helper_spoke_ && launch_.plan.tty_by_message) {
     // The wrapper (bwrap) failed before the helper said anything: it could not build the
     // sandbox (no namespaces, a mount refused). It is a start failure, not a lost tree:
@@ -557,11 +584,42 @@ void LocalChannel::on_init_readable(struct ev_loop*, ev_io* w, int) {
   c->check_forced_end();
 }
 
+std::string LocalChannel::cgroup_words() const {
+  std::string words;
+  if (!launch_.cgroups) return words;
+  for (const auto& path : launch_.cgroups->paths()) words += (words.empty() ? " " : ", ") + path;
+  return words;
+}
+
+void LocalChannel::report_quiescent() {
+  if (launch_.cgroups) {
+    absorb_limit_counts();  // the last look before the counters go
+    if (Status st = launch_.cgroups->remove(); !st) {
+      events_.on_lost(st.error());
+      return;
+    }
+  }
+  events_.on_quiescent();
+}
+
+std::optional<LimitHit> LocalChannel::limit_hit() const {
+  absorb_limit_counts();
+  return limit_hit_;
+}
+
+void LocalChannel::absorb_limit_counts() const {
+  if (!launch_.cgroups || launch_.cgroups->paths().empty()) return;
+  const auto now = launch_.cgroups->counts();
+  if (now.pids_refused > limit_counts_.pids_refused) limit_hit_ = LimitHit{LimitKind::pids};
+  if (now.oom_kills > limit_counts_.oom_kills) limit_hit_ = LimitHit{LimitKind::memory};
+  limit_counts_ = now;
+}
+
 void LocalChannel::check_forced_end() {
   if (forced_ != Forced::waiting || !helper_gone_ || ev_is_active(&init_io_)) return;
   forced_ = Forced::proven;
   quiescent_reported_ = true;
-  events_.on_quiescent();
+  report_quiescent();
 }
 
 LossWords LocalChannel::word_loss(const Error& cause) const {
@@ -573,8 +631,11 @@ LossWords LocalChannel::word_loss(const Error& cause) const {
 }
 
 ChannelFactory local_channel_factory(LocalLaunch launch) {
-  return [launch = std::move(launch)](struct ev_loop* loop, ChannelEvents& events) -> Result<OpenedChannel> {
-    auto channel = LocalChannel::launch(loop, events, launch);
+  // A factory is a std::function (copyable) and the launch owns the session's cgroups: it
+  // is shared, and moved out by the one call a session makes.
+  auto shared = std::make_shared<LocalLaunch>(std::move(launch));
+  return [shared](struct ev_loop* loop, ChannelEvents& events) -> Result<OpenedChannel> {
+    auto channel = LocalChannel::launch(loop, events, std::move(*shared));
     if (!channel) return channel.error();
     const pid_t helper = (*channel)->helper_pid();
     return OpenedChannel{std::move(*channel), helper};

@@ -15,6 +15,7 @@
 #include "local/launch_plan.hpp"
 #include "process_channel.hpp"
 #include "link/protocol.hpp"
+#include "limits/cgroup_location.hpp"
 #include "proc/stdin_probe.hpp"
 #include "proc/unique_fd.hpp"
 
@@ -27,6 +28,9 @@ struct LocalLaunch {
   // For the words of a start failure.
   std::string shell_path;
   std::optional<std::string> cwd;
+  // The session's cgroups (null without limits): removed once the helper proved the tree
+  // gone, at the latest when the channel goes.
+  std::unique_ptr<limits::SessionDirs> cgroups{};
 };
 
 class LocalChannel final : public ProcessChannel {
@@ -61,6 +65,8 @@ class LocalChannel final : public ProcessChannel {
   std::optional<std::string> force_end() override;
   void release() override;
   LossWords word_loss(const Error& cause) const override;
+
+  std::optional<LimitHit> limit_hit() const override;
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
   // Facts of one process of the session (what terminal_facts reads, and the far bridge
@@ -99,6 +105,13 @@ class LocalChannel final : public ProcessChannel {
   void read_control();
   void handle_message(const shell_protocol::ControlMessage& msg);
   void reap_helper();
+  // The helper proved the tree gone: on_quiescent once the session's cgroups are removed
+  // (a second proof), or on_lost when one could not be (something is still inside it).
+  void report_quiescent();
+  // Takes in the limits the kernel counted since the last look (SessionDirs::counts).
+  void absorb_limit_counts() const;
+  // The session cgroups' paths, for the words of a failure (" /sys/fs/cgroup/...").
+  std::string cgroup_words() const;
   // force_end's proof: the outer bwrap reaped and the namespace's init gone.
   void check_forced_end();
 
@@ -137,6 +150,10 @@ class LocalChannel final : public ProcessChannel {
   static constexpr std::size_t kWrittenTail = 16 * 1024;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
   bool relaying_ = false;                  // the last probe found a relay, not a reader
+  // The newest limit reached: reported by the helper where the kernel signals it (v1 OOM,
+  // v2 events), else read from the counters when asked; the counts already taken in.
+  mutable std::optional<LimitHit> limit_hit_;
+  mutable limits::SessionDirs::Counts limit_counts_;
 };
 
 // The factory a backend hands a session for a local channel (StartParams::open_channel).

@@ -43,6 +43,10 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
  private:
   Result<shell::StartParams> prepare(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
+    // Limits are never silently dropped: the far helper does not make cgroups yet.
+    if (spec.request.limits.any()) {
+      return make_error(Code::BACKEND_FAILED, "limits: not available for remote sessions yet");
+    }
     if (config_.transport.empty() || config_.transport.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "remote backend " + config_.type + ": the transport's argv is empty");
     }

@@ -32,6 +32,7 @@
 #include "descendants.hpp"
 #include "integration.hpp"
 #include "landlock_scope.hpp"
+#include "limits/session_cgroup.hpp"
 #include "linger/session_mark.hpp"
 #include "proc/fd_passing.hpp"
 #include "proc/procfs.hpp"
@@ -44,6 +45,8 @@ namespace {
 
 namespace proto = dshpty::shell_protocol;
 using dshpty::supervisor::ProcessTree;
+using dshpty::shell::limits::CgroupStep;
+using dshpty::shell::limits::SessionCgroup;
 
 // While killing, a SIGKILL round follows every batch of reaped processes (a process forked
 // during a round has a parent that was killed in it, and that parent's death comes back to
@@ -69,8 +72,8 @@ void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
   }
 }
 
-[[noreturn]] void child_fail(int pipe_fd, proto::StartStage stage) {
-  std::int32_t report[2] = {static_cast<std::int32_t>(stage), errno};
+[[noreturn]] void child_fail(int pipe_fd, std::int32_t stage) {
+  std::int32_t report[2] = {stage, errno};
   ssize_t ignored = ::write(pipe_fd, report, sizeof report);
   (void)ignored;
   _exit(127);
@@ -81,9 +84,15 @@ void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
 // memory while the helper waits, so it only makes system calls (glibc's execvpe searches
 // PATH in stack buffers) and never returns: it execs or _exits. Its signal dispositions,
 // fd table, cwd and session are its own (vfork shares none of them).
-[[noreturn]] void exec_shell(int pipe_fd, const char* cwd, char** argv) {
+[[noreturn]] void exec_shell(int pipe_fd, const char* cwd, char** argv, const SessionCgroup& cgroup) {
   ::setsid();
-  if (::ioctl(0, TIOCSCTTY, 0) < 0) child_fail(pipe_fd, proto::StartStage::exec);
+  if (::ioctl(0, TIOCSCTTY, 0) < 0) child_fail(pipe_fd, static_cast<std::int32_t>(proto::StartStage::exec));
+  // Into the session's cgroups before anything of the session runs; the helper stays out,
+  // so it can remove them once the tree is gone, and its own processes count for nothing.
+  if (int err = cgroup.join_self()) {
+    errno = err;
+    child_fail(pipe_fd, proto::kCgroupStageBase + static_cast<std::int32_t>(CgroupStep::join));
+  }
   // The helper dies only by SIGKILL; then at least the shell goes with it.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   struct sigaction dfl {};
@@ -92,12 +101,12 @@ void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (cwd && ::chdir(cwd) < 0) child_fail(pipe_fd, proto::StartStage::chdir);
+  if (cwd && ::chdir(cwd) < 0) child_fail(pipe_fd, static_cast<std::int32_t>(proto::StartStage::chdir));
   // Everything above 2 (the control socket, the error pipe) closes at execve.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   // A bare name ("zsh") is looked up in the shell's PATH.
   ::execvpe(argv[0], argv, environ);
-  child_fail(pipe_fd, proto::StartStage::exec);
+  child_fail(pipe_fd, static_cast<std::int32_t>(proto::StartStage::exec));
 }
 
 struct Supervisor {
@@ -116,6 +125,8 @@ struct Supervisor {
   bool reaped_since_round = false;
   // Watches the shell's read of its integration script (watch_integration_read), or -1.
   int script_watch = -1;
+  // The session's cgroups, when the host asked for limits (limits/session_cgroup.hpp).
+  SessionCgroup cgroup;
 
   // Starts the shell and reports started / start_failed. vfork, not fork: the helper
   // waits for the exec anyway (the pipe below), and fork would first copy its page tables,
@@ -123,6 +134,15 @@ struct Supervisor {
   // first prompt (a static program with 2 MiB touched, here: fork to the child's exec
   // 105 us, vfork 18 us).
   void start(const char* cwd, char** argv) {
+    if (cgroup.wanted()) {
+      CgroupStep step{};
+      if (int err = cgroup.create(&step)) {
+        // No shell: the host fails the spawn and kills the (empty) tree, and the cgroups
+        // made so far go with the quiescence like any session's.
+        send_message(proto::Type::start_failed, proto::kCgroupStageBase + static_cast<std::int32_t>(step), err);
+        return;
+      }
+    }
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) < 0) {
       send_message(proto::Type::start_failed, static_cast<int>(proto::StartStage::fork), errno);
@@ -137,7 +157,7 @@ struct Supervisor {
     }
     if (pid == 0) {
       ::close(pipe_fds[0]);
-      exec_shell(pipe_fds[1], cwd, argv);
+      exec_shell(pipe_fds[1], cwd, argv, cgroup);
     }
     ::close(pipe_fds[1]);
     shell_pid = pid;
@@ -219,6 +239,17 @@ struct Supervisor {
     dshpty::supervisor::close_integration_fds();
   }
 
+  // A limit reached: the host hears which (it keeps the newest for the session's life).
+  void report_limits() {
+    const unsigned hits = cgroup.check();
+    if (hits & dshpty::shell::limits::kHitPids) {
+      send_message(proto::Type::limit_hit, static_cast<std::int32_t>(proto::LimitKind::pids));
+    }
+    if (hits & dshpty::shell::limits::kHitMemory) {
+      send_message(proto::Type::limit_hit, static_cast<std::int32_t>(proto::LimitKind::memory));
+    }
+  }
+
   // Reads pending commands; EOF or a broken socket means the host is gone.
   void read_commands() {
     for (;;) {
@@ -240,6 +271,8 @@ struct Supervisor {
       reap_all();
       if (phase != Phase::running && !have_children) {
         dshpty::supervisor::remove_integration();
+        // The tree is reaped: the host removes the (empty) cgroups, a second proof of it.
+        cgroup.release();
         send_message(proto::Type::quiescent);
         _exit(0);
       }
@@ -254,8 +287,10 @@ struct Supervisor {
         kill_round();
         continue;
       }
-      pollfd fds[3] = {{sigfd, POLLIN, 0}, {script_watch, POLLIN, 0}, {proto::kSocketFd, POLLIN, 0}};
-      int nfds = socket_open ? 3 : 2;
+      // A negative fd is skipped by poll: the cgroup watches exist only with limits.
+      pollfd fds[5] = {{sigfd, POLLIN, 0}, {script_watch, POLLIN, 0}, {cgroup.inotify_fd(), POLLIN, 0},
+                       {cgroup.oom_event_fd(), POLLIN, 0}, {proto::kSocketFd, POLLIN, 0}};
+      int nfds = socket_open ? 5 : 4;
       if (::poll(fds, static_cast<nfds_t>(nfds), next_timeout(now)) < 0 && errno != EINTR) {
         begin_kill(0);  // cannot wait for commands any more: finish the job instead
       }
@@ -265,7 +300,8 @@ struct Supervisor {
         }
       }
       if (fds[1].revents) seal();
-      if (nfds == 3 && fds[2].revents) read_commands();
+      if (fds[2].revents || fds[3].revents) report_limits();
+      if (nfds == 5 && fds[4].revents) read_commands();
     }
   }
 };
@@ -290,6 +326,7 @@ bool receive_tty() {
 
 void usage() {
   write_stderr("usage: dshpty-supervisor [--tty-from-socket] [--scope-abstract-sockets] [--cwd DIR] "
+               "[--cgroup NAME --cgroup-dir KIND... --limit-pids N --limit-memory B --limit-cpu-us Q] "
                "-- SHELL [ARGS...]\n"
                "       dshpty-supervisor --stdio [--state-dir DIR] [--hold-ms MS]   (the far side of a "
                "remote session)\n");
@@ -331,9 +368,16 @@ int main(int argc, char** argv) {
   const char* cwd = nullptr;
   bool tty_from_socket = false;
   bool scope_abstract = false;
+  Supervisor sup;
+  bool bad_flag = false;
   int i = 1;
   for (; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--tty-from-socket") == 0) {
+    if (sup.cgroup.take_flag(argc, argv, i, &bad_flag)) {
+      if (bad_flag) {
+        usage();
+        return 2;
+      }
+    } else if (std::strcmp(argv[i], "--tty-from-socket") == 0) {
       tty_from_socket = true;
     } else if (std::strcmp(argv[i], "--scope-abstract-sockets") == 0) {
       scope_abstract = true;
@@ -353,6 +397,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   ::fcntl(proto::kSocketFd, F_SETFD, FD_CLOEXEC);
+  for (int fd = dshpty::shell::limits::kCgroupFdBase; fd < dshpty::shell::limits::kCgroupFdBase + dshpty::shell::limits::kMaxCgroupDirs; ++fd) {
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // the host's cgroup directories never reach the shell
+  }
   // The session's tree is recognisable from outside whatever this file is called: the
   // lingering sessions' peer check reads it (linger/session_mark.hpp).
   dshpty::linger::mark_session_tree();
@@ -380,7 +427,6 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  Supervisor sup;
   // The shell integration first (dialect/dialect.hpp); like a failed fork, a failure is
   // reported and the helper then waits for the kill like any session.
   if (dshpty::supervisor::install_integration(argv + i)) {
