@@ -674,30 +674,6 @@ ProbeVerdict StdinProbe::check(pid_t pgid, ProbeEvidence* evidence) const {
   return ProbeVerdict::relaying;
 }
 
-std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {
-  std::vector<pid_t> pids;
-  if (pgid <= 0) return pids;
-  if (tree_root > 0 && walk_process_tree(tree_root, [&](pid_t pid) {
-        TreeStep step;
-        std::optional<ProcStat> stat = read_stat(pid);
-        if (!stat) {
-          step.descend = false;
-          return step;
-        }
-        step.threads = stat->threads;
-        if (stat->pgrp == pgid) pids.push_back(pid);
-        return step;
-      }))
-    return pids;
-  if (auto stat = read_stat(pgid); stat && stat->pgrp == pgid) pids.push_back(pgid);
-  for_each_numeric_entry("/proc", [&](pid_t pid) {
-    if (pid == pgid) return false;
-    if (auto stat = read_stat(pid); stat && stat->pgrp == pgid) pids.push_back(pid);
-    return false;
-  });
-  return pids;
-}
-
 #endif
 
 }  // namespace dshpty::proc

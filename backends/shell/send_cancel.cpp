@@ -1,0 +1,142 @@
+// A send's cancel (docs/shell-backend.md, "Cancel"): a cancel takes back only its own
+// input. Text the shell has not read is taken back from the terminal's input queue; a line
+// it has read is interrupted only when it is this send's own command.
+#include <signal.h>
+
+#include "shell_session.hpp"
+
+namespace dshpty::shell {
+
+bool ShellSession::cancel_send(SendState& send) {
+  if (send_.get() != &send) return false;
+  if (!send.write_started()) {
+    // Nothing typed yet (the write was still to come from the loop, or held behind a
+    // signal's aftermath), and now nothing will be: the send becomes a look at what happened
+    // since, answered as a check-in is (at once at the shell's prompt). Measured before:
+    // such a send waited out its whole idle time, every time.
+    send.cancel = SendState::Cancel::on_landing;
+    if (send.gated()) {
+      send.stage = SendState::Stage::queued;
+      probe_timer_.stop();
+    }
+    // From the loop: the check-in may settle at once, and cancel() must not call back.
+    deferred_.post([this, weak = std::weak_ptr<SendState>(send_)] {
+      auto s = weak.lock();
+      if (!s || s != send_ || s->settled || s->write_started()) return;
+      s->check_in = true;
+      begin_check_in(s);
+    });
+    return true;
+  }
+  if (!send.check_in && take_back(send)) return true;
+  if (!send.landed()) {
+    // Written in part, and the channel cannot take it back: SIGINT once the rest landed.
+    send.cancel = SendState::Cancel::on_landing;
+    return true;
+  }
+  interrupt_foreground(/*own_command_only=*/send_typed_line());
+  return true;
+}
+
+// A cancel takes back its own input first (docs/shell-backend.md, "Cancel"): what the
+// shell has not read leaves the terminal's input queue, so a line typed ahead of a running
+// command never runs, and no signal goes to that command. True when all of it came back:
+// the send is then a check-in (it settles at the prompt, or idle, as one does). False when
+// the shell read some of it (or the channel cannot tell): then the cancel interrupts, but
+// only the send's own command (interrupt_foreground).
+bool ShellSession::take_back(SendState& send) {
+  const std::size_t own = send.bytes.size();
+  if (own == 0 || !channel_ || channel_->output_ended()) return false;
+  const auto taken = channel_->take_back_input(own);
+  if (!taken) return false;
+  if (!send.landed()) {
+    // What was not written yet was dropped and counts as written: the send has landed,
+    // with nothing more to come.
+    send.cancel = SendState::Cancel::none;
+    on_write_landed();
+    if (send_.get() != &send) return true;
+  }
+  if (*taken < own) {
+    // The shell read the head of the text and no command started: that head (its Enter
+    // among the bytes taken back) sits in the line editor, the cursor at its end. Erased
+    // there with C-u (readline's unix-line-discard, zle's kill-whole-line, fish's
+    // backward-kill-line), not a SIGINT: bash, interrupted while readline takes typed-ahead
+    // input, was seen left reading without a new prompt. Nothing of the line ran.
+    if (*taken > 0 && !prompt_watch_.command_started() && shell_owns_terminal()) {
+      channel_->mark_readers();  // the shell must read the erase before it counts as reading
+      channel_->write("\x15");
+      note_taken_back(send);
+      return true;
+    }
+    return false;
+  }
+  note_taken_back(send);
+  return true;
+}
+
+bool ShellSession::shell_owns_terminal() const {
+  return shell_pid_ && channel_ && channel_->foreground_group() == *shell_pid_;
+}
+
+// A cancel held for its line's own command, while the shell reads at its own prompt with no
+// command started: the shell holds (part of) the line, its own input. The SIGINT goes to
+// the shell now, before the send could settle on that line. True when it went.
+bool ShellSession::clear_held_line() {
+  if (prompt_watch_.command_started() || !shell_owns_terminal()) return false;
+  auto held = std::find_if(held_signals_.begin(), held_signals_.end(), [&](const HeldSignal& h) {
+    return !h.signal && h.own_command_only && h.send == send_;
+  });
+  if (held == held_signals_.end()) return false;
+  held_signals_.erase(held);
+  if (held_signals_.empty()) signal_hold_timer_.stop();
+  (void)deliver_signal(*shell_pid_, SIGINT);
+  return true;
+}
+
+// All of the send's text came back unread: it is a check-in from here on.
+void ShellSession::note_taken_back(SendState& send) {
+  // Nothing of it reached the shell: the prompt it was typed at (if no mark came since) is
+  // still the one the check-in may settle at.
+  if (send.landed() && !prompt_watch_.marker_seen()) prompt_watch_ = before_write_;
+  send.taken_back = send.bytes.size();
+  send.check_in = true;
+  send.cancel = SendState::Cancel::none;
+  send.echo_pending = false;
+  send.echo.clear();
+  send.echo_line.clear();
+  send.single_line_at_prompt = false;
+}
+
+// A far side's answer to a take-back: when it took all of the live send's text, the
+// cancel's held SIGINT (waiting for the line's own command) is dropped.
+void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
+  if (!send_ || send_->settled || send_->check_in || send_->bytes.size() != own || taken < own) return;
+  if (send_->cancel == SendState::Cancel::none &&
+      std::none_of(held_signals_.begin(), held_signals_.end(),
+                   [&](const HeldSignal& h) { return !h.signal && h.send == send_; })) {
+    return;  // not a cancel of this send
+  }
+  std::erase_if(held_signals_, [&](const HeldSignal& h) { return !h.signal && h.send == send_; });
+  if (held_signals_.empty()) signal_hold_timer_.stop();
+  note_taken_back(*send_);
+  check_prompt_readiness();
+}
+
+void ShellSession::interrupt_foreground(bool own_command_only) {
+  // A relay in the foreground (ssh, script, docker -t) took the line for its far side: no
+  // mark says when the far command starts, and a signal would end the relay (ssh exits on
+  // one) or wait forever for that mark. The interrupt key goes through the relay instead, as
+  // a person's Ctrl-C would, to the far terminal's foreground.
+  if (own_command_only && !shell_owns_terminal() && channel_->foreground_relays()) {
+    channel_->write("\x03");
+    return;
+  }
+  // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
+  if (own_command_only || shell_starting_command()) {
+    hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0, own_command_only});
+    return;
+  }
+  (void)deliver_signal(channel_->foreground_group(), SIGINT);
+}
+
+}  // namespace dshpty::shell
