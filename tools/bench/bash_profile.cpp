@@ -54,6 +54,9 @@ MarkedBash::MarkedBash() {
   if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
   dir_ = templ;
   std::ofstream(dir_ + "/rc.bash") << dshpty::integration::kBash;
+  // The integration reads its nonce from a file the helper names (DSHPTY_NONCE_FROM), never
+  // from its environment: the bare loop hands it one the same way.
+  std::ofstream(dir_ + "/nonce") << kMarkNonce << '\n';
 }
 
 MarkedBash::~MarkedBash() {
@@ -67,7 +70,7 @@ std::vector<std::string> MarkedBash::argv() const {
 
 std::vector<std::string> MarkedBash::env() const {
   return {from_env("PATH", "/usr/local/bin:/usr/bin:/bin"), from_env("HOME", "/"), "TERM=dumb",
-          "HISTFILE=", "DSHPTY_NONCE=" + std::string(kMarkNonce), "DSHPTY_RC=none",
+          "HISTFILE=", "DSHPTY_NONCE_FROM=" + dir_ + "/nonce", "DSHPTY_RC=none",
           "DSHPTY_HISTORY=private"};
 }
 
