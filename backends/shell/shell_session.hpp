@@ -120,7 +120,7 @@ class ShellSession final : public BackendSession,
   bool shell_exited() const noexcept { return shell_exit_ != ShellExit::running; }
   bool output_ended() const { return channel_ && channel_->output_ended(); }
   bool quiescent() const { return channel_ && channel_->quiescent(); }
-  pid_t supervisor_pid() const noexcept { return helper_pid_; }
+  pid_t helper_pid() const noexcept { return helper_pid_; }
   const std::string& id() const noexcept { return session_id_; }
   // Retained output: the scrollback's bytes, and what the text layer holds in all (the
   // scrollback and the live send's tail), for the memory-bound tests.

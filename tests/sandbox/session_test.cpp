@@ -56,7 +56,7 @@ TEST_CASE("the snapshot's pid and the foreground group are the host's pids") {
   CHECK(inner == 1);
   CHECK(comm_of(shell_stat.ppid) == "dshpty-supervis");
   REQUIRE(procfs::read_stat(shell_stat.ppid, supervisor_stat));
-  CHECK(supervisor_stat.ppid == s.shell()->supervisor_pid());
+  CHECK(supervisor_stat.ppid == s.shell()->helper_pid());
   REQUIRE(proc::innermost_pid(shell, inner, levels));
   // What the shell calls itself is the namespace's number.
   auto r = fx.send(*s.session, "echo \"inner=$$\"");

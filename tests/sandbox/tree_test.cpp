@@ -150,7 +150,7 @@ TEST_CASE("a helper that does not answer: close kills the namespace's init, bwra
   const pid_t helper = parent_of(static_cast<pid_t>(*s.session->pid()));
   const pid_t bwrap = parent_of(helper, &comm);
   REQUIRE(comm == "dshpty-supervis");
-  REQUIRE(bwrap == s.shell()->supervisor_pid());
+  REQUIRE(bwrap == s.shell()->helper_pid());
   parent_of(bwrap, &comm);
   REQUIRE(comm == "bwrap");
   // Stopped, it neither hears the kill nor reports quiescence: as if a process of the

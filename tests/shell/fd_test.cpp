@@ -74,7 +74,7 @@ TEST_CASE("with 50 inheritable fds open in the host, the shell sees only its ter
                     fd, " -> ", target);
     }
   }
-  auto helper_fds = fds_of(s.shell()->supervisor_pid());
+  auto helper_fds = fds_of(s.shell()->helper_pid());
   for (const auto& entry : helper_fds) {
     int fd = entry.first;
     const std::string& target = entry.second;

@@ -175,7 +175,7 @@ ShellConfig ShellFixture::config() const {
 }
 
 void ShellFixture::remember(const Spawned& s) {
-  if (auto* sh = s.shell(); sh && sh->supervisor_pid() > 0) helpers_.push_back(sh->supervisor_pid());
+  if (auto* sh = s.shell(); sh && sh->helper_pid() > 0) helpers_.push_back(sh->helper_pid());
 }
 
 Spawned ShellFixture::spawn(ShellConfig config, SpawnRequest request, AbortSignal signal) {
