@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "proc/comm.hpp"
 #include "proc/listening_ports.hpp"
 #include "proc/pidfd.hpp"
 #include "proc/procfs.hpp"
@@ -43,15 +44,6 @@ bool read_facts(pid_t pid, Facts& out) {
   out.pgrp = static_cast<pid_t>(fields[1]);
   out.started = static_cast<std::uint64_t>(fields[18]);
   return true;
-}
-
-std::string read_comm(pid_t pid) {
-  char buf[64];
-  long n = procfs::read_small(procfs::Path(pid).text("/comm").c_str(), buf, sizeof buf);
-  if (n <= 0) return {};
-  std::string comm(buf, static_cast<std::size_t>(n));
-  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return comm;
 }
 
 const char* signal_name(int signo) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "proc/comm.hpp"
 #include "proc/process_tree.hpp"
 #include "proc/procfs.hpp"
 #include "proc/unique_fd.hpp"
@@ -189,15 +190,6 @@ std::uint64_t socket_inode(const char* link, ssize_t len) {
     inode = inode * 10 + static_cast<std::uint64_t>(link[i] - '0');
   }
   return inode;
-}
-
-std::string read_comm(pid_t pid) {
-  char buf[64];
-  long n = procfs::read_small(procfs::Path(pid).text("/comm").c_str(), buf, sizeof buf);
-  if (n <= 0) return {};
-  std::string comm(buf, static_cast<std::size_t>(n));
-  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return comm;
 }
 
 // The listeners of namespace `ns`, read through `pid` (one of its processes).
