@@ -60,10 +60,8 @@ void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned w
   for (unsigned c = col + 1; c < end; ++c) set(r, c, kWideTail);
 }
 
-void Grid::put_ascii(unsigned row, unsigned col, std::string_view text) {
-  Row& r = at(row);
-  char32_t* cells = cells_of(r);
-  if (text.empty()) return;
+void Grid::put_ascii_over(Row& r, unsigned col, std::string_view text) {
+  char32_t* cells = r.cells.get();
   unsigned end = col + static_cast<unsigned>(text.size());
   if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
   if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);

@@ -32,8 +32,20 @@ class Grid {
   // One character cell: `chars` is a base character and its combining marks (non-empty);
   // width 2 also takes the next cell.
   void put(unsigned row, unsigned col, std::u32string_view chars, unsigned width);
-  // A run of printable ASCII at (row, col..col+text.size()), all within the row.
-  void put_ascii(unsigned row, unsigned col, std::string_view text);
+  // A run of printable ASCII at (row, col..col+text.size()), all within the row. Inline
+  // when it cuts no wide character and the row has no marks: a flood's every line.
+  void put_ascii(unsigned row, unsigned col, std::string_view text) {
+    Row& r = at(row);
+    char32_t* cells = cells_of(r);
+    if (text.empty()) return;
+    const unsigned end = col + static_cast<unsigned>(text.size());
+    if (r.marks || cells[col] == kWideTail || (end < cols_ && cells[end] == kWideTail)) {
+      put_ascii_over(r, col, text);
+      return;
+    }
+    widen_ascii(text.data(), static_cast<unsigned>(text.size()), cells + col);
+    if (end > r.used) r.used = end;
+  }
   void erase(Rect rect);
   // Copy src's cells to dest (same size; they may overlap).
   void move(Rect dest, Rect src);
@@ -141,6 +153,7 @@ class Grid {
     row.plain = true;
   }
   void scroll_rows(unsigned start_row, unsigned end_row, int lines);
+  void put_ascii_over(Row& row, unsigned col, std::string_view text);
   void plain_row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const;
 
   std::vector<Row> rows_;
