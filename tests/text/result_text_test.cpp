@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,84 @@ TEST_CASE("a flood of 100k rows reads as the cell-by-cell rule reads it: text an
       CHECK(head.size() + expected.omitted.bytes + tail.size() == whole.size());
       const auto newlines = [](std::string_view text) { return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')); };
       CHECK(newlines(head) + expected.omitted.lines + newlines(tail) == newlines(whole));
+    }
+  }
+}
+
+TEST_CASE("random plain lines, long and wrapped, in random reads: the text is the lines, to the byte and the line") {
+  // Rows of printable ASCII are copied sixteen cells at a time (screen/cell_bytes.hpp), as
+  // they are written and as they scroll off: every length around those blocks, rows that
+  // wrap (their blanks kept), blanks inside and after a line, a line that starts mid-row,
+  // fed in reads of any size, must read as the lines themselves.
+  std::uint32_t seed = 12345;
+  const auto next = [&seed](std::uint32_t bound) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) % bound;
+  };
+  struct Shape {
+    unsigned rows, cols;
+  };
+  for (const Shape shape : {Shape{24, 80}, Shape{50, 160}, Shape{5, 17}}) {
+    std::vector<std::string> lines;
+    std::string bytes;
+    for (int i = 0; i < 3000; ++i) {
+      std::string line;
+      const unsigned length = next(4) == 0 ? next(3 * shape.cols) : next(40);
+      for (unsigned j = 0; j < length; ++j) line += static_cast<char>(next(5) == 0 ? ' ' : '!' + next(94));
+      if (!line.empty()) line.back() = 'z';  // blanks before a wrap are the line's: none here
+      std::string written = line;
+      const bool gap = !line.empty() && line.size() + 5 < shape.cols && next(3) == 0;
+      if (gap) {
+        // A cursor move across a gap: cells never written, read as blanks.
+        const std::size_t at = next(static_cast<std::uint32_t>(line.size()));
+        written = line.substr(0, at) + "\x1b[4C" + line.substr(at);
+        line.insert(at, 4, ' ');
+      }
+      const unsigned blanks = next(20);
+      if (next(4) == 0 && line.size() + blanks + 1 < shape.cols) written += std::string(blanks, ' ');  // dropped
+      if (!gap && length > 0 && line.size() < shape.cols - 2 && next(3) == 0) {
+        // Overwritten from the row's start: a longer line first, then this one and an erase.
+        written = std::string(shape.cols - 2, '#') + "\r" + written + "\x1b[K";
+      }
+      lines.push_back(line);
+      bytes += written + "\r\n";
+    }
+    // Every line ends with a newline: the cursor's row after the last one is empty.
+    std::string expected_text = "$ x\n";
+    for (const std::string& line : lines) expected_text += line + "\n";
+    for (std::size_t text_bytes : {std::size_t{3000}, std::size_t{256} << 10}) {
+      for (int round = 0; round < 3; ++round) {
+        CAPTURE(shape.cols);
+        CAPTURE(text_bytes);
+        CAPTURE(round);
+        Emulator emulator(shape.rows, shape.cols, [](std::string_view) {});
+        emulator.start_text(emulator.text_cursor(), text_bytes);
+        for (std::size_t at = 0; at < bytes.size();) {
+          const std::size_t size = round == 0 ? 4096 : 1 + next(round == 1 ? 7 : 5000);
+          emulator.on_bytes(std::string_view(bytes).substr(at, size));
+          at += size;
+        }
+        const dshpty::text::Cut cut = emulator.result_text("$ x\n", std::size_t{1} << 30);
+        if (text_bytes == 3000) REQUIRE(cut.truncated);
+        if (!cut.truncated) {
+          CHECK(cut.text == expected_text);
+          continue;
+        }
+        // Cut: what it kept is the whole's head and tail, and the counts are exact.
+        const std::string marker = dshpty::text::truncation_marker(cut.omitted) + "\n";
+        const std::size_t at = cut.text.find(marker);
+        REQUIRE(at != std::string::npos);
+        std::string head = cut.text.substr(0, at);
+        const std::string tail = cut.text.substr(at + marker.size());
+        if (!expected_text.starts_with(head)) head.pop_back();
+        CHECK(expected_text.starts_with(head));
+        CHECK(expected_text.ends_with(tail));
+        CHECK(head.size() + cut.omitted.bytes + tail.size() == expected_text.size());
+        const auto newlines = [](std::string_view text) {
+          return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+        };
+        CHECK(newlines(head) + cut.omitted.lines + newlines(tail) == newlines(expected_text));
+      }
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "screen/cell_bytes.hpp"
 #include "screen/grid.hpp"
 #include "screen/plain_text_gate.hpp"
 #include "text/head_tail_buffer.hpp"
@@ -465,8 +466,7 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
       col = 0;
       ++at;
     } else if (byte >= 0x20 && byte < 0x7F) {
-      std::size_t end = at;
-      while (end < bytes.size() && bytes[end] >= 0x20 && bytes[end] < 0x7F) ++end;
+      const std::size_t end = at + printable_prefix(bytes.data() + at, bytes.size() - at);
       // The last character before a possible combining mark (any non-ASCII byte, or the
       // end of this read) goes through libvterm, which must know it to combine.
       bool leave_last = end == bytes.size() || static_cast<unsigned char>(bytes[end]) >= 0x80;

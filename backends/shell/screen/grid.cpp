@@ -28,11 +28,6 @@ void append_utf8(std::string& out, char32_t c) {
 
 Grid::Grid(unsigned rows, unsigned cols) : rows_(rows), cols_(cols) {}
 
-char32_t* Grid::cells_of(Row& row) {
-  if (!row.cells) row.cells = std::make_unique<char32_t[]>(cols_);  // zeroed: kBlank
-  return row.cells.get();
-}
-
 Grid::Marks& Grid::marks_of(Row& row) {
   if (!row.marks) row.marks = std::make_unique<Marks>();
   return *row.marks;
@@ -44,15 +39,6 @@ void Grid::set(Row& row, unsigned col, char32_t cell) {
   cells[col] = cell;
   if (cell != kBlank && (cell < U' ' || cell >= 0x7F)) row.plain = false;
   if (cell != kBlank && col >= row.used) row.used = col + 1;
-}
-
-void Grid::clear_row(Row& row) {
-  // Keeps the allocation: a flood clears and rewrites the same rows.
-  if (row.cells) std::fill(row.cells.get(), row.cells.get() + row.used, kBlank);
-  row.used = 0;
-  row.marks.reset();
-  row.continued = false;
-  row.plain = true;
 }
 
 bool Grid::blank_row(unsigned row) const {
@@ -74,15 +60,13 @@ void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned w
   for (unsigned c = col + 1; c < end; ++c) set(r, c, kWideTail);
 }
 
-void Grid::put_ascii(unsigned row, unsigned col, std::string_view text) {
-  Row& r = at(row);
-  char32_t* cells = cells_of(r);
-  if (text.empty()) return;
+void Grid::put_ascii_over(Row& r, unsigned col, std::string_view text) {
+  char32_t* cells = r.cells.get();
   unsigned end = col + static_cast<unsigned>(text.size());
   if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
   if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
   if (r.marks) r.marks->erase(r.marks->lower_bound(col), r.marks->lower_bound(end));
-  for (unsigned i = 0; i < text.size(); ++i) cells[col + i] = static_cast<unsigned char>(text[i]);
+  widen_ascii(text.data(), static_cast<unsigned>(text.size()), cells + col);
   if (end > r.used) r.used = end;
 }
 
@@ -133,7 +117,7 @@ void Grid::move(Rect dest, Rect src) {
   }
 }
 
-void Grid::scroll(unsigned start_row, unsigned end_row, int lines) {
+void Grid::scroll_rows(unsigned start_row, unsigned end_row, int lines) {
   end_row = std::min(end_row, rows());
   if (start_row >= end_row || lines == 0) return;
   unsigned height = end_row - start_row;
@@ -313,27 +297,6 @@ void Grid::row_text(unsigned row, unsigned from, bool keep_trailing, unsigned mi
   }
   out.resize(kept_bytes);
   if (min_end > kept_col) out.append(min_end - kept_col, ' ');
-}
-
-int Grid::plain_text(unsigned row, unsigned from, bool keep_trailing, char* out) const {
-  const Row& r = at(row);
-  if (!r.plain) return -1;
-  // row_text's rule for a row of blanks and printable ASCII: a cell is a byte.
-  const char32_t* cells = r.cells.get();
-  unsigned end = r.used;
-  if (!keep_trailing) {
-    while (end > from && (cells[end - 1] == kBlank || cells[end - 1] == U' ')) --end;
-  }
-  char* p = out;
-  for (unsigned col = from; col < end; ++col) {
-    const char32_t c = cells[col];
-    *p++ = static_cast<char>(c == kBlank ? U' ' : c);
-  }
-  if (keep_trailing) {
-    // Every cell to the margin: the line goes on in the next row.
-    for (unsigned col = std::max(std::min(r.used, cols_), from); col < cols_; ++col) *p++ = ' ';
-  }
-  return static_cast<int>(p - out);
 }
 
 void Grid::plain_row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const {

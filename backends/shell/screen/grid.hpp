@@ -5,6 +5,7 @@
 // cell of every row per scrolled line: 1.7 MiB/s on `seq`, screen.md).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -12,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "screen/cell_bytes.hpp"
 
 namespace dshpty::screen {
 
@@ -29,14 +32,33 @@ class Grid {
   // One character cell: `chars` is a base character and its combining marks (non-empty);
   // width 2 also takes the next cell.
   void put(unsigned row, unsigned col, std::u32string_view chars, unsigned width);
-  // A run of printable ASCII at (row, col..col+text.size()), all within the row.
-  void put_ascii(unsigned row, unsigned col, std::string_view text);
+  // A run of printable ASCII at (row, col..col+text.size()), all within the row. Inline
+  // when it cuts no wide character and the row has no marks: a flood's every line.
+  void put_ascii(unsigned row, unsigned col, std::string_view text) {
+    Row& r = at(row);
+    char32_t* cells = cells_of(r);
+    if (text.empty()) return;
+    const unsigned end = col + static_cast<unsigned>(text.size());
+    if (r.marks || cells[col] == kWideTail || (end < cols_ && cells[end] == kWideTail)) {
+      put_ascii_over(r, col, text);
+      return;
+    }
+    widen_ascii(text.data(), static_cast<unsigned>(text.size()), cells + col);
+    if (end > r.used) r.used = end;
+  }
   void erase(Rect rect);
   // Copy src's cells to dest (same size; they may overlap).
   void move(Rect dest, Rect src);
   // Rows start..end-1, full width, move up by `lines` (down when negative); the rows
-  // uncovered are blank.
-  void scroll(unsigned start_row, unsigned end_row, int lines);
+  // uncovered are blank. A flood's scroll (the whole screen up a line) is inline.
+  void scroll(unsigned start_row, unsigned end_row, int lines) {
+    if (lines == 1 && start_row == 0 && end_row >= rows() && rows() > 1) {
+      clear_row(at(0));
+      top_ = index(1);
+      return;
+    }
+    scroll_rows(start_row, end_row, lines);
+  }
   // The new size, keeping what fits, top-left anchored; first drops `drop_top` rows.
   void resize(unsigned rows, unsigned cols, unsigned drop_top);
   // Nothing written on the row (a shrink keeps the rows down to the last written one).
@@ -58,7 +80,26 @@ class Grid {
   // row_text's text (min_end 0) written to `out`, which has room for cols() bytes, when the
   // row holds only blanks and printable ASCII (a flood's rows): its length. -1 otherwise,
   // nothing written.
-  int plain_text(unsigned row, unsigned from, bool keep_trailing, char* out) const;
+  // Inline: a flood reads a row through here per line.
+  int plain_text(unsigned row, unsigned from, bool keep_trailing, char* out) const {
+    const Row& r = at(row);
+    if (!r.plain) return -1;
+    const char32_t* cells = r.cells.get();
+    unsigned end = r.used;
+    if (!keep_trailing) {
+      while (end > from && (cells[end - 1] == kBlank || cells[end - 1] == U' ')) --end;
+    }
+    char* p = out;
+    if (end > from) {
+      narrow_plain(cells + from, end - from, p);
+      p += end - from;
+    }
+    if (keep_trailing) {
+      // Every cell to the margin: the line goes on in the next row.
+      for (unsigned col = std::max(std::min(r.used, cols_), from); col < cols_; ++col) *p++ = ' ';
+    }
+    return static_cast<int>(p - out);
+  }
   // The last row anything is written on, or -1.
   int last_written_row() const;
   std::size_t memory_bytes() const noexcept;
@@ -67,7 +108,8 @@ class Grid {
   // A cell holds a code point; kWide flags a wide character's first cell and kWideTail is
   // its second; kCombined flags a base character whose marks are in the row's `marks`.
   // A half without its other half (moved or cut apart) reads as a blank.
-  static constexpr char32_t kBlank = 0;
+  static constexpr char32_t kBlank = 0;  // narrow_plain reads 0 as a blank
+  static_assert(kBlank == 0);
   static constexpr char32_t kWideTail = 0x110000;
   static constexpr char32_t kCombined = 0x80000000;
   static constexpr char32_t kWide = 0x40000000;
@@ -96,10 +138,22 @@ class Grid {
   }
   Row& at(unsigned row) { return rows_[index(row)]; }
   const Row& at(unsigned row) const { return rows_[index(row)]; }
-  char32_t* cells_of(Row& row);
+  char32_t* cells_of(Row& row) {
+    if (!row.cells) row.cells = std::make_unique<char32_t[]>(cols_);  // zeroed: kBlank
+    return row.cells.get();
+  }
   static Marks& marks_of(Row& row);
   void set(Row& row, unsigned col, char32_t cell);
-  void clear_row(Row& row);
+  void clear_row(Row& row) {
+    // Keeps the allocation: a flood clears and rewrites the same rows.
+    if (row.cells) std::fill(row.cells.get(), row.cells.get() + row.used, kBlank);
+    row.used = 0;
+    row.marks.reset();
+    row.continued = false;
+    row.plain = true;
+  }
+  void scroll_rows(unsigned start_row, unsigned end_row, int lines);
+  void put_ascii_over(Row& row, unsigned col, std::string_view text);
   void plain_row_text(unsigned row, unsigned from, bool keep_trailing, unsigned min_end, std::string& out) const;
 
   std::vector<Row> rows_;
