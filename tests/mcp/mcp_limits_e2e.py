@@ -9,6 +9,7 @@ usage: mcp_limits_e2e.py DSHPTY_MCP"""
 
 import os
 import sys
+import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "repl"))
 import mcp_client  # noqa: E402
@@ -29,7 +30,7 @@ def main(binary):
         tools = {t["name"]: t for t in server.call("tools/list")["tools"]}
         limits = tools["terminal_open"]["inputSchema"]["properties"]["limits"]
         check(limits["type"] == "object" and set(limits["properties"]) == {"pids", "memory", "cpu"} and
-              limits["additionalProperties"] is False, limits)
+              limits["additionalProperties"] is False, str(limits))
         text = server.tool_error("terminal_open", {"limits": {"pids": 201}}, "INVALID_ARGUMENT")
         check("limits.pids" in text, text)
         text = server.tool_error("terminal_open", {"limits": {"cpu": "half"}}, "INVALID_ARGUMENT")
@@ -45,9 +46,9 @@ def main(binary):
         server.tool("terminal_open", {"name": "free"})
         items, is_error = server.tool_items(server.start_tool(
             "terminal_send", {"session": "capped", "text": STORM, "timeout_ms": 140000, "idle_ms": 140000}))
-        check(is_error is False and len(items) == 2, items)
-        check("fork: retry" in items[0] or "Resource temporarily unavailable" in items[0], items)
-        check(items[1].endswith("[limit: pids]\n"), items)  # a status line, never in the output
+        check(is_error is False and len(items) == 2, str(items))
+        check("fork: retry" in items[0] or "Resource temporarily unavailable" in items[0], str(items))
+        check(items[1].endswith("[limit: pids]\n"), str(items))  # a status line, never in the output
         beside = server.tool("terminal_send", {"session": "free", "text": "echo n-$((6*7))"})
         check("n-42" in beside and "[limit:" not in beside, beside)
         listed = server.tool("terminal_list")
@@ -61,6 +62,9 @@ def main(binary):
         check(server.close_stdin_and_wait() == 0, "exit status")
         check(not cgroups.present(), f"EOF left {cgroups.present()}")
         return 0
+    except Exception:
+        traceback.print_exc()  # shown before the cleanup's own check can mask it
+        raise
     finally:
         server.kill()
         left = cgroups.remove_left()

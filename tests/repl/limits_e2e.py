@@ -9,6 +9,7 @@ cgroup can be made reports the cgroup cases skipped, with the reason.
 Usage: limits_e2e.py DSHPTY_REPL"""
 
 import sys
+import traceback
 
 import repl_harness
 from repl_harness import JsonRepl, check, run_text_script
@@ -70,6 +71,9 @@ def test_json(path):
         check(repl.wait_exit() == 0, "exit status")
         check(not cgroups.present(), f"shutdown left {cgroups.present()}")
         return 0
+    except Exception:
+        traceback.print_exc()  # shown before the cleanup's own check can mask it
+        raise
     finally:
         repl.close()
         left = cgroups.remove_left()
