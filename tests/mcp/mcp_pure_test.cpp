@@ -223,11 +223,38 @@ TEST_CASE("the field table: every open option of the faces is a field of both pr
   }
   // And the other way: a field of the table that no face reads would be accepted and ignored.
   auto read_by_faces = [](std::string_view name) {
-    if (name == "type" || name == "name" || name == "cwd" || name == "linger") return true;
+    if (name == "type" || name == "name" || name == "cwd" || name == "linger" || name == "limits") return true;
     for (const auto& option : dshpty::engine::kOpenOptions)
       if (option.key == name) return true;
     return false;
   };
   for (const auto* row : {json_open, mcp_open})
     for (const auto& field : row->fields) CHECK_MESSAGE(read_by_faces(field.name), field.name);
+}
+
+TEST_CASE("terminal_open's limits: read into the request, refused naming the member; its schema from the table") {
+  auto parse = [](const char* name, Json arguments) {
+    auto parsed = parse_tool_call(name, arguments);
+    REQUIRE(parsed);
+    return std::move(*parsed);
+  };
+  auto call = parse("terminal_open", Json{{"limits", {{"pids", 64}, {"cpu", 0.25}}}});
+  REQUIRE(call);
+  const auto& open = std::get<OpenCall>(call.value()).request;
+  CHECK(open.limits.pids == 64u);
+  CHECK(open.limits.cpu == 0.25);
+  CHECK_FALSE(open.limits.memory);
+  CHECK(parse("terminal_open", Json{{"limits", {{"memory", -1}}}}).error()->message ==
+        "argument \"limits.memory\" must be a positive integer");
+  CHECK(parse("terminal_open", Json{{"limits", {{"pid", 1}}}}).error()->message ==
+        "argument \"limits.pid\" is no limit (pids, memory, cpu)");
+  const Json tools = tool_list();
+  for (const Json& tool : tools)
+    if (tool["name"] == "terminal_open") {
+      const Json& limits = tool["inputSchema"]["properties"]["limits"];
+      CHECK(limits["type"] == "object");
+      CHECK(limits["additionalProperties"] == false);
+      CHECK(limits["properties"]["pids"]["type"] == "integer");
+      CHECK(limits["properties"]["cpu"]["type"] == "number");
+    }
 }

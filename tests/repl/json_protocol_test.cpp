@@ -89,7 +89,7 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
   CHECK(parse_bad(R"({"id":2,"op":"list","sessionId":"p"})").error->message ==
         "unknown field \"sessionId\" for op \"list\" (valid: id, op, owner)");
   CHECK(parse_bad(R"({"id":2,"op":"open","type":"shell","sandox":"read-only"})").error->message ==
-        "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)");
+        "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)");
   CHECK(parse_bad(R"({"id":"c","op":"cancel","sendId":1,"session":"p"})").id.token() == "\"c\"");
   parse_ok(R"({"id":2,"op":"shutdown","owner":"a"})");
   // Bad bytes in a string: refused under the request's own id, not null.
@@ -302,4 +302,34 @@ TEST_CASE("numbers and null: one rule, as on MCP (a whole float is an integer; n
   CHECK(parse_bad(R"({"id":1,"op":"open","type":null})").error->message == "missing field \"type\"");
   // A sendId is a request id as the send wrote it: null names a send whose id was null.
   CHECK(std::get<CancelOp>(parse_ok(R"({"id":2,"op":"cancel","sendId":null})").op).send_id.token() == "null");
+}
+
+TEST_CASE("open's limits: an object of pids, memory and cpu; anything else refused naming the member") {
+  const auto open = std::get<OpenOp>(
+      parse_ok(R"({"id":1,"op":"open","type":"shell","limits":{"pids":64,"memory":1048576.0,"cpu":0.5}})").op);
+  CHECK(open.limits.pids == 64u);
+  CHECK(open.limits.memory == 1048576u);
+  CHECK(open.limits.cpu == 0.5);
+  CHECK_FALSE(std::get<OpenOp>(parse_ok(R"({"id":1,"op":"open","type":"shell","limits":{"pids":null}})").op).limits.any());
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","limits":64})").error->message ==
+        "field \"limits\" must be an object: {\"pids\": N, \"memory\": BYTES, \"cpu\": F}");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","limits":{"pids":0}})").error->message ==
+        "field \"limits.pids\" must be a positive integer");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","limits":{"memory":1.5}})").error->message ==
+        "field \"limits.memory\" must be a positive integer");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","limits":{"cpu":"1"}})").error->message ==
+        "field \"limits.cpu\" must be a positive number");
+  CHECK(parse_bad(R"({"id":1,"op":"open","type":"shell","limits":{"threads":9}})").error->message ==
+        "field \"limits.threads\" is no limit (pids, memory, cpu)");
+}
+
+TEST_CASE("limitHit: in a list entry, with the victim when known") {
+  SessionSnapshot s;
+  s.id = "pty-1";
+  s.type = "shell";
+  CHECK_FALSE(encode_snapshot(s).contains("limitHit"));
+  s.limit_hit = LimitHit{LimitKind::pids};
+  CHECK(encode_snapshot(s)["limitHit"].dump() == R"({"kind":"pids"})");
+  s.limit_hit = LimitHit{LimitKind::memory, 1234, "python3"};
+  CHECK(encode_snapshot(s)["limitHit"].dump() == R"({"kind":"memory","pid":1234,"command":"python3"})");
 }

@@ -717,3 +717,24 @@ TEST_CASE("--help names every text command and every open flag (one source with 
   for (const auto& option : engine::kOpenOptions) CHECK_MESSAGE(usage.find(std::string(option.flag) + " ") != std::string::npos, option.flag);
   CHECK(usage.find("--linger SECONDS") != std::string::npos);
 }
+
+TEST_CASE("limits on the text face: open's --limit-* flags, [limit: ...] in a list") {
+  const auto context = context_with({});
+  auto open = parse_text_command("open shell box --limit-pids 64 --limit-memory=1048576 --limit-cpu 0.5", context);
+  REQUIRE(open);
+  CHECK(open->limits.pids == 64u);
+  CHECK(open->limits.memory == 1048576u);
+  CHECK(open->limits.cpu == 0.5);
+  auto bad = parse_text_command("open shell --limit-pids 0", context);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error()->message == "--limit-pids needs a positive whole number, not \"0\"");
+  CHECK_FALSE(parse_text_command("open shell --limit-cpu half", context));
+  CHECK_FALSE(parse_text_command("open shell --limit-memory", context));
+
+  CHECK(format_limit_hit(LimitHit{LimitKind::pids}) == "[limit: pids]");
+  CHECK(format_limit_hit(LimitHit{LimitKind::memory, 1234, "python3"}) == "[limit: memory (OOM kill of 1234 python3)]");
+  CHECK(format_limit_hit(LimitHit{LimitKind::memory, std::nullopt, "a\x1b]"}) == "[limit: memory (OOM kill of a\\e])]");
+  SessionSnapshot hit = snapshot("pty-2", "main");
+  hit.limit_hit = LimitHit{LimitKind::pids};
+  CHECK(format_list({hit}) == "pty-2 (main) [shell] running pid=9 [limit: pids]\n");
+}

@@ -19,6 +19,13 @@ constexpr std::string_view kSignalChoices[] = {"SIGINT", "SIGTERM", "SIGKILL", "
 
 constexpr std::int64_t kWaitMax = engine::kMaxWaitMs;
 
+// A session's limits (docs/security.md, "Resource limits"): the backend checks the ranges
+// and the operator's ceilings, naming "limits.KIND".
+constexpr Field kLimitFields[] = {
+    {.name = "pids", .type = T::integer, .min = 1, .doc = "Processes and threads of the session's tree."},
+    {.name = "memory", .type = T::integer, .min = 1, .doc = "Bytes of memory, the tree's total."},
+    {.name = "cpu", .type = T::number, .doc = "CPUs' worth of time (0.5: half of one CPU's)."}};
+
 // The fields of opening a session that both protocols spell alike (`type`'s default differs:
 // required on the JSON face, "shell" on MCP).
 constexpr Field kOpenFields[] = {
@@ -58,7 +65,14 @@ constexpr Field kOpenFields[] = {
             "and its output is kept; a restarted server takes it over with terminal_attach. For a remote "
             "type it is also how long a cut link may take to come back: the session is reconnecting "
             "meanwhile, with its processes and output kept. 0 (the default): the session ends with the "
-            "server (or its link)."}};
+            "server (or its link)."},
+    {.name = "limits",
+     .type = T::object,
+     .doc = "Per-session limits, e.g. {\"pids\": 256, \"memory\": 1073741824, \"cpu\": 1}: processes and "
+            "threads, bytes of memory (an OOM kill stays inside the session), CPUs' worth of time. The operator's are "
+            "the defaults; you may ask for less, never more. A session that reaches one says so: "
+            "\"[limit: pids]\" (a fork refused) or \"[limit: memory (OOM kill of PID COMMAND)]\".",
+     .members = kLimitFields}};
 
 // `head` then `tail`, as one row.
 template <std::size_t N, std::size_t M>
@@ -164,6 +178,8 @@ std::string_view field_type_name(FieldType type) {
     case FieldType::boolean: return "boolean";
     case FieldType::strings: return "array";
     case FieldType::id: return "id";
+    case FieldType::number: return "number";
+    case FieldType::object: return "object";
   }
   return "string";
 }

@@ -29,6 +29,8 @@ enum class FieldType {
   boolean,
   strings,  // an array of strings
   id,       // any JSON value: a request id as it was written
+  number,   // any JSON number (a fraction too)
+  object,   // an object of `members` (no others)
 };
 std::string_view field_type_name(FieldType type);  // "string", "integer", ... as in a JSON Schema
 
@@ -41,6 +43,7 @@ struct Field {
   std::span<const std::string_view> choices{};  // strings: the values it takes (empty: any)
   std::string_view default_value{};             // as the docs write it; empty: none
   std::string_view doc{};                       // what it means (MCP: the model reads it)
+  std::span<const Field> members{};             // objects: their fields
 };
 
 struct OpFields {

@@ -39,13 +39,16 @@ SandboxMode mode_named(const std::string& name) {
 
 // The operator's policy (checked at start-up): --sandbox is the default and the floor,
 // --network off the default and the floor; the workspaces are --workspace, else the one
-// directory the sessions start in by default (--cwd, else ours).
+// directory the sessions start in by default (--cwd, else ours); --limit-* the default and
+// the ceiling of each limit.
 void apply_policy(const SessionOptions& options, ShellConfig& config) {
   if (options.sandbox) config.sandbox = config.sandbox_floor = mode_named(*options.sandbox);
   if (options.network) {
     config.sandbox_network = *options.network;
     config.network_floor = !*options.network;
   }
+  // Each --limit-* is the default and the ceiling: a session may lower it, never raise it.
+  config.limits = config.limit_ceilings = options.limits;
   config.workspaces = options.workspaces;
   if (config.workspaces.empty()) {
     char here[PATH_MAX];

@@ -20,6 +20,7 @@
 
 #include "dshpty/errors.hpp"
 #include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
 
 namespace dshpty::tool {
 
@@ -98,6 +99,30 @@ class JsonArgs {
     if (*value < min) return fail(name, "must be at least " + std::to_string(min));
     if (*value > max) return fail(name, "must be at most " + std::to_string(max));
     return value;
+  }
+  // A session's limits, {"pids": N, "memory": BYTES, "cpu": FRACTION}: each a positive
+  // number (pids and memory whole); another member fails naming it ("limits.x"). The
+  // ranges and the operator's ceilings are the backend's to check (it names them alike).
+  std::optional<Limits> limits(std::string_view name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    if (!field->is_object()) return fail(name, "must be an object: {\"pids\": N, \"memory\": BYTES, \"cpu\": F}");
+    Limits out;
+    for (auto it = field->begin(); it != field->end(); ++it) {
+      const std::string member = std::string(name) + "." + it.key();
+      if (it->is_null()) continue;  // absent, as everywhere
+      if (it.key() == "cpu") {
+        if (!it->is_number() || !(it->template get<double>() > 0)) return fail(member, "must be a positive number");
+        out.cpu = it->template get<double>();
+      } else if (it.key() == "pids" || it.key() == "memory") {
+        const auto value = json_integer(*it);
+        if (!value || *value < 1) return fail(member, "must be a positive integer");
+        (it.key() == "pids" ? out.pids : out.memory) = static_cast<std::uint64_t>(*value);
+      } else {
+        return fail(member, "is no limit (pids, memory, cpu)");
+      }
+    }
+    return out;
   }
   // Any value but null (an id echoed as written); nullptr when absent.
   const Json* any(std::string_view name, bool required) { return find(name, required); }

@@ -1,6 +1,7 @@
 #include "session_options.hpp"
 
 #include <charconv>
+#include <cstdlib>
 
 #include "dshpty/remote.hpp"
 #include "dshpty/shell.hpp"
@@ -119,6 +120,25 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     options.network = *text == "on";
     return Status();
   }
+  if (arg == "--limit-pids" || arg == "--limit-memory" || arg == "--limit-cpu") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (arg == "--limit-cpu") {
+      char* end = nullptr;
+      const std::string value(*text);
+      const double cpu = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(cpu > 0) || cpu > 1e9)
+        return Status(bad("--limit-cpu needs a positive number of CPUs, not \"" + value + "\""));
+      options.limits.cpu = cpu;
+      return Status();
+    }
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value == 0)
+      return Status(bad(std::string(arg) + " needs a positive whole number, not \"" + std::string(*text) + "\""));
+    (arg == "--limit-pids" ? options.limits.pids : options.limits.memory) = value;
+    return Status();
+  }
   if (arg == "--workspace" || arg == "--writable-root") {
     auto text = reader.value();
     if (!text) return Status(text.error());
@@ -229,6 +249,9 @@ std::string_view session_options_usage() {
                           asking for less is refused
   --network on|off        a confined session's network (default off); off is also a
                           floor (a session asking for it is refused)
+  --limit-pids N          per-session limits (a cgroup of the session's own): processes
+  --limit-memory BYTES    and threads, memory, CPUs' worth of time (0.5: half of one);
+  --limit-cpu F           each the default and the ceiling (a session may ask for less)
   --workspace DIR         where a confined session's cwd may be (repeatable; default:
                           --cwd, else the directory we started in); never / or $HOME,
                           never through a symbolic link

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dshpty/result.hpp"
+#include "dshpty/session.hpp"
 #include "render/result_cap.hpp"
 
 namespace dshpty::tool {
@@ -52,6 +53,9 @@ struct SessionOptions {
   std::vector<std::string> workspaces;
   std::vector<std::string> writable_roots;
   std::vector<std::string> env_pass;
+  // --limit-pids N, --limit-memory BYTES, --limit-cpu F: each a session's default and its
+  // ceiling (ShellConfig::limits, limit_ceilings; docs/security.md "Resource limits").
+  Limits limits;
   // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
   // the default.
   std::optional<std::string> state_dir;

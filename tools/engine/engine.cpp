@@ -77,6 +77,7 @@ void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnRes
   options.name = std::move(request.name);
   options.cwd = std::move(request.cwd);
   options.options = std::move(request.options);
+  options.limits = request.limits;
   // A key already pending stays with its first open; this one is then not abortable.
   bool abortable = false;
   if (!abort_key.empty()) {

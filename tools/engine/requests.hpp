@@ -18,6 +18,7 @@ struct OpenRequest {
   std::optional<std::string> name{};
   std::optional<std::string> cwd{};
   std::map<std::string, std::string> options{};  // the backend's own, passed as is
+  Limits limits{};                               // the backend checks them (SpawnOptions::limits)
 };
 
 // The backend options every face takes on `open`: the text flag, and the key that is both

@@ -6,6 +6,7 @@
 #include "line_splitter.hpp"
 #include "render/linger_format.hpp"
 #include "render/text_format.hpp"
+#include "session_lookup.hpp"
 
 #ifndef DSHPTY_VERSION
 #define DSHPTY_VERSION "unknown"
@@ -316,6 +317,10 @@ void McpServer::finish_send(const std::string& key, const SendResult& result) {
   // The cap bounds the output (the backend cut the viewport to it); the status lines are
   // never cut.
   render::SendText parts = render::format_send_parts(result, cap());
+  // A limit the session reached, read when the send settled (as terminal_list shows it).
+  if (const auto it = calls_.find(key); it != calls_.end())
+    if (auto hit = engine::limit_hit_of(it->second.session_id, engine_.list(kOwner)))
+      parts.status += render::format_limit_hit(*hit) + "\n";
   answer(key, Json{{"content", Json::array({text_item(std::move(parts.output)), text_item(std::move(parts.status))})},
                    {"isError", false}});
 }

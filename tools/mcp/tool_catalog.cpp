@@ -29,6 +29,11 @@ Json property(const tool::Field& field) {
     out["minimum"] = field.min;
     if (field.max != tool::kUnbounded) out["maximum"] = field.max;
   }
+  if (field.type == tool::FieldType::object) {
+    out["properties"] = Json::object();
+    for (const tool::Field& member : field.members) out["properties"][std::string(member.name)] = property(member);
+    out["additionalProperties"] = false;
+  }
   out["description"] = std::string(field.doc);
   return out;
 }
@@ -196,6 +201,7 @@ Result<ToolCall> parse_open(Arguments& a) {
   }
   if (auto linger = a.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange))
     call.request.options["linger"] = std::to_string(*linger);
+  if (auto limits = a.limits("limits")) call.request.limits = *limits;
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }

@@ -50,6 +50,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     }
     // Whole seconds: 5 and 5.0 are the same number; 1.5 is no number of seconds.
     if (auto linger = f.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange)) open.options["linger"] = std::to_string(*linger);
+    if (auto limits = f.limits("limits")) open.limits = *limits;
     return done(std::move(open));
   }
   if (op == "send") {
@@ -226,6 +227,14 @@ Json encode_snapshot(const SessionSnapshot& session) {
     out["confinement"] = Json{{"mode", c.mode}, {"network", c.network ? "on" : "off"},
                               {"writableRoots", c.writable_roots}, {"protected", c.protected_paths}};
   }
+  if (session.limit_hit) out["limitHit"] = encode_limit_hit(*session.limit_hit);
+  return out;
+}
+
+Json encode_limit_hit(const LimitHit& hit) {
+  Json out{{"kind", std::string(limit_kind_name(hit.kind))}};
+  if (hit.pid) out["pid"] = *hit.pid;
+  if (hit.command) out["command"] = *hit.command;
   return out;
 }
 

@@ -87,6 +87,8 @@ Json encode_error(const Error& error);  // {code, message, errors?}
 // {"kind":"lost","reason":"ssh exited 255: ..."}.
 Json encode_status(const SessionStatus& status);
 Json encode_snapshot(const SessionSnapshot& session);
+// {"kind": "pids"|"memory", "pid"?, "command"?}: a list entry's and a send result's `limitHit`.
+Json encode_limit_hit(const LimitHit& hit);
 // Text fields are cut to `cap` bytes (text/truncation.hpp: head, the marker line, tail) and
 // flagged `truncated`, with `omittedLines` and `omittedBytes` when something was left out.
 // A send's viewport comes cut by the backend; a delta keeps its newest `cap` bytes.

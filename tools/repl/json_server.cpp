@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "line_splitter.hpp"
+#include "session_lookup.hpp"
 
 #ifndef DSHPTY_VERSION
 #define DSHPTY_VERSION "unknown"
@@ -77,9 +78,16 @@ void JsonServer::dispatch(jp::Request request) {
             });
           },
           [&](jp::SendOp& op) {
-            auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id](Result<SendResult> result) {
-              answer(id, result, jp::encode_send);
-            });
+            std::string session = op.session_id;
+            auto done = [this, id, owner = std::string(owner), session](Result<SendResult> result) {
+              answer(id, result, [&](const SendResult& r) {
+                Json out = jp::encode_send(r);
+                // A limit the session reached, read when the send settled (as `list` shows it).
+                if (auto hit = engine::limit_hit_of(session, engine_.list(owner))) out["limitHit"] = jp::encode_limit_hit(*hit);
+                return out;
+              });
+            };
+            auto status = engine_.send(owner, std::move(op), jp::id_key(id), std::move(done));
             if (!status && status.error()->code == Code::SEND_ACTIVE)
               respond_error(id, engine::send_active("{\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts its "
                                                     "command, {\"op\": \"cancel\", \"sendId\": ...} takes it back; "

@@ -120,6 +120,35 @@ std::optional<std::optional<std::string>> flag_value(const std::vector<std::stri
   return std::nullopt;
 }
 
+// `--limit-pids N`, `--limit-memory BYTES` or `--limit-cpu F` (or --flag=VALUE) at args[i]
+// (i moves past it) into `limits`: nullopt when args[i] is none of them; INVALID_ARGUMENT
+// naming the flag for a value that is no positive number. The backend checks the ranges
+// and the operator's ceilings.
+std::optional<Status> limit_flag(const std::vector<std::string>& args, std::size_t& i, Limits& limits) {
+  for (std::string_view flag : {"--limit-pids", "--limit-memory", "--limit-cpu"}) {
+    auto text = flag_value(args, i, flag);
+    if (!text) continue;
+    const std::string value = text->value_or("");
+    const char* end = value.data() + value.size();
+    auto bad = [&](std::string_view what) {
+      return Status(make_error(Code::INVALID_ARGUMENT, std::string(flag) + " needs " + std::string(what) + ", not \"" + value + "\""));
+    };
+    if (flag == "--limit-cpu") {
+      double cpu = 0;
+      const auto [at, ec] = std::from_chars(value.data(), end, cpu);
+      if (value.empty() || ec != std::errc() || at != end || !(cpu > 0)) return bad("a positive number of CPUs");
+      limits.cpu = cpu;
+      return Status();
+    }
+    std::uint64_t n = 0;
+    const auto [at, ec] = std::from_chars(value.data(), end, n);
+    if (value.empty() || ec != std::errc() || at != end || n == 0) return bad("a positive whole number");
+    (flag == "--limit-pids" ? limits.pids : limits.memory) = n;
+    return Status();
+  }
+  return std::nullopt;
+}
+
 Result<TextCommand> parse_open(std::vector<std::string> args) {
   const std::string kUsage = open_usage();
   TextCommand command;
@@ -135,6 +164,10 @@ Result<TextCommand> parse_open(std::vector<std::string> args) {
     if (auto linger = flag_value(args, i, "--linger")) {
       if (!*linger) return usage(kUsage);
       command.options["linger"] = std::move(**linger);  // the backend checks the number
+      continue;
+    }
+    if (auto limit = limit_flag(args, i, command.limits)) {
+      if (!*limit) return limit->error();
       continue;
     }
     bool taken = false;
@@ -337,7 +370,7 @@ const std::vector<std::string>& command_names() {
 std::string open_usage() {
   std::string usage = "open TYPE [NAME] [--cwd DIR]";
   for (const auto& option : engine::kOpenOptions) usage += " [" + std::string(option.flag) + " " + std::string(option.value) + "]";
-  return usage + " [--linger SECONDS]";
+  return usage + " [--linger SECONDS] [--limit-pids N] [--limit-memory BYTES] [--limit-cpu F]";
 }
 
 std::string text_commands_help() {

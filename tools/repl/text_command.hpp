@@ -28,6 +28,7 @@ struct TextCommand {
   std::optional<std::string> name;
   std::optional<std::string> cwd;
   std::map<std::string, std::string> options;  // backend options (engine::kOpenOptions)
+  Limits limits;                               // --limit-pids N, --limit-memory BYTES, --limit-cpu F
 
   // send (and keys, a send of keys only): the text exactly as typed after the id and
   // options (spaces and quotes kept), then the named keys.

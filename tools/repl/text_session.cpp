@@ -104,7 +104,8 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
     case Kind::open: {
       open_pending_ = true;
       engine_.open(
-          kOwner, {.type = command.type, .name = command.name, .cwd = command.cwd, .options = command.options},
+          kOwner, {.type = command.type, .name = command.name, .cwd = command.cwd, .options = command.options,
+                   .limits = command.limits},
           [this](Result<SpawnResult> result) {
             print_(result ? format_open(*result, cap()) : format_error(result.error()));
             finish();
@@ -119,8 +120,18 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       send.request.submit = command.submit;
       send.request.timeout = command.timeout;
       send.request.idle = command.idle;
-      auto status = engine_.send(kOwner, std::move(send), kOperationKey, [this](Result<SendResult> result) {
-        print_(result ? format_send(*result, cap()) : format_error(result.error()));
+      std::string id = send.session_id;
+      auto status = engine_.send(kOwner, std::move(send), kOperationKey, [this, id](Result<SendResult> result) {
+        if (!result) {
+          print_(format_error(result.error()));
+          finish();
+          return;
+        }
+        SendText parts = format_send_parts(*result, cap());
+        // A limit the session reached, read when the send settled (as `list` shows it).
+        if (auto hit = engine::limit_hit_of(id, engine_.list(kOwner))) parts.status += format_limit_hit(*hit) + "\n";
+        // A screen comes after the status lines, a line-mode output before them (format_send).
+        print_(parts.screen ? parts.status + parts.output : parts.output + parts.status);
         finish();
       });
       if (!status) {

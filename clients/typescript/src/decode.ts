@@ -6,11 +6,11 @@ import type { Extra, SendResult, SessionInfo, SpawnResult } from './types.js';
 type Wire = Record<string, unknown>;
 
 const SESSION_FIELDS = ['sessionId', 'name', 'type', 'pid', 'status', 'confinement', 'replayedBytes', 'gapBytes',
-  'sendEnded'];
+  'sendEnded', 'limitHit'];
 const SPAWN_FIELDS = new Set([...SESSION_FIELDS, 'motd', 'truncated', 'omittedLines', 'omittedBytes']);
 const SESSION_SET = new Set(SESSION_FIELDS);
 const SEND_FIELDS = new Set(['viewport', 'waitReason', 'sessionStatus', 'truncated', 'omittedLines', 'omittedBytes',
-  'exitCode', 'cwd', 'inputHidden', 'evidence', 'screen', 'takenBackBytes', 'lineState', 'queuedBehind']);
+  'exitCode', 'cwd', 'inputHidden', 'evidence', 'screen', 'takenBackBytes', 'lineState', 'queuedBehind', 'limitHit']);
 
 function split<T extends { extra: Extra }>(wire: Wire, known: Set<string>): T {
   const out: Wire = {};

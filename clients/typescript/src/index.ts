@@ -8,6 +8,8 @@ export type {
   Confinement,
   Evidence,
   Extra,
+  LimitHit,
+  Limits,
   LineState,
   NetworkMode,
   OutputDelta,

@@ -47,6 +47,22 @@ export interface SpawnOptions {
   network?: NetworkMode | boolean | undefined;
   /** seconds the session outlives its host (0..604800; 0 = dies with the host) */
   linger?: number | undefined;
+  /** per-session limits (docs/security.md "Resource limits"): at most the operator's */
+  limits?: Limits | undefined;
+}
+
+/** Per-session limits: processes and threads, bytes of memory, CPUs' worth of time. */
+export interface Limits {
+  pids?: number | undefined;
+  memory?: number | undefined;
+  cpu?: number | undefined;
+}
+
+/** A limit the session reached: a fork refused (`pids`) or an OOM kill (`memory`). */
+export interface LimitHit {
+  kind: 'pids' | 'memory';
+  pid?: number | undefined;
+  command?: string | undefined;
 }
 
 /** A confined session's confinement (docs/security.md). */
@@ -65,6 +81,8 @@ export interface SessionInfo {
   pid?: number | null | undefined;
   status: SessionStatus;
   confinement?: Confinement | undefined;
+  /** a limit the session reached (it stays for the session's life) */
+  limitHit?: LimitHit | undefined;
   /** attach: bytes of output replayed from the lingering session's ring */
   replayedBytes?: number | undefined;
   /** attach: bytes lost between the last host and this one */
@@ -139,6 +157,8 @@ export interface SendResult {
   lineState?: LineState | undefined;
   /** for `queued`: the command the line waits behind */
   queuedBehind?: { pid: number; command: string } | undefined;
+  /** a limit the session reached (as `SessionInfo.limitHit`) */
+  limitHit?: LimitHit | undefined;
   extra: Extra;
 }
 

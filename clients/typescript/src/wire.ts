@@ -22,6 +22,7 @@ export function openFields(options: SpawnOptions): Record<string, unknown> {
     sandbox: options.sandbox,
     network,
     linger: options.linger,
+    limits: options.limits,
   });
 }
 

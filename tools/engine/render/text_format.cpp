@@ -82,6 +82,17 @@ std::string format_status(const SessionStatus& status) {
          " signal=" + (status.signal ? signal_number_name(*status.signal) : std::string("null"));
 }
 
+std::string format_limit_hit(const LimitHit& hit) {
+  std::string out = "[limit: " + std::string(limit_kind_name(hit.kind));
+  if (hit.pid || hit.command) {
+    out += " (OOM kill of";
+    if (hit.pid) out += " " + std::to_string(*hit.pid);
+    if (hit.command) out += " " + escape(*hit.command);
+    out += ")";
+  }
+  return out + "]";
+}
+
 std::string format_open(const SpawnResult& result, std::size_t cap) {
   std::string confined;
   if (result.session.confinement) confined = format_confinement(*result.session.confinement, true) + "\n";
@@ -163,6 +174,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     out += session_label(session) + " [" + session.type + "] " + format_status(session.status);
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
+    if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
     out += '\n';
   }
   return out;

@@ -26,6 +26,9 @@ std::string format_status(const SessionStatus& status);
 // "[confined: workspace-write, network off, writable: /ws; read-only inside: .git/hooks]";
 // without the paths, "[confined: workspace-write, network off]" (a list's line).
 std::string format_confinement(const Confinement& confinement, bool with_paths);
+// "[limit: pids]" or "[limit: memory (OOM kill of 1234 python3)]": a limit the session
+// reached (a list's line ends with it; a send's status lines end with it, on its own line).
+std::string format_limit_hit(const LimitHit& hit);
 // "started terminal session pty-1 (main) [type: shell]", the confinement's line when
 // confined, then the motd.
 std::string format_open(const SpawnResult& result, std::size_t cap);

@@ -13,7 +13,7 @@ from ._owners import OwnerRegistry, OwnerToken
 from ._requests import (DEFAULT_REQUEST_TIMEOUT, check_hello, given, open_fields, read_fields, repl_send_timeout,
                         send_fields)
 from ._service import FLOWING, QUIET_MAX
-from ._types import (AbsolutePath, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
+from ._types import (AbsolutePath, Limits, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
                      SendResult, ShellName, SignalName, SignalResult, SpawnResult, TerminalKind)
 
 T = TypeVar("T")
@@ -280,8 +280,8 @@ class _AsyncCalls:
                     shell: Union[ShellName, AbsolutePath, None] = None, rc: Optional[RcMode] = None,
                     history: Optional[str] = None, terminal: Optional[TerminalKind] = None,
                     sandbox: Optional[SandboxMode] = None, network: Union[NetworkMode, bool, None] = None,
-                    linger: Optional[int] = None) -> SpawnResult:
-        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)
+                    linger: Optional[int] = None, limits: Optional[Limits] = None) -> SpawnResult:
+        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)
         return SpawnResult.from_wire(await self._call("open", fields))
 
     async def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,

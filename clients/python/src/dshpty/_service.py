@@ -14,7 +14,7 @@ from ._locate import locate_repl
 from ._owners import OwnerRegistry, OwnerToken
 from ._requests import (DEFAULT_REQUEST_TIMEOUT, check_hello, given, open_fields, read_fields, repl_send_timeout,
                         send_fields)
-from ._types import (AbsolutePath, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
+from ._types import (AbsolutePath, Limits, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
                      SendResult, ShellName, SignalName, SignalResult, SpawnResult, TerminalKind)
 
 #: Between reads while a streamed send's output flows, and the longest wait while it is quiet.
@@ -154,9 +154,9 @@ class _Calls:
               shell: Union[ShellName, AbsolutePath, None] = None, rc: Optional[RcMode] = None,
               history: Optional[str] = None, terminal: Optional[TerminalKind] = None,
               sandbox: Optional[SandboxMode] = None, network: Union[NetworkMode, bool, None] = None,
-              linger: Optional[int] = None) -> SpawnResult:
+              linger: Optional[int] = None, limits: Optional[Limits] = None) -> SpawnResult:
         """Opens a session. Only the arguments given are sent (see docs/clients.md)."""
-        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger)
+        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)
         return SpawnResult.from_wire(self._call("open", fields))
 
     def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,

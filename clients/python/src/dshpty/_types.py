@@ -3,7 +3,7 @@ sends that this version does not name (``evidence``, ``omittedLines``, ...) in `
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, cast
+from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, Union, cast
 
 T = TypeVar("T")
 
@@ -20,6 +20,9 @@ SandboxMode = Literal["none", "read-only", "workspace-write"]
 NetworkMode = Literal["on", "off"]
 #: an absolute path (a shell's or a history file's); not checked by the type
 AbsolutePath = str
+#: per-session limits, ``{"pids": N, "memory": BYTES, "cpu": FRACTION}`` (each optional;
+#: at most the operator's)
+Limits = Mapping[str, Union[int, float]]
 
 
 def _snake(name: str) -> str:
@@ -65,6 +68,8 @@ class Session:
     status: SessionStatus
     name: Optional[str] = None
     pid: Optional[int] = None
+    #: a limit the session reached: ``{"kind": "pids"|"memory", "pid"?: int, "command"?: str}``
+    limit_hit: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -136,6 +141,8 @@ class SendResult:
     line_state: Optional[LineState] = None
     #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind
     queued_behind: Optional[Dict[str, Any]] = None
+    #: a limit the session reached (as ``Session.limit_hit``)
+    limit_hit: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod

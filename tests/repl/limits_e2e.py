@@ -1,0 +1,102 @@
+"""Per-session limits through dshpty-repl's faces (docs/tool-protocol.md, docs/security.md
+"Resource limits"), with the real shell backend and real cgroups: the JSON `open` field
+`limits` may lower the operator's --limit-* but never raise them (INVALID_ARGUMENT naming
+limits.KIND); a fork loop under limits.pids 64 stops at the cap and the send result and
+`list` say limitHit pids, while a neighbour says nothing; the text face's open takes
+--limit-pids and prints [limit: pids]. Close leaves no session cgroup. A machine where no
+cgroup can be made reports the cgroup cases skipped, with the reason.
+
+Usage: limits_e2e.py DSHPTY_REPL"""
+
+import sys
+import traceback
+
+import repl_harness
+from repl_harness import JsonRepl, check, run_text_script
+from session_cgroups import SessionCgroups
+
+# The storm: bash retries a refused fork (1+2+4+8 s) before it gives the loop up; the
+# sleeps end soon after (the shell then forks again for its prompt), bounding the test.
+repl_harness.DEADLINE_S = 150.0
+STORM = "for i in $(seq 300); do sleep 30 & done; echo looped"
+SKIP = 77
+
+
+def test_json(path):
+    repl = JsonRepl(path, ["--limit-pids", "200", "--limit-memory", str(1 << 30)])
+    cgroups = SessionCgroups(repl.proc.pid)
+    try:
+        # Above the operator's ceiling, or no limit at all: refused naming the member.
+        err = repl.error({"id": 1, "op": "open", "type": "shell", "limits": {"pids": 201}}, "INVALID_ARGUMENT")
+        check("limits.pids" in err["message"], err)
+        err = repl.error({"id": 2, "op": "open", "type": "shell", "limits": {"memory": 2 << 30}}, "INVALID_ARGUMENT")
+        check("limits.memory" in err["message"], err)
+        err = repl.error({"id": 3, "op": "open", "type": "shell", "limits": {"pidz": 3}}, "INVALID_ARGUMENT")
+        check("limits.pidz" in err["message"], err)
+        err = repl.error({"id": 4, "op": "open", "type": "shell", "limits": {"pids": 0}}, "INVALID_ARGUMENT")
+        check("limits.pids" in err["message"], err)
+        err = repl.error({"id": 5, "op": "open", "type": "shell", "limits": 64}, "INVALID_ARGUMENT")
+        check('"limits"' in err["message"], err)
+        check(not repl.ok({"id": 6, "op": "list"})["sessions"], "a refused open opened a session")
+
+        r = repl.call({"id": 7, "op": "open", "type": "shell", "name": "capped", "limits": {"pids": 64}})
+        if not r["ok"]:
+            check(r["error"]["code"] == "BACKEND_FAILED", r)
+            print(f"SKIP: no cgroup can be made here: {r['error']['message']}", flush=True)
+            return SKIP
+        capped = r["result"]
+        repl.pids.append(capped["pid"])
+        check("limitHit" not in capped, capped)
+        check(cgroups.sessions() == 1, f"not one session cgroup under {cgroups.parents}")
+        # The neighbour takes the operator's defaults: a cgroup of its own too.
+        neighbour = repl.ok({"id": 8, "op": "open", "type": "shell", "name": "free"})
+        repl.pids.append(neighbour["pid"])
+        check(cgroups.sessions() == 2, f"not two session cgroups under {cgroups.parents}")
+
+        storm = repl.ok({"id": 9, "op": "send", "sessionId": capped["sessionId"], "text": STORM,
+                         "timeoutMs": 140000, "idleMs": 140000})
+        check("fork: retry" in storm["viewport"] or "Resource temporarily unavailable" in storm["viewport"], storm)
+        check(storm.get("limitHit") == {"kind": "pids"}, storm)
+        alive = repl.ok({"id": 10, "op": "send", "sessionId": capped["sessionId"], "text": "echo alive-$((6*7))"})
+        check("alive-42" in alive["viewport"] and alive.get("limitHit") == {"kind": "pids"}, alive)
+        beside = repl.ok({"id": 11, "op": "send", "sessionId": neighbour["sessionId"], "text": "echo n-$((6*7))"})
+        check("n-42" in beside["viewport"] and "limitHit" not in beside, beside)
+        listed = {s["name"]: s for s in repl.ok({"id": 12, "op": "list"})["sessions"]}
+        check(listed["capped"].get("limitHit") == {"kind": "pids"}, listed)
+        check("limitHit" not in listed["free"], listed)
+
+        repl.ok({"id": 13, "op": "close", "sessionId": capped["sessionId"]})
+        check(cgroups.sessions() == 1, f"close left {cgroups.present()}")
+        repl.ok({"id": 14, "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+        check(not cgroups.present(), f"shutdown left {cgroups.present()}")
+        return 0
+    except Exception:
+        traceback.print_exc()  # shown before the cleanup's own check can mask it
+        raise
+    finally:
+        repl.close()
+        left = cgroups.remove_left()
+        check(not left, f"session cgroups left behind: {left}")
+
+
+def test_text(path):
+    # The text face: the open flag, the send's and the list's [limit: pids].
+    out = run_text_script(path, "open shell capped --limit-pids 64\nsend capped --timeout 140000 --idle 140000 " + STORM + "\nlist\n")
+    if "BACKEND_FAILED" in out:
+        print("SKIP: no cgroup can be made here", flush=True)
+        return SKIP
+    check(out.count("[limit: pids]") == 2, out)
+    check("pty-1 (capped) [shell] running" in out and "[limit: pids]\n" in out.split("pty-1 (capped)")[1], out)
+    return 0
+
+
+if __name__ == "__main__":
+    path = sys.argv[1]
+    results = []
+    for test in (test_json, test_text):
+        print(f"--- {test.__name__}", flush=True)
+        results.append(test(path))
+    if all(r == SKIP for r in results):
+        raise SystemExit(SKIP)
+    print("ok")
