@@ -38,6 +38,13 @@ struct Recorder final : ChannelEvents {
   void on_lost(Error cause) override { lost.push_back(std::move(cause)); }
 };
 
+// The shell's output and the helper's `started` come on two fds, from two processes: the
+// shell runs (and may print) before the helper reports it, so neither arrives first for
+// sure. A test that needs both waits for both.
+bool started_and_ready(const Recorder& events) {
+  return events.started && events.output.find("ready") != std::string::npos;
+}
+
 LocalLaunch launch_of(const ShellFixture& fx, const std::string& script) {
   std::vector<std::string> env{"PATH=/usr/bin:/bin", "DSHPTY_TEST_MARK=" + fx.marker()};
   std::vector<std::string> argv{"/bin/sh", "-c", script};
@@ -55,7 +62,7 @@ TEST_CASE("the local channel answers the terminal's facts and proves the tree go
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
   CHECK_FALSE(events.started);  // no event inside launch()
-  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
   REQUIRE(events.started);
   // The shell leads its own session and group; sleep replaced it, so it holds the terminal.
   CHECK(channel.foreground_group() == *events.started);
@@ -127,7 +134,7 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
                     "while [ -z \"$go\" ]; do sleep 0.02; done; head -n 1; echo done"));
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
-  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
 
   // An earlier line typed ahead, then the cancelled one, taken back at once: the count is
   // whole although the kernel may not have handed the bytes to the line discipline yet.
@@ -157,7 +164,7 @@ TEST_CASE("the local channel reads only the facts asked for, lingers not, and wo
   auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "cd / && echo ready && exec sleep 60"));
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
-  REQUIRE(run_until(fx.loop(), [&] { return events.started && events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
   // Nothing asked, nothing read: every fact keeps its "unknown".
   CHECK(channel.terminal_facts(0) == TerminalFacts{});
   const TerminalFacts modes = channel.terminal_facts(kFactModes);
