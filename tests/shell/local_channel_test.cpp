@@ -158,6 +158,35 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
   CHECK(marked_processes(fx.marker()).empty());
 }
 
+// The worst moment for the count: an earlier line already readable (so nothing made the
+// count wait for the kernel's worker), the send's line written an instant before. Its
+// bytes may still be on their way to the line discipline: counted all the same, and the
+// earlier line queued again, every round.
+TEST_CASE("a take-back right after its write, behind a readable line, counts all of its bytes") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "stty -echo; echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
+  channel.write("kept-line\r");
+  for (int round = 0; round < 200; ++round) {
+    CAPTURE(round);
+    REQUIRE(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{10}; }));
+    channel.write("taken-back\r");
+    auto taken = channel.take_back_input(11);
+    REQUIRE(taken);
+    REQUIRE(*taken == 11);
+  }
+  CHECK(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{10}; }));
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
 TEST_CASE("the local channel reads only the facts asked for, lingers not, and words its own loss") {
   ShellFixture fx;
   Recorder events;
