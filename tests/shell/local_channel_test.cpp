@@ -81,8 +81,8 @@ TEST_CASE("the local channel answers the terminal's facts and proves the tree go
   REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 4; }));
   CHECK(events.write_progress >= 1);
   // The line discipline takes written bytes from the PTY's buffer on a kernel worker, a
-  // moment after write() returned: the count follows, it is not there at once.
-  CHECK(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{4}; }));
+  // moment after write() returned: the count waits for that worker, so it is whole at once.
+  CHECK(channel.input_unread() == std::size_t{4});
   // A partial line is not readable input in canonical mode.
   channel.write("def");
   REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 7; }));
@@ -151,6 +151,32 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
   REQUIRE(run_until(fx.loop(), [&] { return events.output.find("done") != std::string::npos; }));
   CHECK(events.output.find("kept-line") != std::string::npos);
   CHECK(events.output.find("taken-back") == std::string::npos);
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+// Right after a write, the bytes may still be with the kernel's worker: from an empty
+// queue the count (and so every "nothing queued, the reader asleep" a send settles on)
+// waits for it, every time. A raw terminal, so a byte counts alone; the take-back reads it
+// out again, so each round starts from an empty queue.
+TEST_CASE("the unread input counts a write at once") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "stty raw -echo; echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
+  for (std::size_t round = 1; round <= 300; ++round) {
+    CAPTURE(round);
+    channel.write("x");
+    REQUIRE(channel.bytes_written() == round);
+    REQUIRE(channel.input_unread() == std::size_t{1});
+    REQUIRE(channel.take_back_input(1) == std::optional<std::size_t>(1));
+  }
 
   channel.kill_tree(std::chrono::milliseconds(0));
   REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
