@@ -362,10 +362,12 @@ TEST_CASE("a signal or a cancel right after the write, or right after the echo, 
     }));
     if (after_echo) {
       std::string seen;
-      REQUIRE(run_until(fx.loop(), [&] {
+      const bool echoed = run_until(fx.loop(), [&] {
         seen += (*op)->read_output().text;
         return seen.find("\nstart-" + std::to_string(round) + "\n") != std::string::npos;
-      }));
+      });
+      REQUIRE_MESSAGE(echoed, "the send's output so far: " << seen << " | done: " << done
+                      << " | " << show(interrupted));
     }
     if (by_cancel) {
       CHECK((*op)->cancel());

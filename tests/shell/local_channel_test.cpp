@@ -38,6 +38,13 @@ struct Recorder final : ChannelEvents {
   void on_lost(Error cause) override { lost.push_back(std::move(cause)); }
 };
 
+// The shell's output and the helper's `started` come on two fds, from two processes: the
+// shell runs (and may print) before the helper reports it, so neither arrives first for
+// sure. A test that needs both waits for both.
+bool started_and_ready(const Recorder& events) {
+  return events.started && events.output.find("ready") != std::string::npos;
+}
+
 LocalLaunch launch_of(const ShellFixture& fx, const std::string& script) {
   std::vector<std::string> env{"PATH=/usr/bin:/bin", "DSHPTY_TEST_MARK=" + fx.marker()};
   std::vector<std::string> argv{"/bin/sh", "-c", script};
@@ -55,7 +62,7 @@ TEST_CASE("the local channel answers the terminal's facts and proves the tree go
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
   CHECK_FALSE(events.started);  // no event inside launch()
-  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
   REQUIRE(events.started);
   // The shell leads its own session and group; sleep replaced it, so it holds the terminal.
   CHECK(channel.foreground_group() == *events.started);
@@ -74,8 +81,8 @@ TEST_CASE("the local channel answers the terminal's facts and proves the tree go
   REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 4; }));
   CHECK(events.write_progress >= 1);
   // The line discipline takes written bytes from the PTY's buffer on a kernel worker, a
-  // moment after write() returned: the count follows, it is not there at once.
-  CHECK(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{4}; }));
+  // moment after write() returned: the count waits for that worker, so it is whole at once.
+  CHECK(channel.input_unread() == std::size_t{4});
   // A partial line is not readable input in canonical mode.
   channel.write("def");
   REQUIRE(run_until(fx.loop(), [&] { return channel.bytes_written() == 7; }));
@@ -127,7 +134,7 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
                     "while [ -z \"$go\" ]; do sleep 0.02; done; head -n 1; echo done"));
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
-  REQUIRE(run_until(fx.loop(), [&] { return events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
 
   // An earlier line typed ahead, then the cancelled one, taken back at once: the count is
   // whole although the kernel may not have handed the bytes to the line discipline yet.
@@ -151,13 +158,68 @@ TEST_CASE("the local channel takes back only the last bytes queued, while nobody
   CHECK(marked_processes(fx.marker()).empty());
 }
 
+// Right after a write, the bytes may still be with the kernel's worker: from an empty
+// queue the count (and so every "nothing queued, the reader asleep" a send settles on)
+// waits for it, every time. A raw terminal, so a byte counts alone; the take-back reads it
+// out again, so each round starts from an empty queue.
+TEST_CASE("the unread input counts a write at once") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "stty raw -echo; echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
+  for (std::size_t round = 1; round <= 300; ++round) {
+    CAPTURE(round);
+    channel.write("x");
+    REQUIRE(channel.bytes_written() == round);
+    REQUIRE(channel.input_unread() == std::size_t{1});
+    REQUIRE(channel.take_back_input(1) == std::optional<std::size_t>(1));
+  }
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+// The worst moment for the count: an earlier line already readable (so nothing made the
+// count wait for the kernel's worker), the send's line written an instant before. Its
+// bytes may still be on their way to the line discipline: counted all the same, and the
+// earlier line queued again, every round.
+TEST_CASE("a take-back right after its write, behind a readable line, counts all of its bytes") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "stty -echo; echo ready; exec sleep 60"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
+  channel.write("kept-line\r");
+  for (int round = 0; round < 200; ++round) {
+    CAPTURE(round);
+    REQUIRE(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{10}; }));
+    channel.write("taken-back\r");
+    auto taken = channel.take_back_input(11);
+    REQUIRE(taken);
+    REQUIRE(*taken == 11);
+  }
+  CHECK(run_until(fx.loop(), [&] { return channel.input_unread() == std::size_t{10}; }));
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
 TEST_CASE("the local channel reads only the facts asked for, lingers not, and words its own loss") {
   ShellFixture fx;
   Recorder events;
   auto launched = LocalChannel::launch(fx.loop(), events, launch_of(fx, "cd / && echo ready && exec sleep 60"));
   REQUIRE_MESSAGE(launched, describe(launched.error()));
   auto& channel = **launched;
-  REQUIRE(run_until(fx.loop(), [&] { return events.started && events.output.find("ready") != std::string::npos; }));
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
   // Nothing asked, nothing read: every fact keeps its "unknown".
   CHECK(channel.terminal_facts(0) == TerminalFacts{});
   const TerminalFacts modes = channel.terminal_facts(kFactModes);

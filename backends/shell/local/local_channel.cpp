@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -267,6 +268,14 @@ std::optional<std::size_t> LocalChannel::read_input_unread() const {
   // Holding it for the instant of one ioctl cannot delay EIO on the master.
   UniqueFd peer(::ioctl(master_.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!peer.valid()) return std::nullopt;
+  // The master's bytes reach the line discipline from a kernel worker, a moment after the
+  // write: a poll that finds nothing readable waits for that worker, so from an empty queue
+  // the count holds every byte written so far, and a signal character (ISIG) has been sent
+  // by then. Behind input already readable the poll answers at once (the count may lag;
+  // the queue is not empty either way).
+  pollfd p{peer.get(), POLLIN, 0};
+  while (::poll(&p, 1, 0) < 0 && errno == EINTR) {
+  }
   int unread = 0;
   if (::ioctl(peer.get(), FIONREAD, &unread) < 0) return std::nullopt;
   return static_cast<std::size_t>(unread);

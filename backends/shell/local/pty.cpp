@@ -2,31 +2,49 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <unistd.h>
 
 namespace dshpty::shell {
 
 std::optional<std::size_t> flush_unread_input(int master) {
   // The input queue is the slave's, and only the helper holds the slave: a transient peer
-  // through the master (no path lookup, CLOEXEC), held for three calls.
-  UniqueFd peer(::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  // through the master (no path lookup, CLOEXEC), non-blocking, held for a few calls.
+  UniqueFd peer(::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
   if (!peer.valid()) return std::nullopt;
-  // A master's write reaches the line discipline from a kernel worker: right after it,
-  // FIONREAD reads 0 for about a third of writes (measured: 605 of 2,000). A poll of the
-  // slave with nothing readable waits for that worker, so the count below is whole (2,000
-  // of 2,000).
-  pollfd p{peer.get(), POLLIN, 0};
-  while (::poll(&p, 1, 0) < 0 && errno == EINTR) {
+  // A master's write reaches the line discipline from a kernel worker, a moment later. A
+  // count (FIONREAD) misses what the worker still holds, and the flush below drops it
+  // uncounted; a poll waits for the worker only when nothing is readable yet, so an earlier
+  // line already there made it answer at once (a take-back under load then counted the
+  // earlier line and not its own). The unread bytes are read out instead: a read that
+  // finds nothing waits for the worker and looks again, so EAGAIN means all of it was
+  // handed over and taken here. Canonical mode reads whole lines (an EOF character reads
+  // as 0 bytes and counts nothing, as FIONREAD skips it); the unfinished last line stays,
+  // and the flush removes it uncounted.
+  // Outside canonical mode a read answers 0 for "nothing" (MIN 0, TIME 0) instead of EAGAIN.
+  termios modes{};
+  if (::tcgetattr(peer.get(), &modes) < 0) return std::nullopt;
+  const bool canonical = (modes.c_lflag & ICANON) != 0;
+  std::size_t unread = 0;
+  char buf[4096];
+  // The line discipline holds at most 4 KiB: the bound only stops a peer that keeps
+  // answering 0 (a hangup) from spinning.
+  for (int reads = 0; reads < 8192; ++reads) {
+    const ssize_t n = ::read(peer.get(), buf, sizeof buf);
+    if (n > 0) {
+      unread += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0 && canonical) continue;
+    if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EIO) break;
+    if (errno != EINTR) return std::nullopt;
   }
-  int unread = 0;
-  if (::ioctl(peer.get(), FIONREAD, &unread) < 0) return std::nullopt;
-  // A reader that wakes between the count and the flush takes bytes the count included:
-  // the caller's evidence (the shell's own marks) decides what ran, never this count alone.
+  // A reader that woke meanwhile took bytes this count would have held: the caller's
+  // evidence (the shell's own marks) decides what ran, never this count alone.
   if (::tcflush(peer.get(), TCIFLUSH) < 0) return std::nullopt;
-  return static_cast<std::size_t>(unread < 0 ? 0 : unread);
+  return unread;
 }
 
 Status set_window_size(int master, unsigned rows, unsigned cols) {
