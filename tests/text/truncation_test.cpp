@@ -82,6 +82,24 @@ TEST_CASE("one long line is cut on character boundaries") {
   check_accounts(cut, whole);
 }
 
+TEST_CASE("a long line between its echo and its prompt keeps its head and its end, not only the newlines") {
+  // A one-line JSON answer of 40 KB under a 30,000-byte cap: cutting back to the echo's and
+  // the prompt's newlines would keep neither end of the line the command printed.
+  const std::string line = "{\"k\":[" + std::string(40'000, '1') + "]}";
+  const std::string whole = "python3 -c 'print(...)'\n" + line + "\ndsh> ";
+  const Cut cut = cut_to_fit(whole, 30'000);
+  CHECK(cut.truncated);
+  CHECK(cut.text.size() <= 30'000);
+  CHECK(cut.text.size() > 25'000);  // the room is used
+  CHECK(cut.text.find("{\"k\":[111") != std::string::npos);
+  CHECK(cut.text.find("111]}\ndsh> ") != std::string::npos);
+  check_accounts(cut, whole);
+  // A newline near the cut still gives a clean line start.
+  const Cut lines = cut_to_fit(numbered(1, 5000), 3000);
+  CHECK(lines.text.substr(lines.text.rfind("]\n") + 2).find('\n') != 0);
+  check_accounts(lines, numbered(1, 5000));
+}
+
 TEST_CASE("a cap smaller than the marker gives the marker line alone") {
   const Cut cut = cut_to_fit(numbered(1, 100), 10);
   CHECK(cut.text == truncation_marker(cut.omitted) + "\n");

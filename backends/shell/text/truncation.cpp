@@ -12,22 +12,28 @@ std::uint64_t newlines(std::string_view text) noexcept {
   return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-// The head's length: at most `room` bytes, after its last newline when it has one.
+// The head's length: at most `room` bytes, after its last newline when that keeps at least
+// half of them. A long line (a one-line JSON answer, a minified file) is cut on a UTF-8
+// boundary instead: cut back to the echo's newline it would give away the whole room.
 std::size_t head_length(std::string_view head, std::size_t room) noexcept {
   const std::string_view kept = utf8::prefix(head, room);
   if (kept.size() == head.size()) return kept.size();
   const std::size_t newline = kept.rfind('\n');
-  return newline == std::string_view::npos ? kept.size() : newline + 1;
+  if (newline == std::string_view::npos || (newline + 1) * 2 < kept.size()) return kept.size();
+  return newline + 1;
 }
 
 // Where the tail's kept part starts: its last at most `room` bytes, from a line's start
-// when a newline falls inside them.
+// when a newline falls inside the first half of them (else on a UTF-8 boundary: the end of
+// a long line is kept rather than only the prompt after it).
 std::size_t tail_start(std::string_view tail, std::size_t room) noexcept {
   if (room >= tail.size()) return 0;
   const std::size_t from = tail.size() - room;
   if (from > 0 && tail[from - 1] == '\n') return from;
   const std::size_t newline = tail.find('\n', from);
-  if (newline != std::string_view::npos && newline + 1 < tail.size()) return newline + 1;
+  if (newline != std::string_view::npos && newline + 1 < tail.size() && (newline + 1 - from) * 2 <= room) {
+    return newline + 1;
+  }
   return utf8::boundary_at_or_after(tail, from);
 }
 
