@@ -135,7 +135,9 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
 
-  send_timeout_timer_.start(timeout);
+  send->background = request.background;
+  // A background job has no deadline unless asked for one.
+  if (!request.background || request.timeout) send_timeout_timer_.start(timeout);
   // A repeat of 0 would stop the timer for good: an idle of 0 means "at the first chance".
   send_idle_timer_.again(std::max(idle, std::chrono::milliseconds(1)));
   // The write happens from the loop, so a cancel() right after this call can still stop it.
@@ -469,9 +471,10 @@ void ShellSession::on_send_idle() {
     s->open_gate(false);  // no reader came back within the idle time: write anyway
     return;
   }
-  if (s->send_ && s->send_->waits_for_condition()) {
+  if (s->send_ && s->send_->waits_out_quiet()) {
     // A send with a condition waits for it, not for quiet: a server is quiet while it
-    // starts. Quiet is when its unended last line is tried; the next output rearms this.
+    // starts; so does a background one. Quiet is when a condition's unended last line is
+    // tried; the next output rearms this.
     send_idle_timer_.stop();
     if (try_quiet_match()) s->settle_send(WaitReason::matched);
     return;

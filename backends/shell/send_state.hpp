@@ -102,7 +102,8 @@ struct SendState {
   std::optional<text::OutputCondition> until_output;
   std::optional<std::uint16_t> until_port;
   std::optional<SendMatch> match;
-  bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }
+  bool background = false;  // SendRequest::background: quiet never settles it
+  bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }
   Callback<SendResult> done;
   ShellSession* session = nullptr;  // cleared when the session lets go of it (release_send)
 };

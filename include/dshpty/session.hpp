@@ -138,6 +138,10 @@ struct SendRequest {
   // bytes left out]" between them. Unset: the backend's own bound.
   std::optional<std::size_t> max_bytes{};
   SendUntil until{};
+  // A background send (a job): it never settles inferred_idle (a quiet server still runs)
+  // and has no deadline unless `timeout` is set; it ends at the prompt, by its condition,
+  // at the session's exit, or when cancelled. The host simply does not wait for it.
+  bool background = false;
 
   bool submits() const noexcept { return submit.value_or(!text.empty()); }
   bool checks_in() const noexcept { return text.empty() && keys.empty() && !submits(); }

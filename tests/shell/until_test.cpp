@@ -33,7 +33,7 @@ void interrupt(ShellFixture& fx, BackendSession& session) {
   bool signalled = false;
   REQUIRE(session.signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
   REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
-  auto back = fx.send(session, request("", 30s));
+  auto back = fx.send(session, request("", 30s, 30s));
   REQUIRE_MESSAGE(back, show(back));
   CHECK(back->wait_reason == WaitReason::stdin_read);
 }
@@ -126,4 +126,29 @@ TEST_CASE("until: a bad regex or port is INVALID_ARGUMENT, and nothing is typed"
   REQUIRE_MESSAGE(r, show(r));
   CHECK(r->viewport.find("typed") == std::string::npos);
   CHECK(fx.close(*s.session).ok());
+}
+
+TEST_CASE("background: quiet never settles it, and it has no deadline unless asked") {
+  ShellFixture fx;
+  auto config = fx.config();
+  config.send_timeout = 200ms;  // the backend's default deadline: not a background job's
+  auto s = fx.spawn(config);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto req = request("sleep 1; echo finished", 50ms);
+  req.background = true;
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::stdin_read);
+  CHECK(r->exit_code == std::optional<int>(0));
+  CHECK(r->viewport.find("finished") != std::string::npos);
+
+  // A timeout it asked for still holds.
+  req = request("sleep 30", 50ms, 300ms);
+  req.background = true;
+  r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::timeout);
+  interrupt(fx, *s.session);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
 }
