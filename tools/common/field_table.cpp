@@ -92,6 +92,11 @@ constexpr std::string_view kCountDoc = "How many lines (default 500).";
 constexpr std::string_view kScreenDoc =
     "Return the terminal's screen as a person would see it now instead of scrollback lines.";
 constexpr std::string_view kSignalDoc = "SIGINT is Ctrl-C, SIGTSTP Ctrl-Z.";
+constexpr std::string_view kUntilDoc =
+    "Also come back as soon as this holds (waitReason matched), e.g. {\"port\": 5173} or {\"output\": "
+    "\"Compiled successfully\"}: \"output\" an ECMAScript regex matched against each new line of output (the echo "
+    "of the text excluded), \"port\" a TCP port a process of the session listens on. A command that ends first "
+    "comes back as it would without it; quiet output alone never ends such a send.";
 
 // ---- JSON Lines (docs/tool-protocol.md) ----
 constexpr Field kJsonType[] = {{.name = "type", .required = true, .doc = "The backend type, e.g. \"shell\"."}};
@@ -102,7 +107,8 @@ constexpr Field kJsonSend[] = {
     {.name = "keys", .type = T::strings, .doc = kKeysDoc},
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeoutMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
-    {.name = "idleMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc}};
+    {.name = "idleMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
+    {.name = "until", .type = T::object, .doc = kUntilDoc}};
 constexpr Field kJsonSendId[] = {{.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."}};
 constexpr Field kJsonRead[] = {{.name = "sessionId", .required = true, .doc = "The session's id."},
                                {.name = "offset", .type = T::integer, .default_value = "0", .doc = kOffsetDoc},
@@ -135,7 +141,8 @@ constexpr Field kMcpSend[] = {
     {.name = "keys", .type = T::strings, .doc = kKeysDoc},
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeout_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
-    {.name = "idle_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc}};
+    {.name = "idle_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
+    {.name = "until", .type = T::object, .doc = kUntilDoc}};
 constexpr Field kMcpRead[] = {{.name = "session", .required = true, .doc = kSessionDoc},
                               {.name = "offset", .type = T::integer, .min = 0, .default_value = "0", .doc = kOffsetDoc},
                               {.name = "count", .type = T::integer, .min = 1, .default_value = "500", .doc = kCountDoc},
@@ -164,6 +171,7 @@ std::string_view field_type_name(FieldType type) {
     case FieldType::boolean: return "boolean";
     case FieldType::strings: return "array";
     case FieldType::id: return "id";
+    case FieldType::object: return "object";
   }
   return "string";
 }

@@ -29,6 +29,7 @@ enum class FieldType {
   boolean,
   strings,  // an array of strings
   id,       // any JSON value: a request id as it was written
+  object,   // a JSON object (its members are the parser's to check)
 };
 std::string_view field_type_name(FieldType type);  // "string", "integer", ... as in a JSON Schema
 

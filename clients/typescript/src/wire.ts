@@ -33,6 +33,7 @@ export function sendFields(sessionId: string, options: SendOptions): Record<stri
     submit: options.submit,
     timeoutMs: options.timeoutMs,
     idleMs: options.idleMs,
+    until: options.until,
   });
 }
 

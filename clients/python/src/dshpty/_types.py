@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, c
 T = TypeVar("T")
 
 # The closed sets, as the JSON face names them (docs/tool-protocol.md).
-WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit"]
+WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit", "matched"]
 StatusKind = Literal["running", "exited", "lost", "reconnecting"]
 Evidence = Literal["prompt_marks", "stdin_probe", "relay", "none"]
 LineState = Literal["continuation", "kept", "queued", "refused"]
@@ -114,7 +114,7 @@ class Screen:
 
 @dataclass
 class SendResult:
-    """``wait_reason``: ``stdin_read``, ``inferred_idle``, ``timeout`` or ``session_exit``.
+    """``wait_reason``: ``stdin_read``, ``inferred_idle``, ``timeout``, ``session_exit`` or ``matched``.
     ``exit_code`` and ``cwd`` are set when the send ended at the shell's own prompt;
     ``screen`` when it ended on the alternate screen."""
     viewport: str
@@ -136,6 +136,8 @@ class SendResult:
     line_state: Optional[LineState] = None
     #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind
     queued_behind: Optional[Dict[str, Any]] = None
+    #: with ``matched``: ``{"output": line}`` or ``{"port": n, "pid": p, "address": a}``
+    match: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
