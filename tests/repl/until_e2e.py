@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 
 from repl_harness import JsonRepl, check, wait_gone
 
@@ -62,6 +63,39 @@ def refused(repl):
     check("typed-bad" not in look["viewport"], look)
 
 
+def job_result(repl, job, owner=None):
+    """Polls `output` until the job is done (bounded): its final result."""
+    deadline = time.monotonic() + 60
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        req = {"id": f"{job}-out{n}", "op": "output", "sendId": job}
+        if owner:
+            req["owner"] = owner
+        out = repl.ok(req)
+        if out.get("done"):
+            return out["result"]
+        time.sleep(0.05)
+    check(False, f"job {job} did not end")
+
+
+def background(repl):
+    sent = repl.ok({"id": "bg", "op": "send", "sessionId": "pty-1", "idleMs": 50, "background": True,
+                    "text": "sleep 1; echo job-done; (exit 4)"})
+    check(sent == {"job": "bg", "sessionId": "pty-1"}, sent)
+    busy = repl.error({"id": "busy", "op": "send", "sessionId": "pty-1", "text": "true"}, "SEND_ACTIVE")
+    check("live" in busy["message"], busy)
+    result = job_result(repl, "bg")
+    check(result["waitReason"] == "stdin_read" and result["exitCode"] == 4, result)
+    check("job-done" in result["viewport"], result)
+    # Any number of readers: the result stays; another owner's reader is refused.
+    check(job_result(repl, "bg") == result, "a second read of the result")
+    repl.error({"id": "foreign", "op": "output", "sendId": "bg", "owner": "someone-else"}, "FOREIGN_SESSION")
+    # Shown once: a check-in after it repeats nothing.
+    look = repl.ok({"id": "bg-look", "op": "send", "sessionId": "pty-1", "idleMs": 20000})
+    check("job-done" not in look["viewport"], look)
+
+
 def main():
     repl_path = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="dshpty-until-") as home:
@@ -73,6 +107,7 @@ def main():
             until_port(repl)
             exits_first(repl)
             refused(repl)
+            background(repl)
             repl.request({"id": "bye", "op": "shutdown"})
             check(repl.wait_exit() == 0, "shutdown")
             wait_gone(repl.pids, "after shutdown")

@@ -108,7 +108,13 @@ constexpr Field kJsonSend[] = {
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeoutMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
     {.name = "idleMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
-    {.name = "until", .type = T::object, .doc = kUntilDoc}};
+    {.name = "until", .type = T::object, .doc = kUntilDoc},
+    {.name = "background",
+     .type = T::boolean,
+     .default_value = "false",
+     .doc = "Answer at once with {job, sessionId} (job: this request's id) while the send runs on as a job: it "
+            "never ends by quiet, has no deadline unless timeoutMs is set, and its result comes through "
+            "{\"op\": \"output\", \"sendId\": job} once it ended."}};
 constexpr Field kJsonSendId[] = {{.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."}};
 constexpr Field kJsonRead[] = {{.name = "sessionId", .required = true, .doc = "The session's id."},
                                {.name = "offset", .type = T::integer, .default_value = "0", .doc = kOffsetDoc},

@@ -112,7 +112,8 @@ Status Engine::send(std::string_view owner, SessionSend request, std::string sen
 
 Status Engine::start_send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
   if (!request.request.idle) request.request.idle = settings_.send_idle;
-  if (!request.request.timeout) request.request.timeout = settings_.send_timeout;
+  // A background send (a job) has no deadline unless it asked for one.
+  if (!request.request.timeout && !request.request.background) request.request.timeout = settings_.send_timeout;
   // The backend cuts the viewport to the face's cap: one cut, head and tail kept.
   if (!request.request.max_bytes) request.request.max_bytes = settings_.max_result_bytes;
   std::string session_id = request.session_id;

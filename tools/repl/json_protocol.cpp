@@ -64,6 +64,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     send.request.timeout = milliseconds(f, "timeoutMs");
     send.request.idle = milliseconds(f, "idleMs");
     if (auto until = f.until("until")) send.request.until = std::move(*until);
+    send.request.background = f.boolean("background").value_or(false);
     return done(std::move(send));
   }
   if (op == "cancel" || op == "output") {

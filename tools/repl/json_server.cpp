@@ -77,9 +77,21 @@ void JsonServer::dispatch(jp::Request request) {
             });
           },
           [&](jp::SendOp& op) {
-            auto status = engine_.send(owner, std::move(op), jp::id_key(id), [this, id](Result<SendResult> result) {
-              answer(id, result, jp::encode_send);
+            const bool background = op.request.background;
+            const std::string session_id = op.session_id;
+            const std::string key = jp::id_key(id);
+            finished_jobs_.erase(key);  // an id used again names the new send
+            auto status = engine_.send(owner, std::move(op), key,
+                                       [this, id, background, key, owner = std::string(owner)](Result<SendResult> result) {
+              if (!background) return answer(id, result, jp::encode_send);
+              keep_finished_job(key, {owner, result ? jp::encode_send(result.value())
+                                                    : Json{{"error", jp::encode_error(result.error())}}});
             });
+            // A job answers at once: its id is the request's, its result comes through `output`.
+            if (status && background) {
+              Json job = Json::parse(id.token(), nullptr, /*allow_exceptions=*/false);
+              respond(id, Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}});
+            }
             if (!status && status.error()->code == Code::SEND_ACTIVE)
               respond_error(id, engine::send_active("{\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts its "
                                                     "command, {\"op\": \"cancel\", \"sendId\": ...} takes it back; "
@@ -92,6 +104,11 @@ void JsonServer::dispatch(jp::Request request) {
                    [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
           },
           [&](jp::OutputOp& op) {
+            if (auto job = finished_jobs_.find(jp::id_key(op.send_id)); job != finished_jobs_.end()) {
+              if (job->second.owner != owner)
+                return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
+              return respond(id, Json{{"delta", ""}, {"truncated", false}, {"done", true}, {"result", job->second.result}});
+            }
             answer(id, engine_.send_output(owner, jp::id_key(op.send_id)),
                    [cap](const OutputDelta& delta) { return jp::encode_output(delta, cap); });
           },
@@ -148,6 +165,15 @@ void JsonServer::dispatch(jp::Request request) {
           },
       },
       request.op);
+}
+
+void JsonServer::keep_finished_job(std::string key, FinishedJob job) {
+  if (finished_jobs_.size() >= kMaxFinishedJobs && !finished_order_.empty()) {
+    finished_jobs_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+  finished_order_.push_back(key);
+  finished_jobs_.insert_or_assign(std::move(key), std::move(job));
 }
 
 void JsonServer::begin_shutdown(std::optional<RequestId> id, bool leaving) {

@@ -94,6 +94,9 @@ export interface SendOptions {
   /** also answer `matched` once a new output line matches `output` (an ECMAScript regex) or a
    *  process of the session listens on TCP `port`; a command that ends first answers as usual */
   until?: { output?: string; port?: number } | undefined;
+  /** answer at once with `{job, sessionId}`; the job's result comes through `output` once it ended
+   *  (the client's send helpers wait for a result: use the raw request for a job) */
+  background?: boolean | undefined;
   /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects
    *  with `signal.reason` once the send has answered */
   signal?: AbortSignal | undefined;

@@ -34,6 +34,7 @@ export function sendFields(sessionId: string, options: SendOptions): Record<stri
     timeoutMs: options.timeoutMs,
     idleMs: options.idleMs,
     until: options.until,
+    background: options.background,
   });
 }
 
