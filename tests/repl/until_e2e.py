@@ -84,7 +84,7 @@ def background(repl):
                     "text": "sleep 1; echo job-done; (exit 4)"})
     check(sent == {"job": "bg", "sessionId": "pty-1"}, sent)
     busy = repl.error({"id": "busy", "op": "send", "sessionId": "pty-1", "text": "true"}, "SEND_ACTIVE")
-    check("live" in busy["message"], busy)
+    check('send "bg" runs; {"op": "output", "sendId": "bg"} reads it' in busy["message"], busy)
     result = job_result(repl, "bg")
     check(result["waitReason"] == "stdin_read" and result["exitCode"] == 4, result)
     check("job-done" in result["viewport"], result)

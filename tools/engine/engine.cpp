@@ -66,6 +66,15 @@ std::optional<std::string> Engine::resolve(std::string_view owner, std::string_v
   return resolve_session(word, list(owner));
 }
 
+std::optional<std::string> Engine::live_send_on(std::string_view owner, std::string_view word) {
+  const auto session = resolve(owner, word);
+  if (!session) return std::nullopt;
+  for (const auto& [key, entry] : sends_.live()) {
+    if (entry.owner == owner && resolve(owner, entry.session_id) == session) return key;
+  }
+  return std::nullopt;
+}
+
 void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key) {
   if (auto valid = check_open(request, settings_.policy); !valid) {
     // Every outcome comes through `done`, from the loop.

@@ -92,7 +92,18 @@ void JsonServer::dispatch(jp::Request request) {
               Json job = Json::parse(id.token(), nullptr, /*allow_exceptions=*/false);
               respond(id, Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}});
             }
-            if (!status && status.error()->code == Code::SEND_ACTIVE)
+            const auto live = !status && status.error()->code == Code::SEND_ACTIVE
+                                  ? engine_.live_send_on(owner, session_id) : std::nullopt;
+            if (live) {
+              // Name the send (a job, say) and how to read it; its key is its id as JSON text.
+              const Json parsed = Json::parse(*live, nullptr, /*allow_exceptions=*/false);
+              const std::string job = parsed.is_discarded() ? Json(*live).dump() : parsed.dump();
+              respond_error(id, engine::send_active("send " + job + " runs; {\"op\": \"output\", \"sendId\": " + job +
+                                                    "} reads it, {\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts "
+                                                    "its command, {\"op\": \"cancel\", \"sendId\": " + job +
+                                                    "} takes it back; keys go in once it has ended"));
+            }
+            else if (!status && status.error()->code == Code::SEND_ACTIVE)
               respond_error(id, engine::send_active("{\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts its "
                                                     "command, {\"op\": \"cancel\", \"sendId\": ...} takes it back; "
                                                     "keys go in once it has ended"));
