@@ -47,6 +47,7 @@ std::string_view wait_reason_name(WaitReason reason) noexcept {
     case WaitReason::inferred_idle: return "inferred_idle";
     case WaitReason::timeout: return "timeout";
     case WaitReason::session_exit: return "session_exit";
+    case WaitReason::matched: return "matched";
   }
   return "unknown";
 }

@@ -216,6 +216,12 @@ class ProcessChannel {
 
   // Lingering (docs/outlive.md): null for a channel whose tree cannot outlive this host.
   virtual LingerFacet* linger() { return nullptr; }
+  // The process of the session's tree listening on TCP `port` (any address), as a
+  // SendMatch, or nullopt when none is seen: what `until: {port}` polls. BACKEND_FAILED
+  // where this channel cannot look (a far helper does not report ports yet).
+  virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/) const {
+    return make_error(Code::BACKEND_FAILED, "until.port: this session's channel cannot see its ports");
+  }
   // The newest limit the session's cgroup reached (limits/session_cgroup.hpp), if any.
   virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
 };

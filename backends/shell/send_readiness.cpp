@@ -128,12 +128,16 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->typed_text = !request.text.empty();
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
+  if (Status st = arm_until(*send, request.until); !st) return st.error();
   send->done = std::move(done);
   send->session = this;
   send_ = send;
+  if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
 
-  send_timeout_timer_.start(timeout);
+  send->background = request.background;
+  // A background job has no deadline unless asked for one.
+  if (!request.background || request.timeout) send_timeout_timer_.start(timeout);
   // A repeat of 0 would stop the timer for good: an idle of 0 means "at the first chance".
   send_idle_timer_.again(std::max(idle, std::chrono::milliseconds(1)));
   // The write happens from the loop, so a cancel() right after this call can still stop it.
@@ -280,6 +284,7 @@ void ShellSession::on_write_landed() {
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated() || !send_->write_started()) return;  // output of an earlier command
   std::string_view text = chunk.text;
+  if (send_->until_output && !send_->match) feed_until(text);
   if (send_->typed_lines > 0) tell_typed_echo(chunk);
   if (send_->echo_pending) {
     if (const text::PromptMarker* end = echo_end(chunk)) {
@@ -336,6 +341,11 @@ void ShellSession::on_send_chunk_end() {
   if (send_->gated()) {
     // Not this send's output, but it may show the shell back at its prompt.
     if (prompt_watch_.at_prompt() && reader_returned()) open_gate(true);
+    return;
+  }
+  if (send_->match) {
+    // The condition held in this chunk: what came with it is in the result.
+    settle_send(WaitReason::matched);
     return;
   }
   if (send_->cancel == SendState::Cancel::on_command && prompt_watch_.command_started()) {
@@ -461,6 +471,14 @@ void ShellSession::on_send_idle() {
     s->open_gate(false);  // no reader came back within the idle time: write anyway
     return;
   }
+  if (s->send_ && s->send_->waits_out_quiet()) {
+    // A send with a condition waits for it, not for quiet: a server is quiet while it
+    // starts; so does a background one. Quiet is when a condition's unended last line is
+    // tried; the next output rearms this.
+    send_idle_timer_.stop();
+    if (try_quiet_match()) s->settle_send(WaitReason::matched);
+    return;
+  }
   s->settle_send(WaitReason::inferred_idle);
 }
 
@@ -485,6 +503,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
     }
   }
   if (send_) note_line_state(*send_, reason, result);
+  if (reason == WaitReason::matched && send_) result.match = send_->match;
   auto send = release_send();
   send->end_echo(false);
   if (send->write_started()) {
@@ -514,6 +533,7 @@ void ShellSession::fail_send(Error error) {
 std::shared_ptr<SendState> ShellSession::release_send() {
   send_timeout_timer_.stop();
   send_idle_timer_.stop();
+  port_timer_.stop();
   probe_timer_.stop();
   prompt_recheck_timer_.stop();
   // After a signal the baseline is the gate's, kept for the next send.

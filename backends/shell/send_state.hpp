@@ -13,6 +13,7 @@
 #include "dshpty/backend.hpp"
 #include "screen/keys.hpp"
 #include "text/head_tail_buffer.hpp"
+#include "text/output_condition.hpp"
 
 namespace dshpty::shell {
 
@@ -96,6 +97,13 @@ struct SendState {
   // The latest probe found the foreground relaying the terminal, no reader: a quiet
   // settle's evidence is relay.
   bool relaying = false;
+  // The send's condition (SendRequest::until, send_until.cpp): its output regex, fed the
+  // stream once the write started; its port, polled while the send is live; what held.
+  std::optional<text::OutputCondition> until_output;
+  std::optional<std::uint16_t> until_port;
+  std::optional<SendMatch> match;
+  bool background = false;  // SendRequest::background: quiet never settles it
+  bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }
   Callback<SendResult> done;
   ShellSession* session = nullptr;  // cleared when the session lets go of it (release_send)
 };

@@ -249,6 +249,13 @@ class ShellSession final : public BackendSession,
   void release_held_signals();
   Status deliver_signal(pid_t pgid, int signo);
   void fail_held_signals();
+  // Conditions (send_until.cpp): arms the request's `until` on `send` (INVALID_ARGUMENT for
+  // a bad regex or port, BACKEND_FAILED where the channel cannot see ports), feeds it the
+  // send's stream, tries its unended line when output went quiet, polls its port.
+  Status arm_until(SendState& send, const SendUntil& until);
+  void feed_until(std::string_view text);
+  bool try_quiet_match();
+  void on_port_tick();
   void on_send_timeout();
   void on_send_idle();
   void on_probe_tick();
@@ -341,6 +348,9 @@ class ShellSession final : public BackendSession,
   bool idle_at_prompt_ = false;
   Timer send_timeout_timer_;
   Timer send_idle_timer_;
+  // Polls the live send's `until` port, only while such a send is live.
+  Timer port_timer_;
+  static constexpr std::chrono::milliseconds kPortPoll{100};
   Timer probe_timer_;
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).

@@ -62,9 +62,9 @@ struct ScreenSnapshot {
   friend bool operator==(const ScreenSnapshot&, const ScreenSnapshot&) = default;
 };
 
-// Why a send completed.
-enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit };
-// "stdin_read", "inferred_idle", "timeout", "session_exit".
+// Why a send completed. matched: its `until` condition held (SendRequest::until).
+enum class WaitReason { stdin_read, inferred_idle, timeout, session_exit, matched };
+// "stdin_read", "inferred_idle", "timeout", "session_exit", "matched".
 std::string_view wait_reason_name(WaitReason reason) noexcept;
 
 // What settled a send: for a stdin_read the shell's prompt marks (its own prompt, after
@@ -97,6 +97,28 @@ struct QueuedBehind {
   friend bool operator==(const QueuedBehind&, const QueuedBehind&) = default;
 };
 
+// What a send waits for besides its usual reasons (docs/shell-backend.md, "Conditions"):
+// either one settles it as WaitReason::matched. A command that ends first settles as it
+// would without it, and a send with a condition never settles inferred_idle (a quiet server
+// is still starting).
+struct SendUntil {
+  // ECMAScript regex matched against each line of the send's output as it arrives (the
+  // echo of the typed text skipped). INVALID_ARGUMENT when std::regex refuses it.
+  std::optional<std::string> output_regex{};
+  // A process of the session's tree listens on this TCP port (any address); 1..65535.
+  std::optional<int> port{};
+  bool any() const noexcept { return output_regex.has_value() || port.has_value(); }
+};
+
+// What held when a send settled as WaitReason::matched: the line, or the listener.
+struct SendMatch {
+  std::optional<std::string> output{};  // the matching line, without its line break
+  std::optional<int> port{};
+  int pid = 0;                          // with port: the process holding the socket
+  std::string address{};                // with port: "127.0.0.1", "::", ...
+  friend bool operator==(const SendMatch&, const SendMatch&) = default;
+};
+
 struct SendRequest {
   // Default initializers on every member keep {.text = "ls"} -Wextra clean on g++ 12.
   std::string text{};
@@ -115,6 +137,11 @@ struct SendRequest {
   // and tail are kept (the tail favoured) with the line "[output truncated: N lines, M
   // bytes left out]" between them. Unset: the backend's own bound.
   std::optional<std::size_t> max_bytes{};
+  SendUntil until{};
+  // A background send (a job): it never settles inferred_idle (a quiet server still runs)
+  // and has no deadline unless `timeout` is set; it ends at the prompt, by its condition,
+  // at the session's exit, or when cancelled. The host simply does not wait for it.
+  bool background = false;
 
   bool submits() const noexcept { return submit.value_or(!text.empty()); }
   bool checks_in() const noexcept { return text.empty() && keys.empty() && !submits(); }
@@ -153,6 +180,8 @@ struct SendResult {
   // says otherwise. queued_behind is set with LineState::queued when the command is known.
   std::optional<LineState> line_state{};
   std::optional<QueuedBehind> queued_behind{};
+  // WaitReason::matched: what held.
+  std::optional<SendMatch> match{};
 };
 
 // Output of a live send since the previous read_output().

@@ -9,6 +9,7 @@ usage: mcp_e2e.py DSHPTY_MCP"""
 import os
 import json
 import re
+import socket
 import shutil
 import signal
 import subprocess
@@ -519,6 +520,30 @@ def lingering_hint():
         shutil.rmtree(state, ignore_errors=True)
 
 
+def until_condition(server):
+    """terminal_send's `until`: a line of output, a port a server of the session listens on,
+    a bad regex; the status line says what held."""
+    server.tool("terminal_open", {"name": "until"})
+    sent = server.tool("terminal_send", {"session": "until", "text": "sh -c 'sleep 1; echo ready; sleep 60'",
+                                         "idle_ms": 100, "until": {"output": "^ready$"}})
+    check('[wait: matched: output "ready"]' in sent, sent)
+    server.tool("terminal_signal", {"session": "until", "signal": "SIGINT"})
+    server.tool("terminal_send", {"session": "until", "idle_ms": 20000})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sent = server.tool("terminal_send", {"session": "until", "idle_ms": 100,
+                                         "text": f"python3 -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1",
+                                         "until": {"port": port}})
+    check(re.search(r"\[wait: matched: port %d \(pid \d+\)\]" % port, sent), sent)
+    server.tool("terminal_signal", {"session": "until", "signal": "SIGINT"})
+    server.tool("terminal_send", {"session": "until", "idle_ms": 20000})
+    err = server.tool_error("terminal_send", {"session": "until", "text": "echo x", "until": {"output": "("}},
+                            "INVALID_ARGUMENT")
+    check("until.output" in err, err)
+    server.tool("terminal_close", {"session": "until"})
+
+
 def main():
     global BINARY
     BINARY = sys.argv[1]
@@ -534,6 +559,7 @@ def main():
         check(server.initialize("2025-06-18")["protocolVersion"] == "2025-06-18", "negotiated")
         tools_list(server)
         pid = every_tool(server)
+        until_condition(server)
         screens(server, sys.argv[2])
         model_errors(server)
         cancellation_and_progress(server)

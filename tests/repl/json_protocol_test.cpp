@@ -85,7 +85,7 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
   CHECK(parse_bad(R"({"id":1,"op":7})").id.token() == "1");
   // Strict fields: one unknown field refuses the request, naming it and the valid ones.
   CHECK(parse_bad(R"({"id":2,"op":"send","sessionId":"p","text":"x","timeout":5})").error->message ==
-        "unknown field \"timeout\" for op \"send\" (valid: id, op, owner, sessionId, text, keys, submit, timeoutMs, idleMs)");
+        "unknown field \"timeout\" for op \"send\" (valid: id, op, owner, sessionId, text, keys, submit, timeoutMs, idleMs, until, background)");
   CHECK(parse_bad(R"({"id":2,"op":"list","sessionId":"p"})").error->message ==
         "unknown field \"sessionId\" for op \"list\" (valid: id, op, owner)");
   CHECK(parse_bad(R"({"id":2,"op":"open","type":"shell","sandox":"read-only"})").error->message ==

@@ -106,6 +106,15 @@ constexpr std::string_view kCountDoc = "How many lines (default 500).";
 constexpr std::string_view kScreenDoc =
     "Return the terminal's screen as a person would see it now instead of scrollback lines.";
 constexpr std::string_view kSignalDoc = "SIGINT is Ctrl-C, SIGTSTP Ctrl-Z.";
+constexpr Field kUntilFields[] = {
+    {.name = "output", .doc = "An ECMAScript regex a new line of output matches."},
+    {.name = "port", .type = T::integer, .min = 1, .max = 65535,
+     .doc = "A TCP port a process of the session listens on (any address)."}};
+constexpr std::string_view kUntilDoc =
+    "Also come back as soon as this holds (waitReason matched), e.g. {\"port\": 5173} or {\"output\": "
+    "\"Compiled successfully\"}: \"output\" an ECMAScript regex matched against each new line of output (the echo "
+    "of the text excluded), \"port\" a TCP port a process of the session listens on. A command that ends first "
+    "comes back as it would without it; quiet output alone never ends such a send.";
 
 // ---- JSON Lines (docs/tool-protocol.md) ----
 constexpr Field kJsonType[] = {{.name = "type", .required = true, .doc = "The backend type, e.g. \"shell\"."}};
@@ -116,7 +125,14 @@ constexpr Field kJsonSend[] = {
     {.name = "keys", .type = T::strings, .doc = kKeysDoc},
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeoutMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
-    {.name = "idleMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc}};
+    {.name = "idleMs", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
+    {.name = "until", .type = T::object, .doc = kUntilDoc, .members = kUntilFields},
+    {.name = "background",
+     .type = T::boolean,
+     .default_value = "false",
+     .doc = "Answer at once with {job, sessionId} (job: this request's id) while the send runs on as a job: it "
+            "never ends by quiet, has no deadline unless timeoutMs is set, and its result comes through "
+            "{\"op\": \"output\", \"sendId\": job} once it ended."}};
 constexpr Field kJsonSendId[] = {{.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."}};
 constexpr Field kJsonRead[] = {{.name = "sessionId", .required = true, .doc = "The session's id."},
                                {.name = "offset", .type = T::integer, .default_value = "0", .doc = kOffsetDoc},
@@ -149,7 +165,8 @@ constexpr Field kMcpSend[] = {
     {.name = "keys", .type = T::strings, .doc = kKeysDoc},
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeout_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
-    {.name = "idle_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc}};
+    {.name = "idle_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
+    {.name = "until", .type = T::object, .doc = kUntilDoc, .members = kUntilFields}};
 constexpr Field kMcpRead[] = {{.name = "session", .required = true, .doc = kSessionDoc},
                               {.name = "offset", .type = T::integer, .min = 0, .default_value = "0", .doc = kOffsetDoc},
                               {.name = "count", .type = T::integer, .min = 1, .default_value = "500", .doc = kCountDoc},

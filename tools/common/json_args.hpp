@@ -124,6 +124,29 @@ class JsonArgs {
     }
     return out;
   }
+  // A send's condition, `{"output": REGEX, "port": N}` (either or both; the regex and the
+  // port's range are the backend's to check, one rule on every face).
+  std::optional<SendUntil> until(std::string_view name) {
+    const Json* field = find(name, false);
+    if (!field) return std::nullopt;
+    if (!field->is_object()) return fail(name, "must be an object {\"output\": REGEX, \"port\": N}");
+    SendUntil out;
+    for (const auto& [key, value] : field->items()) {
+      if (key == "output" && value.is_string()) {
+        out.output_regex = value.template get<std::string>();
+      } else if (key == "port" && json_integer(value) && *json_integer(value) >= std::numeric_limits<int>::min() &&
+                 *json_integer(value) <= std::numeric_limits<int>::max()) {
+        out.port = static_cast<int>(*json_integer(value));
+      } else if (key == "output" || key == "port") {
+        return fail(std::string(name) + "." + key, key == "output" ? "must be a string" : "must be an integer");
+      } else {
+        return fail(name, "has an unknown member \"" + key + "\" (output, port)");
+      }
+    }
+    if (!out.any()) return fail(name, "must name \"output\" or \"port\"");
+    return out;
+  }
+
   // Any value but null (an id echoed as written); nullptr when absent.
   const Json* any(std::string_view name, bool required) { return find(name, required); }
 

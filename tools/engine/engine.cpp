@@ -66,6 +66,15 @@ std::optional<std::string> Engine::resolve(std::string_view owner, std::string_v
   return resolve_session(word, list(owner));
 }
 
+std::optional<std::string> Engine::live_send_on(std::string_view owner, std::string_view word) {
+  const auto session = resolve(owner, word);
+  if (!session) return std::nullopt;
+  for (const auto& [key, entry] : sends_.live()) {
+    if (entry.owner == owner && resolve(owner, entry.session_id) == session) return key;
+  }
+  return std::nullopt;
+}
+
 void Engine::open(std::string_view owner, OpenRequest request, Callback<SpawnResult> done, std::string abort_key) {
   if (auto valid = check_open(request, settings_.policy); !valid) {
     // Every outcome comes through `done`, from the loop.
@@ -113,7 +122,8 @@ Status Engine::send(std::string_view owner, SessionSend request, std::string sen
 
 Status Engine::start_send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
   if (!request.request.idle) request.request.idle = settings_.send_idle;
-  if (!request.request.timeout) request.request.timeout = settings_.send_timeout;
+  // A background send (a job) has no deadline unless it asked for one.
+  if (!request.request.timeout && !request.request.background) request.request.timeout = settings_.send_timeout;
   // The backend cuts the viewport to the face's cap: one cut, head and tail kept.
   if (!request.request.max_bytes) request.request.max_bytes = settings_.max_result_bytes;
   std::string session_id = request.session_id;

@@ -98,6 +98,8 @@ class Engine {
   std::vector<SessionSnapshot> list(std::string_view owner);
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
+  // The key of `owner`'s live send on the session `word` names (its id or name), if any.
+  std::optional<std::string> live_send_on(std::string_view owner, std::string_view word);
 
   // Opens a session (check_open(), then the backend); every failure comes through `done`. With an `abort_key`, abort_open()
   // can stop it while it is pending.

@@ -32,6 +32,8 @@ class SendTable {
   void settle(std::string_view key);
   // The live send under `key`, else the oldest settled one kept under it; null when none.
   const Entry* find(std::string_view key) const;
+  // The live sends, by key.
+  const std::map<std::string, Entry, std::less<>>& live() const { return live_; }
   void clear();
 
  private:

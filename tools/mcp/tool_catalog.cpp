@@ -97,7 +97,8 @@ Json send_tool() {
       "terminal_send", "Type into a terminal session and wait",
       "Type text into a session (Enter added unless submit is false) and wait until it is ready for input again. The "
       "result is two text items: the new output, then the status lines, \"[wait: REASON]\": stdin_read (the shell or a program is reading the terminal "
-      "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed) or session_exit (the shell exited); "
+      "again), inferred_idle (no output for idle_ms), timeout (timeout_ms passed), session_exit (the shell exited) or "
+      "matched (the until condition held; the status line names the line, or the port and its pid); "
       "then \"[exit: N]\" and \"[cwd: DIR]\" when the command finished back at the shell's prompt, and "
       "\"[session: running]\", \"[session: exited ...]\", \"[session: lost: REASON]\" (a remote session's link "
       "ended) or \"[session: reconnecting: REASON]\" (a lingering remote session's link is being restored). An inferred_idle or timeout result does not prove the "
@@ -220,6 +221,7 @@ Result<ToolCall> parse_send(Arguments& a) {
   constexpr auto kAny = std::numeric_limits<std::int64_t>::min();
   if (auto ms = a.integer("timeout_ms", kAny)) call.request.timeout = std::chrono::milliseconds(*ms);
   if (auto ms = a.integer("idle_ms", kAny)) call.request.idle = std::chrono::milliseconds(*ms);
+  if (auto until = a.until("until")) call.request.until = std::move(*until);
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }

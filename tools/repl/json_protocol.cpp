@@ -64,6 +64,8 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     if (!send.request.submit && send.request.text.empty()) send.request.submit = false;
     send.request.timeout = milliseconds(f, "timeoutMs");
     send.request.idle = milliseconds(f, "idleMs");
+    if (auto until = f.until("until")) send.request.until = std::move(*until);
+    send.request.background = f.boolean("background").value_or(false);
     return done(std::move(send));
   }
   if (op == "cancel" || op == "output") {
@@ -264,6 +266,11 @@ Json encode_send(const SendResult& result) {
     out["queuedBehind"] = Json{{"pid", result.queued_behind->pid}, {"command", result.queued_behind->command}};
   }
   if (result.screen) out["screen"] = encode_screen(*result.screen);
+  if (result.match && result.match->port) {
+    out["match"] = Json{{"port", *result.match->port}, {"pid", result.match->pid}, {"address", result.match->address}};
+  } else if (result.match && result.match->output) {
+    out["match"] = Json{{"output", *result.match->output}};
+  }
   return out;
 }
 

@@ -78,17 +78,42 @@ void JsonServer::dispatch(jp::Request request) {
             });
           },
           [&](jp::SendOp& op) {
-            std::string session = op.session_id;
-            auto done = [this, id, owner = std::string(owner), session](Result<SendResult> result) {
-              answer(id, result, [&](const SendResult& r) {
-                Json out = jp::encode_send(r);
-                // A limit the session reached, read when the send settled (as `list` shows it).
-                if (auto hit = engine::limit_hit_of(session, engine_.list(owner))) out["limitHit"] = jp::encode_limit_hit(*hit);
-                return out;
-              });
-            };
-            auto status = engine_.send(owner, std::move(op), jp::id_key(id), std::move(done));
-            if (!status && status.error()->code == Code::SEND_ACTIVE)
+            const bool background = op.request.background;
+            const std::string session_id = op.session_id;
+            const std::string key = jp::id_key(id);
+            finished_jobs_.erase(key);  // an id used again names the new send
+            auto status = engine_.send(owner, std::move(op), key,
+                                       [this, id, background, key, session_id, owner = std::string(owner)](Result<SendResult> result) {
+              if (!background) {
+                return answer(id, result, [&](const SendResult& r) {
+                  Json out = jp::encode_send(r);
+                  // A limit the session reached, read when the send settled (as `list` shows it).
+                  if (auto hit = engine::limit_hit_of(session_id, engine_.list(owner))) {
+                    out["limitHit"] = jp::encode_limit_hit(*hit);
+                  }
+                  return out;
+                });
+              }
+              keep_finished_job(key, {owner, result ? jp::encode_send(result.value())
+                                                    : Json{{"error", jp::encode_error(result.error())}}});
+            });
+            // A job answers at once: its id is the request's, its result comes through `output`.
+            if (status && background) {
+              Json job = Json::parse(id.token(), nullptr, /*allow_exceptions=*/false);
+              respond(id, Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}});
+            }
+            const auto live = !status && status.error()->code == Code::SEND_ACTIVE
+                                  ? engine_.live_send_on(owner, session_id) : std::nullopt;
+            if (live) {
+              // Name the send (a job, say) and how to read it; its key is its id as JSON text.
+              const Json parsed = Json::parse(*live, nullptr, /*allow_exceptions=*/false);
+              const std::string job = parsed.is_discarded() ? Json(*live).dump() : parsed.dump();
+              respond_error(id, engine::send_active("send " + job + " runs; {\"op\": \"output\", \"sendId\": " + job +
+                                                    "} reads it, {\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts "
+                                                    "its command, {\"op\": \"cancel\", \"sendId\": " + job +
+                                                    "} takes it back; keys go in once it has ended"));
+            }
+            else if (!status && status.error()->code == Code::SEND_ACTIVE)
               respond_error(id, engine::send_active("{\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts its "
                                                     "command, {\"op\": \"cancel\", \"sendId\": ...} takes it back; "
                                                     "keys go in once it has ended"));
@@ -100,6 +125,11 @@ void JsonServer::dispatch(jp::Request request) {
                    [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
           },
           [&](jp::OutputOp& op) {
+            if (auto job = finished_jobs_.find(jp::id_key(op.send_id)); job != finished_jobs_.end()) {
+              if (job->second.owner != owner)
+                return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
+              return respond(id, Json{{"delta", ""}, {"truncated", false}, {"done", true}, {"result", job->second.result}});
+            }
             answer(id, engine_.send_output(owner, jp::id_key(op.send_id)),
                    [cap](const OutputDelta& delta) { return jp::encode_output(delta, cap); });
           },
@@ -156,6 +186,15 @@ void JsonServer::dispatch(jp::Request request) {
           },
       },
       request.op);
+}
+
+void JsonServer::keep_finished_job(std::string key, FinishedJob job) {
+  if (finished_jobs_.size() >= kMaxFinishedJobs && !finished_order_.empty()) {
+    finished_jobs_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+  finished_order_.push_back(key);
+  finished_jobs_.insert_or_assign(std::move(key), std::move(job));
 }
 
 void JsonServer::begin_shutdown(std::optional<RequestId> id, bool leaving) {

@@ -4,7 +4,9 @@
 // through handle_line(), responses leave through the write hook.
 #pragma once
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +61,17 @@ class JsonServer {
   bool finished_ = false;
   Status shutdown_result_;
   std::vector<RequestId> shutdown_ids_;  // shutdown requests waiting for the engine to settle
+  // Background sends (jobs) answer at once; their results, once they ended, wait here by
+  // send key for `output` to show them (docs/tool-protocol.md, "Background sends"). Bounded:
+  // past kMaxFinishedJobs the oldest is forgotten.
+  struct FinishedJob {
+    std::string owner;
+    Json result;  // the send's result, or {"error": ...}
+  };
+  void keep_finished_job(std::string key, FinishedJob job);
+  std::map<std::string, FinishedJob> finished_jobs_;
+  std::deque<std::string> finished_order_;
+  static constexpr std::size_t kMaxFinishedJobs = 256;
 };
 
 }  // namespace dshpty::repl

@@ -67,6 +67,7 @@ class LocalChannel final : public ProcessChannel {
   LossWords word_loss(const Error& cause) const override;
 
   std::optional<LimitHit> limit_hit() const override;
+  Result<std::optional<SendMatch>> port_listener(std::uint16_t port) const override;  // local_ports.cpp
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
   // Facts of one process of the session (what terminal_facts reads, and the far bridge

@@ -20,7 +20,7 @@ def blocking(service: dshpty.Service) -> List[str]:
     send = service.start_send(session.session_id, text="seq 3", idle_ms=3, timeout_ms=1000)
     chunks: List[str] = [chunk for chunk in send]
     result: dshpty.SendResult = send.result()
-    reason: Literal["stdin_read", "inferred_idle", "timeout", "session_exit"] = result.wait_reason
+    reason: Literal["stdin_read", "inferred_idle", "timeout", "session_exit", "matched"] = result.wait_reason
     kind: Literal["running", "exited", "lost", "reconnecting"] = result.session_status.kind
     code: Optional[int] = result.exit_code
     print(reason, kind, code, service.send(session.session_id, "true", idle_ms=3).viewport)

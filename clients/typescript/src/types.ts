@@ -109,12 +109,18 @@ export interface SendOptions {
   /** the send's own deadline: it answers `timeout` then, and the command runs on */
   timeoutMs?: number | undefined;
   idleMs?: number | undefined;
+  /** also answer `matched` once a new output line matches `output` (an ECMAScript regex) or a
+   *  process of the session listens on TCP `port`; a command that ends first answers as usual */
+  until?: { output?: string; port?: number } | undefined;
+  /** answer at once with `{job, sessionId}`; the job's result comes through `output` once it ended
+   *  (the client's send helpers wait for a result: use the raw request for a job) */
+  background?: boolean | undefined;
   /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects
    *  with `signal.reason` once the send has answered */
   signal?: AbortSignal | undefined;
 }
 
-export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+export type WaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'matched';
 /** what settled a send: shell prompt marks, the stdin probe, output quiet under a relay, or none */
 export type Evidence = 'prompt_marks' | 'stdin_probe' | 'relay' | 'none';
 
@@ -159,6 +165,8 @@ export interface SendResult {
   queuedBehind?: { pid: number; command: string } | undefined;
   /** a limit the session reached (as `SessionInfo.limitHit`) */
   limitHit?: LimitHit | undefined;
+  /** what held when `waitReason` is `matched` */
+  match?: { output?: string; port?: number; pid?: number; address?: string } | undefined;
   extra: Extra;
 }
 

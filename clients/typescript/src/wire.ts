@@ -34,6 +34,8 @@ export function sendFields(sessionId: string, options: SendOptions): Record<stri
     submit: options.submit,
     timeoutMs: options.timeoutMs,
     idleMs: options.idleMs,
+    until: options.until,
+    background: options.background,
   });
 }
 

@@ -100,13 +100,22 @@ std::string format_open(const SpawnResult& result, std::size_t cap) {
          body_lines(result.motd, cap, "(no startup output)");
 }
 
+// What held, after "matched": `: output "LINE"` or `: port N (pid P)`.
+static std::string match_words(const SendResult& result) {
+  if (!result.match) return "";
+  if (result.match->port) {
+    return ": port " + std::to_string(*result.match->port) + " (pid " + std::to_string(result.match->pid) + ")";
+  }
+  return result.match->output ? ": output \"" + escape(*result.match->output) + "\"" : "";
+}
+
 SendText format_send_parts(const SendResult& result, std::size_t cap) {
   SendText out;
   // On the alternate screen the line-mode text is a full-screen program's drawing with the
   // cursor movement stripped: noise. The screen is what it shows.
   out.output = result.screen ? format_screen(*result.screen, cap) : viewport_lines(result, "(no new output)");
   out.screen = result.screen.has_value();
-  out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) +
+  out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) + match_words(result) +
                (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
   if (result.taken_back_bytes > 0) out.status += "[cancelled: the text was taken back before the shell read it]\n";
   if (result.queued_behind) {

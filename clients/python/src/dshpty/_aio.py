@@ -286,18 +286,20 @@ class _AsyncCalls:
 
     async def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                          submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                         idle_ms: Optional[int] = None) -> AsyncSend:
+                         idle_ms: Optional[int] = None,
+                         until: Optional[Dict[str, Any]] = None) -> AsyncSend:
         label = self._label()
         send_id, future = self._connection.request(
-            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms)})
+            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until)})
         # The send answers by its own timeout; the request deadline starts after that.
         answer_by = (timeout_ms / 1000 if timeout_ms is not None else self._send_timeout) + self._connection.request_timeout
         return AsyncSend(self, label, send_id, future, answer_by)
 
     async def send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                    submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   idle_ms: Optional[int] = None) -> SendResult:
-        return await (await self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms))
+                   idle_ms: Optional[int] = None,
+                   until: Optional[Dict[str, Any]] = None) -> SendResult:
+        return await (await self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until))
 
     async def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
         return ReadPage.from_wire(await self._call("read", read_fields(session_id, offset, count)))

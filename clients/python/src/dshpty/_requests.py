@@ -57,9 +57,11 @@ def open_fields(type: str, name: Optional[str], cwd: Optional[str], shell: Optio
 
 def send_fields(session_id: str, text: Optional[str], keys: Optional[Sequence[str]],
                 submit: Optional[bool], timeout_ms: Optional[int],
-                idle_ms: Optional[int]) -> Dict[str, Any]:
+                idle_ms: Optional[int], until: Optional[Dict[str, Any]] = None,
+                background: Optional[bool] = None) -> Dict[str, Any]:
     return given(sessionId=session_id, text=text, keys=list(keys) if keys is not None else None,
-                 submit=submit, timeoutMs=timeout_ms, idleMs=idle_ms)
+                 submit=submit, timeoutMs=timeout_ms, idleMs=idle_ms, until=until,
+                 background=background)
 
 
 def read_fields(session_id: str, offset: Optional[int], count: Optional[int]) -> Dict[str, Any]:

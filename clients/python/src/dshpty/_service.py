@@ -6,7 +6,7 @@ import os
 import threading
 import time
 from concurrent import futures
-from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._connection import Connection, timed_out
 from ._errors import DshptyError
@@ -161,20 +161,22 @@ class _Calls:
 
     def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                    submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   idle_ms: Optional[int] = None) -> Send:
+                   idle_ms: Optional[int] = None,
+                   until: Optional[Dict[str, Any]] = None) -> Send:
         """Starts a send and returns at once."""
         label = self._label()
         send_id, future = self._connection.request(
-            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms)})
+            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until)})
         # The send answers by its own timeout; the request deadline starts after that.
         answer_by = (timeout_ms / 1000 if timeout_ms is not None else self._send_timeout) + self._connection.request_timeout
         return Send(self, label, send_id, future, answer_by)
 
     def send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
              submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-             idle_ms: Optional[int] = None) -> SendResult:
+             idle_ms: Optional[int] = None,
+             until: Optional[Dict[str, Any]] = None) -> SendResult:
         """``start_send(...).result()``."""
-        return self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms).result()
+        return self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until).result()
 
     def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
         return ReadPage.from_wire(self._call("read", read_fields(session_id, offset, count)))

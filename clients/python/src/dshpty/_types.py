@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, U
 T = TypeVar("T")
 
 # The closed sets, as the JSON face names them (docs/tool-protocol.md).
-WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit"]
+WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit", "matched"]
 StatusKind = Literal["running", "exited", "lost", "reconnecting"]
 Evidence = Literal["prompt_marks", "stdin_probe", "relay", "none"]
 LineState = Literal["continuation", "kept", "queued", "refused"]
@@ -119,7 +119,7 @@ class Screen:
 
 @dataclass
 class SendResult:
-    """``wait_reason``: ``stdin_read``, ``inferred_idle``, ``timeout`` or ``session_exit``.
+    """``wait_reason``: ``stdin_read``, ``inferred_idle``, ``timeout``, ``session_exit`` or ``matched``.
     ``exit_code`` and ``cwd`` are set when the send ended at the shell's own prompt;
     ``screen`` when it ended on the alternate screen."""
     viewport: str
@@ -143,6 +143,8 @@ class SendResult:
     queued_behind: Optional[Dict[str, Any]] = None
     #: a limit the session reached (as ``Session.limit_hit``)
     limit_hit: Optional[Dict[str, Any]] = None
+    #: with ``matched``: ``{"output": line}`` or ``{"port": n, "pid": p, "address": a}``
+    match: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -1,0 +1,22 @@
+// The local channel's view of the ports its tree listens on (`until: {port}`): the tree
+// under the helper (so a server that left the shell's tree by setsid and was adopted by the
+// helper, the session's subreaper, is still the session's), scanned by proc::scan_port.
+#include "local/local_channel.hpp"
+#include "proc/listening_ports.hpp"
+
+namespace dshpty::shell {
+
+Result<std::optional<SendMatch>> LocalChannel::port_listener(std::uint16_t port) const {
+  if (helper_pid_ <= 0) return std::optional<SendMatch>{};
+  const std::vector<pid_t> pids = proc::tree_pids(helper_pid_);
+  auto scan = proc::scan_port(pids, port);
+  if (!scan) return scan.error();
+  for (const proc::ListeningSocket& socket : scan->sockets) {
+    if (socket.port != port || socket.pid <= 0) continue;  // the owner not found yet
+    return std::optional<SendMatch>{SendMatch{.output = std::nullopt, .port = port, .pid = socket.pid,
+                                              .address = socket.address}};
+  }
+  return std::optional<SendMatch>{};
+}
+
+}  // namespace dshpty::shell

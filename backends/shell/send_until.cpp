@@ -1,0 +1,52 @@
+// A send's condition (SendRequest::until; docs/shell-backend.md, "Conditions"): its output
+// regex is fed the send's sanitized stream once its write started (text::OutputCondition
+// skips the echo of the typed text), and its port is polled on a timer that runs only while
+// such a send is live, so an idle session still costs no wake-up. What holds first settles
+// the send as matched; a command that ends first settles it as it would without a condition
+// (the prompt's marks or the stdin probe come first).
+#include <string>
+
+#include "shell_session.hpp"
+
+namespace dshpty::shell {
+
+Status ShellSession::arm_until(SendState& send, const SendUntil& until) {
+  if (until.port) {
+    if (*until.port < 1 || *until.port > 65535) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "until.port: " + std::to_string(*until.port) + " is outside 1..65535");
+    }
+    // One look now: a channel that cannot see ports says so before anything is typed.
+    if (auto seen = channel_->port_listener(static_cast<std::uint16_t>(*until.port)); !seen) {
+      return seen.error();
+    }
+    send.until_port = static_cast<std::uint16_t>(*until.port);
+  }
+  if (until.output_regex) {
+    auto condition = text::OutputCondition::make(*until.output_regex, send.bytes);
+    if (!condition) return condition.error();
+    send.until_output.emplace(std::move(*condition));
+  }
+  return {};
+}
+
+void ShellSession::feed_until(std::string_view text) {
+  if (auto line = send_->until_output->feed(text)) send_->match = SendMatch{.output = std::move(*line)};
+}
+
+bool ShellSession::try_quiet_match() {
+  if (!send_ || send_->match || !send_->until_output || !send_->write_started()) return send_ && send_->match;
+  if (auto line = send_->until_output->on_quiet()) send_->match = SendMatch{.output = std::move(*line)};
+  return send_->match.has_value();
+}
+
+void ShellSession::on_port_tick() {
+  if (!send_ || !send_->until_port || send_->match) return;
+  auto seen = channel_->port_listener(*send_->until_port);
+  // A scan that could not read a process now may next time: only a listener settles.
+  if (!seen || !*seen) return;
+  send_->match = std::move(**seen);
+  settle_send(WaitReason::matched);
+}
+
+}  // namespace dshpty::shell

@@ -1,0 +1,154 @@
+// Sends with a condition (SendRequest::until) on real programs: a line of output, a port a
+// process of the session's tree listens on, and a command that ends before either holds.
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "fixture.hpp"
+
+using namespace dshpty;
+using namespace dshpty::test;
+
+namespace {
+
+// A TCP port free on loopback now (the kernel's pick for port 0).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Interrupts what runs and waits for the shell's prompt.
+void interrupt(ShellFixture& fx, BackendSession& session) {
+  bool signalled = false;
+  REQUIRE(session.signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
+  REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+  auto back = fx.send(session, request("", 30s, 30s));
+  REQUIRE_MESSAGE(back, show(back));
+  CHECK(back->wait_reason == WaitReason::stdin_read);
+}
+
+}  // namespace
+
+TEST_CASE("until output: the line that matches settles it, not the echo, not quiet") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  // The echo holds "ready" too; the idle time is far shorter than the wait for the line.
+  auto req = request("sh -c 'sleep 1; echo ready; sleep 60'", 100ms, 60s);
+  req.until.output_regex = "ready";
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::matched);
+  REQUIRE(r->match);
+  CHECK(r->match->output == std::optional<std::string>("ready"));
+  CHECK_FALSE(r->match->port);
+  CHECK(r->exit_code == std::nullopt);
+  interrupt(fx, *s.session);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("until: a command that ends first settles as it would, with its status") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto req = request("sh -c 'sleep 0.3; echo starting; exit 3'", 50ms, 60s);
+  req.until.output_regex = "^listening";
+  req.until.port = free_port();
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::stdin_read);
+  CHECK(r->exit_code == std::optional<int>(3));
+  CHECK_FALSE(r->match);
+  CHECK(r->viewport.find("starting") != std::string::npos);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("until port: a server of the session's tree listening settles it, with its pid") {
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    MESSAGE("skipped: /usr/bin/python3 is missing");
+    return;
+  }
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  const int port = free_port();
+  // Quiet until it listens (its banner goes to a file), and slow to start.
+  auto req = request("sleep 0.5; /usr/bin/python3 -m http.server " + std::to_string(port) +
+                         " --bind 127.0.0.1 2>/dev/null >/dev/null",
+                     100ms, 60s);
+  req.until.port = port;
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::matched);
+  REQUIRE(r->match);
+  CHECK(r->match->port == std::optional<int>(port));
+  CHECK(r->match->address == "127.0.0.1");
+  CHECK(r->match->pid > 0);
+  const auto named = marked_processes_named(fx.marker(), "python3");
+  CHECK(std::find(named.begin(), named.end(), r->match->pid) != named.end());
+  interrupt(fx, *s.session);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("until: a bad regex or port is INVALID_ARGUMENT, and nothing is typed") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto refused = [&](SendRequest req) {
+    auto op = s.session->start_send(std::move(req), [](Result<SendResult>) { FAIL("a refused send must not complete"); });
+    REQUIRE_FALSE(op);
+    CHECK(op.error()->code == Code::INVALID_ARGUMENT);
+    return op.error()->message;
+  };
+  auto req = request("echo typed");
+  req.until.output_regex = "(";
+  CHECK(refused(req).rfind("until.output: ", 0) == 0);
+  for (int port : {0, 65536, -1}) {
+    req = request("echo typed");
+    req.until.port = port;
+    CHECK(refused(req).find("until.port") != std::string::npos);
+  }
+  auto r = fx.send(*s.session, request("", 30s));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->viewport.find("typed") == std::string::npos);
+  CHECK(fx.close(*s.session).ok());
+}
+
+TEST_CASE("background: quiet never settles it, and it has no deadline unless asked") {
+  ShellFixture fx;
+  auto config = fx.config();
+  config.send_timeout = 200ms;  // the backend's default deadline: not a background job's
+  auto s = fx.spawn(config);
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto req = request("sleep 1; echo finished", 50ms);
+  req.background = true;
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::stdin_read);
+  CHECK(r->exit_code == std::optional<int>(0));
+  CHECK(r->viewport.find("finished") != std::string::npos);
+
+  // A timeout it asked for still holds.
+  req = request("sleep 30", 50ms, 300ms);
+  req.background = true;
+  r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(r->wait_reason == WaitReason::timeout);
+  interrupt(fx, *s.session);
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
