@@ -124,8 +124,9 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
-  send->check_in = request.checks_in();
-  send->typed_text = !request.text.empty();
+  send->writes = request.checks_in()     ? SendState::Writes::nothing
+                 : request.text.empty() ? SendState::Writes::keys
+                                        : SendState::Writes::text;
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
   if (Status st = arm_until(*send, request.until); !st) return st.error();
@@ -144,7 +145,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
     auto s = weak.lock();
     if (!s || s != send_ || s->settled || s->cancel != SendState::Cancel::none) return;
-    if (s->check_in) {
+    if (s->checks_in()) {
       begin_check_in(s);
     } else if (aftermath_) {
       hold_write();
@@ -563,7 +564,7 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.line_state = LineState::refused;
     return;
   }
-  if (send.check_in || !send.landed() || !send.typed_text || prompt_watch_.line_taken()) return;
+  if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;
   const pid_t foreground = channel_->foreground_group();
   if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
     // The shell reads at its own prompt and took no line since the write: what was typed
