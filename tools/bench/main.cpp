@@ -18,6 +18,7 @@
 #include "figures.hpp"
 #include "peer_subjects.hpp"
 #include "send_figure.hpp"
+#include "record_figure.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 #include "fresh_process.hpp"
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
       }
       bench::measure_bare(one, r);
       if (one.wants(2)) bench::measure_send_side_by_side(one, r);
+      if (one.wants(2)) bench::measure_recording(one, r);
       bench::measure_dshpty(one, r);
       bench::measure_kill(one, r);
       bench::measure_scale(one, r);

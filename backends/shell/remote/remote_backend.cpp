@@ -12,12 +12,13 @@
 #include "linger/linger_spawn.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
+#include "record/record_plan.hpp"
 
 namespace dshpty {
 
 namespace {
 
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger", "attach"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger", "record", "attach"};
 
 std::string program_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -108,6 +109,15 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
       l.shell = program_name(p.argv.front());
       launch.linger = std::move(l);
       launch.reconnect = true;
+    }
+    // Recorded on this host, from the output the link brings (docs/watch.md).
+    auto recorded = shell::record::wants_recording(options, config_.shell);
+    if (!recorded) return recorded.error();
+    if (*recorded) {
+      auto recorder = shell::record::open_recorder(loop_, config_.shell, spec,
+                                                   {p.rows, p.cols, launch.term, p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      p.recorder = std::move(*recorder);
     }
     open_over_link(p, std::move(launch));
     return p;

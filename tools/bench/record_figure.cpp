@@ -1,0 +1,93 @@
+#include "record_figure.hpp"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "bash_profile.hpp"
+#include "harness.hpp"
+
+namespace bench {
+
+namespace {
+
+constexpr const char* kUnrecorded = "dshpty, unrecorded";
+constexpr const char* kRecorded = "dshpty, recorded";
+
+std::string percent(double recorded, double plain) {
+  std::ostringstream s;
+  s.precision(1);
+  s << std::fixed << (recorded / plain - 1) * 100 << "%";
+  return s.str();
+}
+
+// One flood through `h`'s session, in MB/s of terminal output.
+double flood_mbs(Harness& h, const std::string& id, unsigned long long bytes) {
+  h.raw_bytes = 0;
+  auto t0 = Clock::now();
+  h.send(id, flood_command(bytes), std::chrono::minutes(10));
+  if (h.raw_bytes < bytes) throw std::runtime_error("a flood ended early");
+  return static_cast<double>(h.raw_bytes) / (micros_since(t0) / 1e6) / 1e6;
+}
+
+void measure(const Plan& plan, Report& report, const std::string& dir) {
+  Harness plain(plan);
+  // The cap far above the floods: the recorded session writes all of its output.
+  Harness recorded(plan, [&dir](dshpty::ShellConfig& c) {
+    c.record_dir = dir;
+    c.record_max_bytes = std::size_t{4} << 30;
+  });
+  auto a = plain.spawn();
+  auto b = recorded.spawn();
+  if (!b.session.recording) throw std::runtime_error("the recorded session has no recording");
+  Samples plain_us, recorded_us, plain_mbs, recorded_mbs;
+  for (int i = 0; i < plan.round_trips; ++i) {
+    auto t0 = Clock::now();
+    plain.send(a.session.id, "true");
+    plain_us.add(micros_since(t0));
+    auto t1 = Clock::now();
+    recorded.send(b.session.id, "true");
+    recorded_us.add(micros_since(t1));
+  }
+  // A quarter of figure 1's flood: the recorded one's file holds all of it.
+  const unsigned long long bytes = plan.flood_bytes / 4;
+  for (int i = 0; i < plan.throughput_runs; ++i) {
+    plain_mbs.add(flood_mbs(plain, a.session.id, bytes));
+    recorded_mbs.add(flood_mbs(recorded, b.session.id, bytes));
+  }
+  const auto state = recorded.service().list(recorded.owner());
+  std::string file_note;
+  for (const auto& s : state)
+    if (s.recording) file_note = "; its file " + std::to_string(s.recording->bytes >> 20) + " MiB, state " +
+                                 std::string(dshpty::recording_state_name(s.recording->state));
+  report.measured(kFigRecord, kUnrecorded, "us", plain_us, "send of `true`, alternating with the recorded one's");
+  report.measured(kFigRecord, kRecorded, "us", recorded_us,
+                  "send p50 " + percent(recorded_us.median(), plain_us.median()) + " against unrecorded");
+  report.measured(kFigRecord, kUnrecorded, "MB/s", plain_mbs,
+                  std::to_string(bytes >> 20) + " MiB floods, alternating with the recorded one's");
+  report.measured(kFigRecord, kRecorded, "MB/s", recorded_mbs,
+                  "throughput " + percent(recorded_mbs.median(), plain_mbs.median()) + " against unrecorded" +
+                      file_note);
+  plain.close(a.session.id);
+  recorded.close(b.session.id);
+}
+
+}  // namespace
+
+void measure_recording(const Plan& plan, Report& report) {
+  char pattern[] = "/tmp/dshpty-bench-casts-XXXXXX";
+  if (!::mkdtemp(pattern)) {
+    report.skipped(kFigRecord, kRecorded, "us", "no temporary directory");
+    return;
+  }
+  try {
+    measure(plan, report, pattern);
+  } catch (const std::exception& e) {
+    report.skipped(kFigRecord, kRecorded, "us", std::string("error: ") + e.what());
+  }
+  std::filesystem::remove_all(pattern);
+}
+
+}  // namespace bench
