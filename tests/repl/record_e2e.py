@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from repl_harness import JsonRepl, check, wait_gone
+from repl_harness import JsonRepl, check, kill_quietly, wait_gone
 
 PASSWORD = "s3cr3t-Pa55-w0rd"
 
@@ -212,6 +212,53 @@ def cut_at_cap(repl_path, record_dir, state_dir):
         repl.close()
 
 
+def across_a_take_over(repl_path, record_dir, state_dir):
+    """A lingering session: the first host's file ends when it leaves; the host that takes it
+    over starts a file of its own with the take-over marker, the replay (what the session
+    printed while no host held it included), then live output."""
+    first = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    second = None
+    pid = None
+    try:
+        opened = first.ok({"id": 1, "op": "open", "type": "shell", "name": "keep", "linger": 60})
+        pid = opened["pid"]
+        first_path = opened["recording"]["path"]
+        first.ok({"id": 2, "op": "send", "sessionId": opened["sessionId"],
+                  "text": "(sleep 0.3; echo while-away-$((3*5))) & echo before-$((2*2))"})
+        first.proc.stdin.close()  # EOF: the host leaves, the session lingers
+        check(first.wait_exit() == 0, "exit status after EOF")
+        _, _, events = read_cast(first_path)
+        check(any("before-4" in e[2] for e in events if e[1] == "o"), "the first file has what its host saw")
+
+        second = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+        attached = second.ok({"id": 3, "op": "attach", "name": "keep"})["sessions"]
+        check(len(attached) == 1 and attached[0]["sessionId"], attached)
+        sid = attached[0]["sessionId"]
+        # The background echo ran while no host held the session (or just after): either
+        # way it is in the new file, in the replay or live.
+        seen = second.ok({"id": 4, "op": "send", "sessionId": sid, "text": "sleep 0.5; echo after-$((4*4))"})
+        check("after-16" in seen["viewport"], seen)
+        listed = second.ok({"id": 5, "op": "list"})["sessions"][0]
+        second_path = listed["recording"]["path"]
+        check(second_path != first_path, "the new host writes a file of its own")
+        second.ok({"id": 6, "op": "close", "sessionId": sid})
+        _, header, events = read_cast(second_path)
+        check(header["title"] == "keep", header)
+        check(events[0][1] == "m" and events[0][2].startswith("[taken over by a new host"), events[:2])
+        output = "".join(e[2] for e in events if e[1] == "o")
+        check("before-4" in output, "the replay is in the new file")
+        check("while-away-15" in output and "after-16" in output, "the output since is in the new file")
+        check(second.ok({"id": 7, "op": "shutdown"}) == {}, "shutdown")
+        check(second.wait_exit() == 0, "exit status")
+        wait_gone([pid], "close after attach")
+    finally:
+        first.close()
+        if second:
+            second.close()
+        if pid:
+            kill_quietly([pid])
+
+
 if __name__ == "__main__":
     repl_path = sys.argv[1]
     top = tempfile.mkdtemp(prefix="dshpty-record-")
@@ -229,5 +276,7 @@ if __name__ == "__main__":
         cut_dir = os.path.join(top, "cut")
         os.mkdir(cut_dir)
         cut_at_cap(repl_path, cut_dir, state_dir)
+        print("--- a lingering session taken over", flush=True)
+        across_a_take_over(repl_path, record_dir, state_dir)
     finally:
         shutil.rmtree(top, ignore_errors=True)
