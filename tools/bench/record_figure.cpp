@@ -1,5 +1,6 @@
 #include "record_figure.hpp"
 
+#include <ev.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -23,12 +24,24 @@ std::string percent(double recorded, double plain) {
   return s.str();
 }
 
+// Each harness has its loop, idle while the other's runs: its clock is brought up to date
+// before a send, or the send's idle timer would be armed from a time long past (and fire at
+// once).
+dshpty::SendResult timed_send(Harness& h, const std::string& id, std::string text,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  ev_now_update(h.loop());
+  return h.send(id, std::move(text), timeout);
+}
+
 // One flood through `h`'s session, in MB/s of terminal output.
 double flood_mbs(Harness& h, const std::string& id, unsigned long long bytes) {
+  ev_now_update(h.loop());
   h.raw_bytes = 0;
   auto t0 = Clock::now();
-  h.send(id, flood_command(bytes), std::chrono::minutes(10));
-  if (h.raw_bytes < bytes) throw std::runtime_error("a flood ended early");
+  auto r = h.send(id, flood_command(bytes), std::chrono::minutes(10));
+  if (h.raw_bytes < bytes)
+    throw std::runtime_error("a flood ended early (" + std::string(dshpty::wait_reason_name(r.wait_reason)) + " after " +
+                             std::to_string(h.raw_bytes) + " bytes)");
   return static_cast<double>(h.raw_bytes) / (micros_since(t0) / 1e6) / 1e6;
 }
 
@@ -45,10 +58,10 @@ void measure(const Plan& plan, Report& report, const std::string& dir) {
   Samples plain_us, recorded_us, plain_mbs, recorded_mbs;
   for (int i = 0; i < plan.round_trips; ++i) {
     auto t0 = Clock::now();
-    plain.send(a.session.id, "true");
+    timed_send(plain, a.session.id, "true");
     plain_us.add(micros_since(t0));
     auto t1 = Clock::now();
-    recorded.send(b.session.id, "true");
+    timed_send(recorded, b.session.id, "true");
     recorded_us.add(micros_since(t1));
   }
   // A quarter of figure 1's flood: the recorded one's file holds all of it.

@@ -10,7 +10,7 @@ namespace bench {
 
 inline constexpr const char* kFigRecord = "6 recording";
 
-// Runs with figure 2 (its process): rows "dshpty, unrecorded" and "dshpty, recorded", send
+// Figure 6 (`--only 6` alone): rows "dshpty, unrecorded" and "dshpty, recorded", send
 // p50 in us and throughput in MB/s.
 void measure_recording(const Plan& plan, Report& report);
 

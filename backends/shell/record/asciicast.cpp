@@ -1,16 +1,34 @@
 #include "record/asciicast.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "text/utf8.hpp"
 
 namespace dshpty::shell::record {
 
+namespace {
+// The bytes a JSON string cannot hold as they are: C0 controls, DEL (kept out for players
+// that print it), the quote and the backslash.
+constexpr std::array<bool, 256> kEscaped = [] {
+  std::array<bool, 256> t{};
+  for (int b = 0; b < 0x20; ++b) t[b] = true;
+  t[0x7f] = t['"'] = t['\\'] = true;
+  return t;
+}();
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
-  for (char c : text) {
+  // Runs of plain bytes go in whole: a flood's output is nearly all of them.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
+    if (!kEscaped[byte]) continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; continue;
       case '\\': out += "\\\\"; continue;
@@ -21,14 +39,11 @@ void append_json_string(std::string& out, std::string_view text) {
       case '\f': out += "\\f"; continue;
       default: break;
     }
-    if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
-      continue;
-    }
-    out.push_back(c);
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+    out += escaped;
   }
+  out.append(text.data() + run, text.size() - run);
   out.push_back('"');
 }
 
@@ -43,6 +58,26 @@ std::string encode_header(const CastHeader& h) {
   append_json_string(out, h.title);
   out += "}\n";
   return out;
+}
+
+std::string_view Utf8Stream::view(std::string_view bytes, std::string& scratch) {
+  if (held_.empty()) {
+    // Well-formed and whole, as nearly every read is: no copy.
+    std::size_t i = 0;
+    while (i < bytes.size()) {
+      if (static_cast<unsigned char>(bytes[i]) < 0x80) {
+        ++i;
+        continue;
+      }
+      const utf8::DecodedChar d = utf8::decode(bytes.substr(i));
+      if (d.state == utf8::DecodedChar::State::incomplete || d.length == 1) break;
+      i += d.length;
+    }
+    if (i == bytes.size()) return bytes;
+  }
+  scratch.clear();
+  feed(bytes, scratch);
+  return scratch;
 }
 
 void Utf8Stream::feed(std::string_view bytes, std::string& out) {
@@ -105,18 +140,35 @@ void SecretScrub::feed(std::string_view bytes, std::string& out) {
   held_.assign(rest.substr(rest.size() - keep));
 }
 
+std::string_view SecretScrub::view(std::string_view bytes, std::string& scratch) {
+  if (secret_.empty()) return bytes;
+  if (held_.empty() && bytes.find(secret_) == std::string_view::npos) {
+    // Nothing to cut; unless its end may be the secret's start, nothing to hold either.
+    std::size_t keep = std::min(bytes.size(), secret_.size() - 1);
+    while (keep > 0 && bytes.substr(bytes.size() - keep) != std::string_view(secret_).substr(0, keep)) --keep;
+    if (keep == 0) return bytes;
+  }
+  scratch.clear();
+  feed(bytes, scratch);
+  return scratch;
+}
+
 void SecretScrub::finish(std::string& out) {
   out.append(held_);
   held_.clear();
 }
 
-std::string encode_event(double seconds, char code, std::string_view data) {
-  char time[32];
-  std::snprintf(time, sizeof time, "[%.6f, \"%c\", ", seconds < 0 ? 0.0 : seconds, code);
-  std::string out = time;
-  out.reserve(out.size() + data.size() + 8);
+void append_event(std::string& out, double seconds, char code, std::string_view data) {
+  char time[48];
+  const int n = std::snprintf(time, sizeof time, "[%.6f, \"%c\", ", seconds < 0 ? 0.0 : seconds, code);
+  out.append(time, static_cast<std::size_t>(n));
   append_json_string(out, data);
   out += "]\n";
+}
+
+std::string encode_event(double seconds, char code, std::string_view data) {
+  std::string out;
+  append_event(out, seconds, code, data);
   return out;
 }
 

@@ -30,6 +30,9 @@ void append_json_string(std::string& out, std::string_view text);
 class Utf8Stream {
  public:
   void feed(std::string_view bytes, std::string& out);
+  // As feed, but `bytes` themselves when they need no change (no copy), else `scratch`
+  // filled with what feed makes of them.
+  std::string_view view(std::string_view bytes, std::string& scratch);
   // The held bytes, when no more come: each one U+FFFD.
   void finish(std::string& out);
 
@@ -47,6 +50,8 @@ class SecretScrub {
  public:
   explicit SecretScrub(std::string secret) : secret_(std::move(secret)) {}
   void feed(std::string_view bytes, std::string& out);
+  // As feed, but `bytes` themselves when nothing is cut or held (no copy).
+  std::string_view view(std::string_view bytes, std::string& scratch);
   void finish(std::string& out);
 
  private:
@@ -58,5 +63,7 @@ class SecretScrub {
 // One event line, "\n" included: [time, "code", "data"] with the time in seconds to the
 // microsecond. `data` must be well-formed UTF-8 (Utf8Stream's output, or the host's words).
 std::string encode_event(double seconds, char code, std::string_view data);
+// The same, appended to `out`.
+void append_event(std::string& out, double seconds, char code, std::string_view data);
 
 }  // namespace dshpty::shell::record

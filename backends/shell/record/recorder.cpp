@@ -23,6 +23,7 @@ Recorder::Recorder(struct ev_loop* loop, RecordingFile file, const CastHeader& h
   info_.path = std::move(file.path);
   ev_io_init(&io_, &Recorder::on_writable, fd_.get(), EV_WRITE);
   io_.data = this;
+  flush_timer_.bind<&Recorder::on_flush_timer>(loop, this);
   start_ = last_ = ev_now(loop_);
   pending_ = encode_header(header);
   accepted_ = pending_.size();
@@ -40,29 +41,39 @@ double Recorder::elapsed() {
 
 void Recorder::add(char code, std::string_view data) {
   if (info_.state != RecordingState::recording) return;
-  std::string line = encode_event(elapsed(), code, data);
-  if (accepted_ + line.size() + kCutReserve > max_bytes_) {
-    line = encode_event(elapsed(), 'm',
-                        "[recording cut: it reached record_max_bytes (" + std::to_string(max_bytes_) + " bytes)]");
+  // Encoded straight into the buffer; taken back when it passes the cap.
+  const std::size_t start = pending_.size();
+  append_event(pending_, elapsed(), code, data);
+  if (accepted_ + (pending_.size() - start) + kCutReserve > max_bytes_) {
+    pending_.resize(start);
+    append_event(pending_, elapsed(), 'm',
+                 "[recording cut: it reached record_max_bytes (" + std::to_string(max_bytes_) + " bytes)]");
     info_.state = RecordingState::cut;
   }
-  if (pending_.size() - pending_from_ + line.size() > kMaxPendingBytes) {
+  const std::size_t line = pending_.size() - start;
+  if (pending_.size() - pending_from_ > kMaxPendingBytes) {
     fail("the disk did not take the recording's writes as fast as the session wrote (over " +
          std::to_string(kMaxPendingBytes) + " bytes waiting)");
     return;
   }
-  accepted_ += line.size();
-  pending_ += line;
-  if (!ev_is_active(&io_)) ev_io_start(loop_, &io_);
+  accepted_ += line;
+  if (ev_is_active(&io_)) return;
+  if (pending_.size() - pending_from_ >= kWriteSoonBytes) {
+    flush_timer_.stop();
+    ev_io_start(loop_, &io_);
+  } else {
+    flush_timer_.start_if_idle(kFlushDelay);
+  }
+}
+
+void Recorder::on_flush_timer() {
+  if (fd_.get() >= 0 && !ev_is_active(&io_)) ev_io_start(loop_, &io_);
 }
 
 void Recorder::on_output(std::string_view raw) {
   if (info_.state != RecordingState::recording) return;
-  scrubbed_.clear();
-  output_scrub_.feed(raw, scrubbed_);
-  scratch_.clear();
-  output_utf8_.feed(scrubbed_, scratch_);
-  if (!scratch_.empty()) add('o', scratch_);
+  const std::string_view clean = output_utf8_.view(output_scrub_.view(raw, scrubbed_), scratch_);
+  if (!clean.empty()) add('o', clean);
 }
 
 void Recorder::on_input(std::string_view bytes, bool hidden) {
@@ -156,6 +167,7 @@ void Recorder::fail(std::string why) {
 }
 
 void Recorder::stop_io() {
+  flush_timer_.stop();
   if (ev_is_active(&io_)) ev_io_stop(loop_, &io_);
 }
 

@@ -1,8 +1,10 @@
 // A session's recording: an observer (session_observer.hpp) that turns what it sees into
 // asciicast v2 events (asciicast.hpp) and writes them to its file without ever blocking the
 // loop: events are appended to a buffer, and the buffer is written when the file is
-// writable (an ev_io, which for a regular file means the next loop iteration). So many
-// events of one iteration cost one write.
+// writable (an ev_io, which for a regular file means the next loop iteration), at most
+// kFlushDelay after its first event or at once when kWriteSoonBytes wait: a send's few
+// events then cost no system call of their own (a write and libev's epoll_ctl calls per
+// event were 10% of a send's round trip), and a flood's are written in large pieces.
 //
 // Its life, in RecordingState: recording -> cut (record_max_bytes reached: one last marker
 // says so, nothing more is recorded) or failed (a write failed, e.g. ENOSPC, or the buffer
@@ -14,11 +16,13 @@
 
 #include <ev.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "dshpty/session.hpp"
+#include "loop/timer.hpp"
 #include "record/asciicast.hpp"
 #include "record/record_file.hpp"
 #include "session_observer.hpp"
@@ -58,6 +62,8 @@ class Recorder final : public SessionObserver {
   static constexpr std::size_t kMaxPendingBytes = std::size_t{16} << 20;
   // Room kept below max_bytes for the cut marker.
   static constexpr std::size_t kCutReserve = 192;
+  static constexpr std::chrono::milliseconds kFlushDelay{50};
+  static constexpr std::size_t kWriteSoonBytes = std::size_t{64} << 10;
 
  private:
   void add(char code, std::string_view data);
@@ -66,9 +72,11 @@ class Recorder final : public SessionObserver {
   void stop_io();
   double elapsed();
   static void on_writable(struct ev_loop* loop, ev_io* w, int revents);
+  void on_flush_timer();
 
   struct ev_loop* loop_;
   ev_io io_{};
+  Timer flush_timer_;
   proc::UniqueFd fd_;
   Recording info_;
   std::size_t max_bytes_;
