@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,6 +58,37 @@ TEST_CASE("asciicast lines: header, escapes, times") {
         "\"xterm-256color\", \"SHELL\": \"/bin/bash\"}, \"title\": \"a \\\"name\\\"\\n\"}\n");
   CHECK(encode_event(1.5, 'o', "a\x1b[0m\\\r\n\x7f") == "[1.500000, \"o\", \"a\\u001b[0m\\\\\\r\\n\\u007f\"]\n");
   CHECK(encode_event(-1, 'm', "x") == "[0.000000, \"m\", \"x\"]\n");
+}
+
+TEST_CASE("JSON strings: every byte at every place of a word escaped as the plain rule says") {
+  auto reference = [](std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+      const auto b = static_cast<unsigned char>(c);
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\b') out += "\\b";
+      else if (c == '\f') out += "\\f";
+      else if (b < 0x20 || b == 0x7f) {
+        char e[8];
+        std::snprintf(e, sizeof e, "\\u%04x", b);
+        out += e;
+      } else out.push_back(c);
+    }
+    return out + "\"";
+  };
+  for (int byte = 0; byte < 256; ++byte) {
+    for (std::size_t at = 0; at < 17; ++at) {
+      std::string text(17, 'a');
+      text[at] = static_cast<char>(byte);
+      std::string out;
+      append_json_string(out, text);
+      REQUIRE_MESSAGE(out == reference(text), "byte " << byte << " at " << at);
+    }
+  }
 }
 
 TEST_CASE("UTF-8 across reads: a split character waits, ill-formed bytes become U+FFFD") {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "text/utf8.hpp"
 
@@ -24,6 +26,19 @@ void append_json_string(std::string& out, std::string_view text) {
   // Runs of plain bytes go in whole: a flood's output is nearly all of them.
   std::size_t run = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // Eight plain bytes at a time (any byte below 0x20, or equal to '"', '\\' or DEL, sets
+    // a high bit: the classic "has less" and "has zero" word tests).
+    while (i + 8 <= text.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, text.data() + i, 8);
+      constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+      const std::uint64_t flagged = ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
+                                    has_zero(w ^ (kOnes * '\\')) | has_zero(w ^ (kOnes * 0x7f));
+      if (flagged) break;
+      i += 8;
+    }
+    if (i >= text.size()) break;
     const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
     if (!kEscaped[byte]) continue;
@@ -65,6 +80,15 @@ std::string_view Utf8Stream::view(std::string_view bytes, std::string& scratch) 
     // Well-formed and whole, as nearly every read is: no copy.
     std::size_t i = 0;
     while (i < bytes.size()) {
+      // ASCII eight bytes at a time: the common case of a flood.
+      if (i + 8 <= bytes.size()) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes.data() + i, 8);
+        if ((word & 0x8080808080808080ull) == 0) {
+          i += 8;
+          continue;
+        }
+      }
       if (static_cast<unsigned char>(bytes[i]) < 0x80) {
         ++i;
         continue;
