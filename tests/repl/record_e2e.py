@@ -5,7 +5,9 @@ parses line by line; `asciinema cat` prints the echoed text (skipped, with the r
 asciinema is not installed); the password appears nowhere in the file; there is one `m`
 marker per send, in order; the `r` event carries the new size; the file is complete when
 `close` answers. `record: false` opts out, `record: true` without a directory is refused, and
-a 1 MiB cap cuts the file with a last marker saying so.
+a 1 MiB cap cuts the file with a last marker saying so; a full disk (a small tmpfs, where one
+can be mounted) fails the recording, never the session; a lingering session taken over is
+recorded on in the new host's file.
 
 Usage: record_e2e.py DSHPTY_REPL"""
 
@@ -212,6 +214,37 @@ def cut_at_cap(repl_path, record_dir, state_dir):
         repl.close()
 
 
+def full_disk(repl_path, top, state_dir):
+    """A recording directory that fills up (a 256 KiB tmpfs): the recording fails with its
+    cause in `list`, the file ends at its last whole line, the session runs on."""
+    casts = os.path.join(top, "full")
+    os.mkdir(casts)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", casts], capture_output=True)
+    if mounted.returncode != 0:
+        print(f"SKIP (part): full disk: cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}",
+              flush=True)
+        return
+    repl = JsonRepl(repl_path, ["--record-dir", casts, "--state-dir", state_dir])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "full"})
+        sid = opened["sessionId"]
+        flood = repl.ok({"id": 2, "op": "send", "sessionId": sid, "text": "seq 1 200000"})
+        check("200000" in flood["viewport"], flood)
+        rec = repl.ok({"id": 3, "op": "list"})["sessions"][0]["recording"]
+        check(rec["state"] == "failed" and "No space left on device" in rec.get("error", ""), rec)
+        after = repl.ok({"id": 4, "op": "send", "sessionId": sid, "text": "echo still-$((7*6))"})
+        check("still-42" in after["viewport"], "the session runs on")
+        repl.ok({"id": 5, "op": "close", "sessionId": sid})
+        data, _, _ = read_cast(rec["path"])  # every line whole and JSON
+        check(len(data) == rec["bytes"], (len(data), rec))
+        check(repl.ok({"id": 6, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+        subprocess.run(["umount", casts])
+
+
 def across_a_take_over(repl_path, record_dir, state_dir):
     """A lingering session: the first host's file ends when it leaves; the host that takes it
     over starts a file of its own with the take-over marker, the replay (what the session
@@ -276,6 +309,8 @@ if __name__ == "__main__":
         cut_dir = os.path.join(top, "cut")
         os.mkdir(cut_dir)
         cut_at_cap(repl_path, cut_dir, state_dir)
+        print("--- a full disk", flush=True)
+        full_disk(repl_path, top, state_dir)
         print("--- a lingering session taken over", flush=True)
         across_a_take_over(repl_path, record_dir, state_dir)
     finally:

@@ -133,6 +133,10 @@ bool Recorder::write_pending() {
   while (fd_.get() >= 0 && pending_from_ < pending_.size()) {
     const ssize_t n = ::write(fd_.get(), pending_.data() + pending_from_, pending_.size() - pending_from_);
     if (n > 0) {
+      const char* written = pending_.data() + pending_from_;
+      if (const void* nl = ::memrchr(written, '\n', static_cast<std::size_t>(n))) {
+        whole_lines_ = info_.bytes + static_cast<std::uint64_t>(static_cast<const char*>(nl) - written) + 1;
+      }
       pending_from_ += static_cast<std::size_t>(n);
       info_.bytes += static_cast<std::uint64_t>(n);
       continue;
@@ -160,6 +164,11 @@ void Recorder::on_writable(struct ev_loop*, ev_io* w, int) {
 void Recorder::fail(std::string why) {
   info_.state = RecordingState::failed;
   info_.error = std::move(why);
+  // A write cut short (ENOSPC part way) would leave half a line, which players refuse: the
+  // file ends at its last whole line (shrinking needs no space).
+  if (fd_.get() >= 0 && whole_lines_ < info_.bytes && ::ftruncate(fd_.get(), static_cast<off_t>(whole_lines_)) == 0) {
+    info_.bytes = whole_lines_;
+  }
   stop_io();
   fd_.reset();
   pending_.clear();

@@ -81,6 +81,7 @@ class Recorder final : public SessionObserver {
   Recording info_;
   std::size_t max_bytes_;
   std::uint64_t accepted_ = 0;  // header and events taken into the file (written or buffered)
+  std::uint64_t whole_lines_ = 0;  // the file's bytes up to its last complete line
   std::string pending_;
   std::size_t pending_from_ = 0;  // written already from pending_'s front
   SecretScrub output_scrub_;
