@@ -185,6 +185,15 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     l.shell = record->shell;
     launch.linger = std::move(l);
     launch.reconnect = true;
+    // The new host records what it sees of the session from here on: the replay first.
+    if (!config_.shell.record_dir.empty()) {
+      auto recorder = shell::record::open_recorder(
+          loop_, config_.shell, spec,
+          {p.rows, p.cols, shell::term_name(config_.shell.terminal), p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
+      p.recorder = std::move(*recorder);
+    }
     open_over_link(p, std::move(launch));
     return p;
   }
