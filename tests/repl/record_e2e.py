@@ -1,7 +1,7 @@
 """Recordings through dshpty-repl's JSON face (docs/watch.md, "Recordings"), real programs on
 the real shell backend: with --record-dir, a session running `echo`, a `read -s` password
 prompt and its answer, vim opened and quit, and a resize is written as asciicast v2 that
-parses line by line; `asciinema cat` prints the echoed text (skipped, with the reason, where
+parses line by line; `asciinema cat` prints the echoed text and `asciinema play` plays it (skipped, with the reason, where
 asciinema is not installed); the password appears nowhere in the file; there is one `m`
 marker per send, in order; the `r` event carries the new size; the file is complete when
 `close` answers. `record: false` opts out, `record: true` without a directory is refused, and
@@ -167,6 +167,10 @@ def session_run(repl_path, record_dir, state_dir):
     status, shown = run_on_terminal([asciinema, "cat", path])
     check(status == 0, f"asciinema cat: exit status {status}: {shown[-500:]!r}")
     check(b"hello-42" in shown and PASSWORD.encode() not in shown, "asciinema cat's text")
+    # And it plays (idle gaps capped, ten times the speed: the same text goes by).
+    status, played = run_on_terminal([asciinema, "play", "-i", "0.05", "-s", "10", path])
+    check(status == 0, f"asciinema play: exit status {status}: {played[-500:]!r}")
+    check(b"hello-42" in played and PASSWORD.encode() not in played, "asciinema play's text")
 
 
 def refused_without_directory(repl_path, state_dir):
