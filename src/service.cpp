@@ -74,6 +74,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
     snap.status = rec.session->status();
     snap.confinement = rec.session->confinement();
     snap.limit_hit = rec.session->limit_hit();
+    snap.recording = rec.session->recording();
   }
   return snap;
 }

@@ -24,6 +24,7 @@
 #include "dialect/dialect.hpp"
 #include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
+#include "record/record_plan.hpp"
 
 extern char** environ;
 
@@ -33,7 +34,7 @@ namespace {
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network", "linger", "attach"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network", "linger", "record", "attach"};
 
 Status check_executable(const std::string& what, const std::string& path) {
   struct stat st {};
@@ -96,7 +97,15 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (spec.request.limits.any()) {
       return make_error(Code::INVALID_ARGUMENT, "limits: not with attach (a session keeps the limits it started with)");
     }
-    return shell::plan_attach(config_, spec, host_leaving_);
+    auto p = shell::plan_attach(config_, spec, host_leaving_);
+    if (!p || config_.record_dir.empty()) return p;
+    // The new host records what it sees of the session from here on: the replay first.
+    auto recorder = shell::record::open_recorder(
+        loop_, config_, spec, {p->rows, p->cols, shell::term_name(config_.terminal), p->argv.front(), p->mark_nonce});
+    if (!recorder) return recorder.error();
+    (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
+    p->recorder = std::move(*recorder);
+    return p;
   }
 
   Result<shell::StartParams> prepare(SpawnSpec& spec) {
@@ -122,6 +131,8 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (*linger > 0 && p.sandbox.confined()) {
       return make_error(Code::INVALID_ARGUMENT, "linger is not available for confined sessions");
     }
+    auto recorded = shell::record::wants_recording(spec.request.options, config_);
+    if (!recorded) return recorded.error();
     auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
     if (!limits) return limits.error();
     // Limits are never silently dropped (docs/security.md, "Resource limits").
@@ -193,6 +204,12 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     const std::string term = shell::term_name(*terminal);
     p.env = shell::build_environment(environ, spec.session_id, term, overrides,
                                      {.allow_list_only = p.sandbox.confined(), .pass = config_.env_pass});
+    // The recording's file, last of all: a spawn refused above leaves none behind.
+    if (*recorded) {
+      auto recorder = shell::record::open_recorder(loop_, config_, spec, {p.rows, p.cols, term, p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      p.recorder = std::move(*recorder);
+    }
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
       if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();

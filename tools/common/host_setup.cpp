@@ -76,6 +76,8 @@ ShellConfig shell_config(const SessionOptions& options) {
   apply_policy(options, config);
   config.supervisor_path = find_supervisor();
   if (options.state_dir) config.state_dir = *options.state_dir;
+  if (options.record_dir) config.record_dir = *options.record_dir;
+  if (options.record_max_bytes) config.record_max_bytes = *options.record_max_bytes;
   return config;
 }
 
@@ -90,6 +92,8 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   if (options.timeout) config.shell.send_timeout = *options.timeout;
   // Where this host keeps its lingering remote sessions' records (docs/outlive.md).
   if (options.state_dir) config.shell.state_dir = *options.state_dir;
+  if (options.record_dir) config.shell.record_dir = *options.record_dir;
+  if (options.record_max_bytes) config.shell.record_max_bytes = *options.record_max_bytes;
   if (options.remote_timeout) {
     config.link_timeout = *options.remote_timeout;
     if (!options.remote_ping)

@@ -59,6 +59,10 @@ struct SessionOptions {
   // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
   // the default.
   std::optional<std::string> state_dir;
+  // --record-dir DIR, --record-max-bytes N: recordings (ShellConfig::record_dir,
+  // record_max_bytes; docs/watch.md "Recordings").
+  std::optional<std::string> record_dir;
+  std::optional<std::size_t> record_max_bytes;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

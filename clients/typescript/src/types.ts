@@ -49,6 +49,8 @@ export interface SpawnOptions {
   linger?: number | undefined;
   /** per-session limits (docs/security.md "Resource limits"): at most the operator's */
   limits?: Limits | undefined;
+  /** false: not recorded where the operator records every session (docs/watch.md) */
+  record?: boolean | undefined;
 }
 
 /** Per-session limits: processes and threads, bytes of memory, CPUs' worth of time. */

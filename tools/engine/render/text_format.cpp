@@ -184,6 +184,10 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
+    // A recording is the operator's: the list speaks of it only when it stopped early.
+    if (session.recording && session.recording->state == RecordingState::failed)
+      out += " [recording failed: " + session.recording->error.value_or("") + "]";
+    if (session.recording && session.recording->state == RecordingState::cut) out += " [recording cut at its size cap]";
     out += '\n';
   }
   return out;
