@@ -307,6 +307,12 @@ Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> don
   return core_->kill(owner, id, std::move(done), std::move(reason));
 }
 
+std::optional<SessionSnapshot> Service::snapshot(const Owner& owner, std::string_view id) const {
+  auto fenced = core_->fence(owner, id);
+  if (!fenced) return std::nullopt;
+  return core_->snapshot(**fenced);
+}
+
 std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
   std::vector<const Record*> mine;
   if (!core_->owner_live(owner)) return {};
