@@ -59,8 +59,11 @@ std::shared_ptr<Backend> ServiceCore::backend_of(std::string_view type) const {
 }
 
 bool ServiceCore::name_taken(const Owner& owner, const std::string& name) const {
-  for (const auto& [serial, rec] : records)
-    if (rec->owner == owner && rec->holds_name() && *rec->name == name) return true;
+  auto [from, to] = by_name.equal_range({OwnerAccess::identity(owner), name});
+  for (auto it = from; it != to; ++it) {
+    auto rec = records.find(it->second);
+    if (rec != records.end() && rec->second->holds_name()) return true;
+  }
   return false;
 }
 
@@ -109,10 +112,30 @@ void ServiceCore::bury(Record& rec) {
   });
 }
 
+void ServiceCore::set_state(Record& rec, RecordState to) {
+  if (rec.claimed_by) {
+    const bool was = rec.state != RecordState::cleanup_failed;
+    const bool is = to != RecordState::cleanup_failed;
+    if (was && !is) --rec.claimed_by->unsettled;
+    if (!was && is) ++rec.claimed_by->unsettled;
+  }
+  rec.state = to;
+}
+
 void ServiceCore::erase(Record& rec) {
   std::uint64_t serial = rec.serial;
+  if (rec.claimed_by && rec.state != RecordState::cleanup_failed) --rec.claimed_by->unsettled;
   bury(rec);
   by_id.erase(rec.id);
+  if (rec.name) {
+    auto [from, to] = by_name.equal_range({OwnerAccess::identity(rec.owner), *rec.name});
+    for (auto it = from; it != to; ++it) {
+      if (it->second == serial) {
+        by_name.erase(it);
+        break;
+      }
+    }
+  }
   records.erase(serial);  // rec is gone from here on
 }
 
@@ -283,6 +306,12 @@ Status Service::signal(const Owner& owner, std::string_view id, Signal signal,
 Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> done,
                      std::string reason) {
   return core_->kill(owner, id, std::move(done), std::move(reason));
+}
+
+std::optional<SessionSnapshot> Service::snapshot(const Owner& owner, std::string_view id) const {
+  auto fenced = core_->fence(owner, id);
+  if (!fenced) return std::nullopt;
+  return core_->snapshot(**fenced);
 }
 
 std::vector<SessionSnapshot> Service::list(const Owner& owner) const {

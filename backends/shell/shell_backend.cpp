@@ -25,6 +25,7 @@
 #include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
 #include "record/record_plan.hpp"
+#include "spawn_admission.hpp"
 
 extern char** environ;
 
@@ -76,11 +77,22 @@ std::string resolve_in_path(const std::string& name, const ShellConfig& config) 
 class ShellBackend final : public Backend, public shell::LeavingBackend {
  public:
   ShellBackend(struct ev_loop* loop, ShellConfig config)
-      : loop_(loop), config_(std::move(config)), deferred_(loop) {}
+      : loop_(loop), config_(std::move(config)), deferred_(loop), admission_(loop) {}
 
   const std::string& type() const override { return type_; }
 
+  // Admitted in order, as many at once as the CPUs can start (spawn_admission.hpp); the
+  // checks run when a spawn's turn comes, so a queued spawn holds no fd.
   void spawn(SpawnSpec spec, SpawnCallback done) override {
+    AbortSignal signal = spec.signal;
+    admission_.admit(
+        std::move(signal),
+        [this, spec = std::move(spec)](SpawnCallback admitted) mutable { start(std::move(spec), std::move(admitted)); },
+        std::move(done));
+  }
+
+ private:
+  void start(SpawnSpec spec, SpawnCallback done) {
     auto params = spec.request.options.count("attach") ? attach(spec) : prepare(spec);
     if (!params) {
       deferred_.post([done = std::move(done), error = params.error()] { done(error); });
@@ -89,7 +101,6 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     shell::ShellSession::start(loop_, config_, std::move(*params), std::move(done));
   }
 
- private:
   Result<shell::StartParams> attach(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
     if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
@@ -243,6 +254,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   struct ev_loop* loop_;
   ShellConfig config_;
   Deferred deferred_;
+  shell::SpawnAdmission admission_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,6 +152,17 @@ void make_sigpipe_harmless() {
   action.sa_handler = &on_sigpipe;
   sigemptyset(&action.sa_mask);
   sigaction(SIGPIPE, &action, nullptr);
+}
+
+unsigned long raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);  // failing leaves the soft limit as it was: reported below
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return static_cast<unsigned long>(rl.rlim_cur);
 }
 
 FlagsGuard::FlagsGuard(int fd) : fd_(fd), flags_(fcntl(fd, F_GETFL)) {}

@@ -96,6 +96,8 @@ class Engine {
   bool has_activity(std::string_view owner);
   // The owner's sessions, in publication order.
   std::vector<SessionSnapshot> list(std::string_view owner);
+  // The limit one session reached (as list() says it), without a snapshot of every session.
+  std::optional<LimitHit> limit_hit(std::string_view owner, std::string_view session_id);
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
   // The key of `owner`'s live send on the session `word` names (its id or name), if any.
