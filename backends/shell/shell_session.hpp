@@ -256,6 +256,16 @@ class ShellSession final : public BackendSession,
   void feed_until(std::string_view text);
   bool try_quiet_match();
   void on_port_tick();
+  // The condition held: a foreground send settles matched; a background one answers its
+  // condition's waiter (answer_condition) and runs on.
+  void condition_held();
+  void answer_condition(WaitReason reason);
+  // Jobs (send_job.cpp): readers by offset woken as output comes and when the send
+  // settles; a stop's processes part run by the channel, its answer once the send settled.
+  void note_send_output();
+  void send_settled(SendState& send);
+  Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  void on_stop_settle_timeout();
   void on_send_timeout();
   void on_send_idle();
   void on_probe_tick();
@@ -352,6 +362,10 @@ class ShellSession final : public BackendSession,
   Timer port_timer_;
   static constexpr std::chrono::milliseconds kPortPoll{100};
   Timer probe_timer_;
+  // A stop ended the job's processes: the shell's prompt settles the send within this, or
+  // the stop says the shell did not come back.
+  Timer stop_settle_timer_;
+  static constexpr std::chrono::milliseconds kStopSettle{5'000};
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).
   Timer prompt_recheck_timer_;

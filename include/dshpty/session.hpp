@@ -184,6 +184,37 @@ struct SendResult {
   std::optional<SendMatch> match{};
 };
 
+// A background send's condition (SendRequest::until) answered while its job runs on:
+// matched (with what held), or timeout (the request's timeout bounds only this wait).
+struct ConditionOutcome {
+  WaitReason reason = WaitReason::matched;
+  std::optional<SendMatch> match{};
+};
+
+// A send's output read by byte offset (Send::output): any number of readers, each with its
+// own offset; none of them moves the send's consuming cursor (read_output()).
+struct JobOutput {
+  std::string text;                  // whole UTF-8 characters, sanitized
+  std::uint64_t next_offset = 0;     // where the next read starts
+  std::uint64_t dropped_bytes = 0;   // bytes past `offset` the retained window no longer had
+  bool done = false;                 // the send had settled when this was read
+};
+
+// A process a stop could not end, and why ("uninterruptible sleep (D)", "alive after
+// SIGKILL", "signal refused: ...").
+struct StopRemaining {
+  int pid = 0;
+  std::string command{};
+  std::string why{};
+};
+
+// What stopping a send's job did (Send::stop).
+struct StopResult {
+  bool stopped = false;                   // every process of the job is gone and the send settled
+  std::vector<std::string> signals{};     // sent, in order: "SIGINT", "SIGTERM", "SIGKILL"
+  std::vector<StopRemaining> remaining{}; // empty when stopped
+};
+
 // Output of a live send since the previous read_output().
 struct OutputDelta {
   std::string text;

@@ -134,6 +134,13 @@ constexpr Field kJsonSend[] = {
             "never ends by quiet, has no deadline unless timeoutMs is set, and its result comes through "
             "{\"op\": \"output\", \"sendId\": job} once it ended."}};
 constexpr Field kJsonSendId[] = {{.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."}};
+constexpr Field kJsonOutput[] = {
+    {.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."},
+    {.name = "offset", .type = T::integer, .min = 0,
+     .doc = "Bytes into the send's output to read from (nextOffset of the last read); reading by offset moves no "
+            "cursor, so any number of readers may follow one send. Absent: the send's one consuming cursor."},
+    {.name = "waitMs", .type = T::integer, .min = 1, .max = kWaitMax,
+     .doc = "When nothing is new yet, wait up to this long for new output or the send's end."}};
 constexpr Field kJsonRead[] = {{.name = "sessionId", .required = true, .doc = "The session's id."},
                                {.name = "offset", .type = T::integer, .default_value = "0", .doc = kOffsetDoc},
                                {.name = "count", .type = T::integer, .default_value = "500", .doc = kCountDoc},
@@ -148,7 +155,8 @@ constexpr Field kJsonSession[] = {{.name = "sessionId", .required = true, .doc =
 constexpr Field kJsonAttach[] = {{.name = "name", .doc = "The name the session was opened with."}};
 
 constexpr OpFields kJsonOps[] = {
-    {"open", kJsonOpen},     {"send", kJsonSend},     {"cancel", kJsonSendId}, {"output", kJsonSendId},
+    {"open", kJsonOpen},     {"send", kJsonSend},     {"cancel", kJsonSendId}, {"output", kJsonOutput},
+    {"stop", kJsonSendId},
     {"read", kJsonRead},     {"resize", kJsonResize}, {"signal", kJsonSignal}, {"close", kJsonSession},
     {"attach", kJsonAttach}, {"list", {}},            {"activity", {}},        {"disposeOwner", {}},
     {"shutdown", {}},        {"hello", {}},

@@ -120,6 +120,20 @@ class Engine {
   // The send's output since the previous call (consuming). Errors as cancel_send().
   Result<OutputDelta> send_output(std::string_view owner, std::string_view send_key);
 
+  // Jobs (engine_jobs.cpp). The send's output by offset (or, without one, from its
+  // consuming cursor), waiting up to `wait` for more when there is none yet: answered once
+  // output past it came, the send ended (and its face has its result), or the wait ran out,
+  // from the loop, never by polling. Errors as cancel_send(), and INVALID_ARGUMENT for an
+  // offset past the output's end.
+  Status read_send_output(std::string_view owner, std::string_view send_key, const SendOutputRead& read,
+                          Callback<SendOutputAnswer> done);
+  // Stops the send's job (Send::stop). Errors as cancel_send(), or the backend's own.
+  Status stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done);
+  // A background send with a condition: `done` with its outcome while the job runs on
+  // (Send::when_condition); never when the send settles first. False when no live send has
+  // that key.
+  bool when_condition(std::string_view send_key, std::function<void(ConditionOutcome)> done);
+
   Result<ReadPage> read(std::string_view owner, const SessionRead& request);
   Result<ScreenSnapshot> screen(std::string_view owner, const SessionScreen& request);
   Status resize(std::string_view owner, const SessionResize& request);
@@ -166,6 +180,15 @@ class Engine {
   // Starts a send that waited behind a cancelled one; it owes its outcome to `done` already.
   void start_waiting(SendQueue::Queued queued);
   Result<const SendTable::Entry*> owned_send(std::string_view owner, std::string_view send_key) const;
+
+  // Readers waiting for a send's output (engine_jobs.cpp), answered when it comes, when
+  // their wait runs out, or when the send settles (after its face had the result).
+  struct OutputWait;
+  void finish_wait(const std::shared_ptr<OutputWait>& wait);
+  void wake_waits(std::string_view send_key);
+  Result<SendOutputAnswer> take_output(const SendTable::Entry& entry, std::string_view send_key,
+                                       const SendOutputRead& read);
+  std::vector<std::shared_ptr<OutputWait>> waits_;
 
   Service& service_;
   Settings settings_;
