@@ -35,7 +35,7 @@ StopResult to_result(const proc::StopReport& report) {
 }
 
 // Every waiter of the send's stop gets `result`, from the loop.
-void answer_stop(SendState& send, const StopResult& result) {
+void answer_stop(SendState& send, StopResult result) {  // a copy: it may be send.stop_report
   auto waiters = std::move(send.stop_waiters);
   send.stop_waiters.clear();
   send.stop_report.reset();
