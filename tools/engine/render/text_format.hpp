@@ -42,6 +42,12 @@ struct SendText {
   bool screen = false;  // `output` is the screen (format_screen)
 };
 SendText format_send_parts(const SendResult& result, std::size_t cap);
+// Jobs: "started background job job-1 in session pty-1"; a condition's answer while the
+// job runs on, "[wait: matched: port N (pid P)]"; "[job: running 12.4s]"; a stop's answer.
+std::string format_job_started(std::string_view job, std::string_view session_id);
+std::string format_condition(const ConditionOutcome& outcome);
+std::string format_job_running(double seconds);
+std::string format_stop(std::string_view job, const StopResult& result);
 std::string format_send(const SendResult& result, std::size_t cap);
 std::string format_read(const ReadPage& page, std::size_t cap);
 // "[screen 24x80 cursor 3,17 alternate title="vim"]" (the cursor 1-based, "hidden" after
