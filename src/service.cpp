@@ -64,7 +64,7 @@ bool ServiceCore::name_taken(const Owner& owner, const std::string& name) const 
   return false;
 }
 
-SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
+SessionSnapshot ServiceCore::snapshot(const Record& rec, bool activity) const {
   SessionSnapshot snap;
   snap.id = rec.id;
   snap.name = rec.name;
@@ -74,6 +74,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
     snap.status = rec.session->status();
     snap.confinement = rec.session->confinement();
     snap.limit_hit = rec.session->limit_hit();
+    if (activity) snap.activity = rec.session->activity();
   }
   return snap;
 }
@@ -331,7 +332,7 @@ Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> don
   return core_->kill(owner, id, std::move(done), std::move(reason));
 }
 
-std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
+std::vector<SessionSnapshot> Service::list(const Owner& owner, ListDetail detail) const {
   std::vector<const Record*> mine;
   if (!core_->owner_live(owner)) return {};
   for (const auto& [serial, rec] : core_->records)
@@ -340,7 +341,7 @@ std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
             [](const Record* a, const Record* b) { return a->publish_order < b->publish_order; });
   std::vector<SessionSnapshot> out;
   out.reserve(mine.size());
-  for (const Record* rec : mine) out.push_back(core_->snapshot(*rec));
+  for (const Record* rec : mine) out.push_back(core_->snapshot(*rec, detail == ListDetail::activity));
   return out;
 }
 

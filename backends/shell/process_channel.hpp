@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <functional>
 #include <memory>
@@ -223,6 +224,14 @@ class ProcessChannel {
   virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/) const {
     return make_error(Code::BACKEND_FAILED, "until.port: this session's channel cannot see its ports");
   }
+  // What the session's tree holds now, for `list`: its processes besides the shell (and
+  // the helpers above it), and the TCP ports they listen on. nullopt where this channel
+  // cannot look (a far helper does not report its tree yet).
+  struct TreeLook {
+    std::size_t processes = 0;
+    std::vector<ListeningPort> listening;
+  };
+  virtual std::optional<TreeLook> look_at_tree() const { return std::nullopt; }
   // A moment in the clock a stop counts process start times in (proc::boot_ticks_now on
   // this machine); 0 where this channel cannot stop jobs.
   virtual std::uint64_t clock_ticks() const { return 0; }

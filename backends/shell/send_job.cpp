@@ -133,4 +133,26 @@ void ShellSession::on_stop_settle_timeout() {
   answer_stop(*send_, result);
 }
 
+std::optional<Activity> ShellSession::activity() const {
+  if (phase_ != Phase::running || shell_exited() || !channel_ || channel_->output_ended()) return std::nullopt;
+  Activity a;
+  a.state = shell_place_ == ShellPlace::prompt    ? Activity::State::prompt
+            : shell_place_ == ShellPlace::command ? Activity::State::busy
+                                                  : Activity::State::unknown;
+  if (a.state == Activity::State::busy) {
+    // The line as typed when a send typed it; else what the foreground runs.
+    if (send_ && send_->writes == SendState::Writes::text) {
+      a.command = send_->bytes.substr(0, send_->bytes.find_first_of("\r\n"));
+    } else if (const pid_t fg = channel_->foreground_group(); fg > 0) {
+      a.command = channel_->command_line(fg);
+    }
+    a.elapsed_ms = static_cast<std::int64_t>((ev_now(loop_) - command_since_) * 1000.);
+  }
+  if (auto look = channel_->look_at_tree()) {
+    if (a.state == Activity::State::busy) a.processes = look->processes;
+    a.listening = std::move(look->listening);
+  }
+  return a;
+}
+
 }  // namespace dshpty::shell

@@ -195,7 +195,9 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
   // landed (the watch is reset then).
   prompt_watch_.observe(chunk);
   if (!chunk.markers.empty()) {
-    shell_place_ = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
+    const ShellPlace place = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
+    if (place == ShellPlace::command && shell_place_ != ShellPlace::command) command_since_ = ev_now(loop_);
+    shell_place_ = place;
   }
 }
 

@@ -110,6 +110,9 @@ class ShellSession final : public BackendSession,
   }
   std::optional<Confinement> confinement() const override { return describe_confinement(params_.sandbox); }
   std::optional<LimitHit> limit_hit() const override { return channel_ ? channel_->limit_hit() : std::nullopt; }
+  // At the prompt or busy (the latest mark), with the command and its processes and ports
+  // (send_job.cpp).
+  std::optional<Activity> activity() const override;
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).
@@ -326,6 +329,7 @@ class ShellSession final : public BackendSession,
   // C a command runs; after any other mark it is at (or printing) its prompt.
   enum class ShellPlace { unknown, prompt, command };
   ShellPlace shell_place_ = ShellPlace::unknown;
+  double command_since_ = 0.;  // ev_now when the shell_place_ turned command
   // Pending answers wait for their reader at most this long (then they are dropped),
   // looked at on a timer that backs off from kAnswerFirstLook to kProbeInterval.
   static constexpr std::chrono::milliseconds kAnswerBound{2'000};

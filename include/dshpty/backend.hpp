@@ -105,6 +105,9 @@ class BackendSession {
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // What confines the session, when something does (a confined shell session).
   virtual std::optional<Confinement> confinement() const { return std::nullopt; }
+  // What the session runs now (a shell: at its prompt or busy, with what, and its listening
+  // ports), read on each call; nullopt when the backend cannot say.
+  virtual std::optional<Activity> activity() const { return std::nullopt; }
   // The newest limit the session reached (SpawnRequest::limits), if any.
   virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
   // The terminal's window size (the service checked 1..4096). A backend without a

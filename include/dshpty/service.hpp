@@ -185,8 +185,10 @@ class Service {
               std::string reason = "model request");
 
   // Fresh snapshots of the owner's published sessions, in publication order. Empty for an
-  // owner that is not live.
-  std::vector<SessionSnapshot> list(const Owner& owner) const;
+  // owner that is not live. With ListDetail::activity (the default) each says what it runs
+  // (SessionSnapshot::activity: a look at its processes and ports); basic skips that look.
+  enum class ListDetail { basic, activity };
+  std::vector<SessionSnapshot> list(const Owner& owner, ListDetail detail = ListDetail::activity) const;
   // True while any record of the owner is in any state but closed.
   bool has_owner_activity(const Owner& owner) const noexcept;
 

@@ -284,6 +284,28 @@ struct LimitHit {
   friend bool operator==(const LimitHit&, const LimitHit&) = default;
 };
 
+// What a session runs now (SessionSnapshot::activity), read when the snapshot is taken.
+struct ListeningPort {
+  int port = 0;
+  std::string address{};  // "127.0.0.1", "::", ...
+  int pid = 0;            // the process holding the socket
+  std::string command{};  // its command name
+};
+struct Activity {
+  // prompt: the shell waits at its own prompt; busy: a command runs; unknown: nothing says.
+  enum class State { prompt, busy, unknown };
+  State state = State::unknown;
+  // When busy: the command line as typed (the live send's text, else the foreground's
+  // command line), how long it has run, and how many processes the session's tree holds
+  // besides its shell.
+  std::optional<std::string> command{};
+  std::optional<std::int64_t> elapsed_ms{};
+  std::optional<std::size_t> processes{};
+  std::vector<ListeningPort> listening{};  // TCP ports the session's processes listen on
+};
+// "prompt", "busy", "unknown".
+std::string_view activity_state_name(Activity::State state) noexcept;
+
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
   std::string id;
@@ -293,6 +315,7 @@ struct SessionSnapshot {
   SessionStatus status;
   std::optional<Confinement> confinement;  // absent: unconfined
   std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
+  std::optional<Activity> activity{};      // absent: the backend cannot say
 };
 
 }  // namespace dshpty

@@ -579,6 +579,9 @@ def background_jobs(server):
     server_job = items[0].split()[3]
     with socket.create_connection(("127.0.0.1", port), timeout=10):
         pass
+    listed = server.tool("terminal_list")
+    check(re.search(r"\(jobs\) \[shell\] running pid=\d+ busy \d+s: python3 -m http\.server %d .*\(\d+ process(es)?; "
+                    r"listening 127\.0\.0\.1:%d\)" % (port, port), listed), listed)
     stopped = server.tool("terminal_stop", {"job": server_job})
     check(stopped.startswith(f"stopped job {server_job} (SIGINT"), stopped)
     try:

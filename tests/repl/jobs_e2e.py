@@ -158,6 +158,11 @@ def server_job(repl, sid, shell, n, second=None, confined=False):
     check(sent["waitReason"] == "matched" and sent["match"]["port"] == port, sent)
     server = sent["match"]["pid"]
     check(listens(port), f"port {port} does not listen at the match")
+    listed = {x["sessionId"]: x for x in repl.ok({"id": f"list-{n}", "op": "list"})["sessions"]}[sid]
+    activity = listed["activity"]
+    check(activity["state"] == "busy" and "http.server" in activity["job"]["command"], listed)
+    check(activity["job"]["sendId"] == f"srv-{n}" and activity["job"]["processes"] >= 2, listed)
+    check({"port": port, "address": "127.0.0.1", "pid": server, "command": "python3"} in activity["listening"], listed)
     if second:
         fetch = look(repl, f"curl-{n}", second, f"curl -s -o /dev/null -w 'code=%{{http_code}}\\n' http://127.0.0.1:{port}/")
         check("code=200" in fetch["viewport"], fetch)
@@ -168,6 +173,9 @@ def server_job(repl, sid, shell, n, second=None, confined=False):
     check(pid_alive(amp), f"the earlier background job {amp} did not survive the stop")
     done = repl.ok({"id": f"srv-{n}-done", "op": "output", "sendId": f"srv-{n}"})
     check(done["done"] is True and done["result"]["waitReason"] == "stdin_read", done)
+    after = {x["sessionId"]: x for x in repl.ok({"id": f"list-{n}-after", "op": "list"})["sessions"]}[sid]
+    check(after["activity"]["state"] == "prompt" and "job" not in after["activity"], after)
+    check(all(x["port"] != port for x in after["activity"]["listening"]), after)
     kept = look(repl, f"keep-{n}", sid, "echo have-$KEEP")
     check(f"have-kept-{n}" in kept["viewport"], kept)
     # A second stop of the ended job: nothing left to do.

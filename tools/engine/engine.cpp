@@ -46,7 +46,11 @@ bool Engine::dispose_owner(std::string_view label, Callback<void> done) {
 
 bool Engine::has_activity(std::string_view owner) { return service_.has_owner_activity(owners_.get(owner)); }
 
-std::vector<SessionSnapshot> Engine::list(std::string_view owner) { return service_.list(owners_.get(owner)); }
+std::vector<SessionSnapshot> Engine::list(std::string_view owner) {
+  return service_.list(owners_.get(owner), Service::ListDetail::basic);
+}
+
+std::vector<SessionSnapshot> Engine::list_activity(std::string_view owner) { return service_.list(owners_.get(owner)); }
 
 std::optional<std::string> Engine::resolve(std::string_view owner, std::string_view word) {
   return resolve_session(word, list(owner));

@@ -96,6 +96,8 @@ class Engine {
   bool has_activity(std::string_view owner);
   // The owner's sessions, in publication order.
   std::vector<SessionSnapshot> list(std::string_view owner);
+  // The same, each with what it runs (SessionSnapshot::activity): what a face's list shows.
+  std::vector<SessionSnapshot> list_activity(std::string_view owner);
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
   // The key of `owner`'s live send on the session `word` names (its id or name), if any.

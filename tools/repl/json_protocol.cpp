@@ -241,6 +241,23 @@ Json encode_snapshot(const SessionSnapshot& session) {
                               {"writableRoots", c.writable_roots}, {"protected", c.protected_paths}};
   }
   if (session.limit_hit) out["limitHit"] = encode_limit_hit(*session.limit_hit);
+  if (session.activity) out["activity"] = encode_activity(*session.activity);
+  return out;
+}
+
+Json encode_activity(const Activity& activity) {
+  Json out{{"state", std::string(activity_state_name(activity.state))}};
+  if (activity.state == Activity::State::busy) {
+    Json job = Json::object();
+    job["command"] = activity.command.value_or("");
+    job["elapsedMs"] = activity.elapsed_ms.value_or(0);
+    if (activity.processes) job["processes"] = *activity.processes;
+    out["job"] = std::move(job);
+  }
+  Json listening = Json::array();
+  for (const auto& l : activity.listening)
+    listening.push_back(Json{{"port", l.port}, {"address", l.address}, {"pid", l.pid}, {"command", l.command}});
+  out["listening"] = std::move(listening);
   return out;
 }
 

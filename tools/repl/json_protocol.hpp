@@ -101,6 +101,8 @@ Json encode_send(const SendResult& result);
 Json encode_output(const OutputDelta& delta, std::size_t cap);
 Json encode_read(const ReadPage& page, std::size_t cap);
 // {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.
+// What a session runs: {state, job?: {command, elapsedMs, processes}, listening: [...]}.
+Json encode_activity(const Activity& activity);
 // A stop's answer: {stopped, signals, remaining: [{pid, command, why}]}.
 Json encode_stop(const StopResult& result);
 // A condition's match: {output} or {port, pid, address}.

@@ -219,7 +219,16 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::ListOp&) {
             Json sessions = Json::array();
-            for (const auto& session : engine_.list(owner)) sessions.push_back(jp::encode_snapshot(session));
+            for (const auto& session : engine_.list_activity(owner)) {
+              Json s = jp::encode_snapshot(session);
+              // The live send that runs it, by its request id, when it is this owner's.
+              if (s.contains("activity") && s["activity"].contains("job"))
+                if (auto key = engine_.live_send_on(owner, session.id)) {
+                  const Json parsed = Json::parse(*key, nullptr, /*allow_exceptions=*/false);
+                  if (!parsed.is_discarded()) s["activity"]["job"]["sendId"] = parsed;
+                }
+              sessions.push_back(std::move(s));
+            }
             respond(id, Json{{"sessions", std::move(sessions)}});
           },
           [&](jp::AttachOp& op) {

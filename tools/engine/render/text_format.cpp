@@ -202,6 +202,27 @@ std::string format_close(const std::string& session_id, bool closed_by_this_call
                              : "terminal session " + session_id + " was already closing\n";
 }
 
+std::string format_activity(const Activity& activity) {
+  std::string ports;
+  for (const auto& l : activity.listening) {
+    const bool v6 = l.address.find(':') != std::string::npos;
+    ports += (ports.empty() ? "" : ", ") + (v6 ? "[" + escape(l.address) + "]" : escape(l.address)) + ":" +
+             std::to_string(l.port);
+  }
+  std::string out;
+  if (activity.state == Activity::State::busy) {
+    out = " busy " + std::to_string(activity.elapsed_ms.value_or(0) / 1000) + "s";
+    if (activity.command) out += ": " + escape(*activity.command);
+    std::string inside;
+    if (activity.processes) inside = std::to_string(*activity.processes) + (*activity.processes == 1 ? " process" : " processes");
+    if (!ports.empty()) inside += (inside.empty() ? "" : "; ") + std::string("listening ") + ports;
+    if (!inside.empty()) out += " (" + inside + ")";
+  } else if (!ports.empty()) {
+    out = " (listening " + ports + ")";  // at the prompt: a server an earlier command left running
+  }
+  return out;
+}
+
 std::string format_list(const std::vector<SessionSnapshot>& sessions) {
   if (sessions.empty()) return "(no terminal sessions)\n";
   std::string out;
@@ -210,6 +231,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
+    if (session.activity) out += format_activity(*session.activity);
     out += '\n';
   }
   return out;

@@ -57,6 +57,9 @@ std::string format_screen(const ScreenSnapshot& screen, std::size_t cap);
 std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols);
 std::string format_signal(const SignalResult& result);
 std::string format_close(const std::string& session_id, bool closed_by_this_call);
+// What a session runs, after its list line's status: " busy 42s: npm run dev (6 processes;
+// listening 127.0.0.1:5173)", or at the prompt only the ports something still listens on.
+std::string format_activity(const Activity& activity);
 std::string format_list(const std::vector<SessionSnapshot>& sessions);
 std::string format_use(const SessionSnapshot& session);
 // "error: CODE: message", an aggregate's children indented below.
