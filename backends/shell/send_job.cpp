@@ -102,10 +102,26 @@ void ShellSession::send_settled(SendState& send) {
   send.on_condition = nullptr;  // never called once the send settled
   stop_settle_timer_.stop();
   // A stop whose processes part is done answers now: the send settled.
-  if (send.stop_report) answer_stop(send, *send.stop_report);
+  if (send.stop_report) {
+    // A cancel that took the text back, or found nothing written, sent no signal.
+    if (send.taken_back > 0 || !send.write_started()) send.stop_report->signals.clear();
+    answer_stop(send, *send.stop_report);
+  }
 }
 
 Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
+  if (!send->write_started() || (shell_pid_ && channel_->foreground_group() == *shell_pid_)) {
+    // Its command has not started (the write is still to come, or the shell reads the line),
+    // or it runs inside the shell (a builtin loop), which a stop never signals: a cancel
+    // ends it (nothing typed, the text taken back, or a SIGINT as the command starts or to
+    // the shell), and the stop answers once the send settled. Set first: a cancel may settle
+    // it at once.
+    send->stop_report = StopResult{.stopped = true, .signals = {"SIGINT"}, .remaining = {}};
+    send->stop_waiters.push_back(std::move(done));
+    stop_settle_timer_.start(kStopSettle);
+    cancel_send(*send);
+    return {};
+  }
   std::weak_ptr<SendState> weak = send;
   auto job = channel_->stop_job(send->started_ticks, [weak](proc::StopReport report) {
     // Called from the loop; the JobStop stays until the next stop or the send's end (this

@@ -144,6 +144,18 @@ def two_readers(repl, sid):
     check("offset" in bad["message"], bad)
 
 
+def stop_at_once(repl, sid):
+    """A stop right after the ack (the command may not even be typed yet) and a stop of a
+    job that runs inside the shell (a builtin loop, whose group is the shell's) both end it."""
+    for n, text in enumerate(("sleep 100", "while :; do :; done")):
+        repl.ok({"id": f"early-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
+        stop = repl.ok({"id": f"early-{n}-stop", "op": "stop", "sendId": f"early-{n}"})
+        check(stop["stopped"] is True and stop["remaining"] == [], stop)
+        done = repl.ok({"id": f"early-{n}-out", "op": "output", "sendId": f"early-{n}"})
+        check(done["done"] is True and done["result"]["waitReason"] == "stdin_read", done)
+    look(repl, "early-after", sid, "echo fine")
+
+
 def server_job(repl, sid, shell, n, second=None, confined=False):
     """A server started as a job, waited for by port; reachable from a second session;
     stopped whole; its port freed; the shell's state kept; an earlier `&` job left alone."""
@@ -208,6 +220,7 @@ def run(repl_path, shell, sandbox=None):
                 exits_first(repl, sid)
                 condition_timeout(repl, sid)
                 two_readers(repl, sid)
+                stop_at_once(repl, sid)
                 amps.append(server_job(repl, sid, shell, 2))
             repl.request({"id": "bye", "op": "shutdown"})
             check(repl.wait_exit() == 0, "shutdown")
