@@ -67,7 +67,7 @@ bool ServiceCore::name_taken(const Owner& owner, const std::string& name) const 
   return false;
 }
 
-SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
+SessionSnapshot ServiceCore::snapshot(const Record& rec, bool activity) const {
   SessionSnapshot snap;
   snap.id = rec.id;
   snap.name = rec.name;
@@ -78,6 +78,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
     snap.confinement = rec.session->confinement();
     snap.limit_hit = rec.session->limit_hit();
     snap.recording = rec.session->recording();
+    if (activity) snap.activity = rec.session->activity();
   }
   return snap;
 }
@@ -102,7 +103,18 @@ void ServiceCore::bury(Record& rec) {
   // Send handles outlive the record; their operations must not outlive the session.
   Grave grave;
   for (auto& weak : rec.sends)
-    if (auto send = weak.lock()) grave.ops.push_back(std::move(send->op_));
+    if (auto send = weak.lock()) {
+      // A stop still running loses its session: answered here, as a signal is.
+      for (auto& slot : send->stops_) {
+        if (!*slot) continue;
+        auto answer = std::move(*slot);
+        *slot = nullptr;
+        complete(std::move(answer), Result<StopResult>(make_error(Code::SESSION_CLOSING,
+                                                                  "PTY session closed before the stop completed")));
+      }
+      send->stops_.clear();
+      grave.ops.push_back(std::move(send->op_));
+    }
   rec.sends.clear();
   grave.session = std::move(rec.session);
   grave.backend = std::move(rec.backend);
@@ -189,6 +201,42 @@ OutputDelta Send::read_output() { return op_ ? op_->read_output() : OutputDelta{
 bool Send::cancel() {
   if (settled_ || !op_) return false;
   return op_->cancel();
+}
+
+Result<JobOutput> Send::output(std::uint64_t offset, std::size_t max_bytes) {
+  if (!op_) {
+    if (offset > 0) return make_error(Code::INVALID_ARGUMENT, "the session is gone: its output with it");
+    return JobOutput{.text = {}, .next_offset = 0, .dropped_bytes = 0, .done = true};
+  }
+  return op_->output(offset, max_bytes);
+}
+
+std::uint64_t Send::output_end() const { return op_ ? op_->output_end() : 0; }
+
+std::shared_ptr<const std::function<void()>> Send::when_output(std::uint64_t offset, std::function<void()> ready) {
+  auto token = std::make_shared<const std::function<void()>>(std::move(ready));
+  if (op_) op_->when_output(offset, token);
+  return token;
+}
+
+void Send::when_condition(std::function<void(ConditionOutcome)> done) {
+  if (op_) op_->when_condition(std::move(done));
+}
+
+Status Send::stop(Callback<StopResult> done) {
+  if (!op_) return make_error(Code::SESSION_CLOSING, "the session is gone");
+  auto slot = std::make_shared<Callback<StopResult>>(std::move(done));
+  // Held by both the backend's callback and this handle: whichever answers first clears it.
+  Status status = op_->stop([slot](Result<StopResult> result) {
+    if (!*slot) return;
+    auto answer = std::move(*slot);
+    *slot = nullptr;
+    answer(std::move(result));
+  });
+  if (!status) return status;
+  std::erase_if(stops_, [](const auto& s) { return !*s; });
+  stops_.push_back(std::move(slot));
+  return {};
 }
 
 bool BackendRegistration::unregister() {
@@ -314,7 +362,7 @@ std::optional<SessionSnapshot> Service::snapshot(const Owner& owner, std::string
   return core_->snapshot(**fenced);
 }
 
-std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
+std::vector<SessionSnapshot> Service::list(const Owner& owner, ListDetail detail) const {
   std::vector<const Record*> mine;
   if (!core_->owner_live(owner)) return {};
   for (const auto& [serial, rec] : core_->records)
@@ -323,7 +371,7 @@ std::vector<SessionSnapshot> Service::list(const Owner& owner) const {
             [](const Record* a, const Record* b) { return a->publish_order < b->publish_order; });
   std::vector<SessionSnapshot> out;
   out.reserve(mine.size());
-  for (const Record* rec : mine) out.push_back(core_->snapshot(*rec));
+  for (const Record* rec : mine) out.push_back(core_->snapshot(*rec, detail == ListDetail::activity));
   return out;
 }
 

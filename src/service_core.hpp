@@ -157,7 +157,8 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
   Result<Record*> fence(const Owner& owner, std::string_view id);
   std::shared_ptr<Backend> backend_of(std::string_view type) const;  // null: none
   bool name_taken(const Owner& owner, const std::string& name) const;
-  SessionSnapshot snapshot(const Record& rec) const;
+  // `activity`: also what the session runs now (a look at its processes and ports).
+  SessionSnapshot snapshot(const Record& rec, bool activity = false) const;
   // Every change into or out of cleanup_failed goes through here (Disposal::unsettled).
   void set_state(Record& rec, RecordState to);
   // Erases the record; its session, send and backend go to the graveyard.

@@ -70,6 +70,15 @@ std::string_view recording_state_name(RecordingState state) noexcept {
   return "unknown";
 }
 
+std::string_view activity_state_name(Activity::State state) noexcept {
+  switch (state) {
+    case Activity::State::prompt: return "prompt";
+    case Activity::State::busy: return "busy";
+    case Activity::State::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
 std::string_view signal_name(Signal signal) noexcept {
   for (const auto& row : kSignals)
     if (row.signal == signal) return row.name;

@@ -28,11 +28,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <functional>
 #include <memory>
 
 #include "link/frames.hpp"
+#include "proc/job_stop.hpp"
 #include "dshpty/errors.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
@@ -221,6 +223,25 @@ class ProcessChannel {
   // where this channel cannot look (a far helper does not report ports yet).
   virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/) const {
     return make_error(Code::BACKEND_FAILED, "until.port: this session's channel cannot see its ports");
+  }
+  // What the session's tree holds now, for `list`: its processes besides the shell (and
+  // the helpers above it), and the TCP ports they listen on. nullopt where this channel
+  // cannot look (a far helper does not report its tree yet).
+  struct TreeLook {
+    std::size_t processes = 0;
+    std::vector<ListeningPort> listening;
+  };
+  virtual std::optional<TreeLook> look_at_tree() const { return std::nullopt; }
+  // A moment in the clock a stop counts process start times in (proc::boot_ticks_now on
+  // this machine); 0 where this channel cannot stop jobs.
+  virtual std::uint64_t clock_ticks() const { return 0; }
+  // Stops the job in the terminal's foreground (proc/job_stop.hpp): its process group, the
+  // orphans the session's subreaper adopted that started at or after `started_ticks`, and
+  // their descendants; never the shell. `done` as JobStop's. BACKEND_FAILED where this
+  // channel cannot (a far helper does not stop jobs yet) or the shell is gone.
+  virtual Result<std::unique_ptr<proc::JobStop>> stop_job(std::uint64_t /*started_ticks*/,
+                                                          proc::JobStop::Done /*done*/) {
+    return make_error(Code::BACKEND_FAILED, "stop: this session's channel cannot stop a job");
   }
   // The newest limit the session's cgroup reached (limits/session_cgroup.hpp), if any.
   virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }

@@ -133,6 +133,8 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   if (Status st = arm_until(*send, request.until); !st) return st.error();
   send->done = std::move(done);
   send->session = this;
+  send->loop = loop_;
+  send->started_ticks = channel_->clock_ticks();
   send_ = send;
   if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
@@ -247,7 +249,7 @@ void ShellSession::take_unseen(SendState& send) {
   // Both start where the terminal's current line stands: its earlier bytes (a prompt, a
   // program's unended line) were the last result's, or nobody's.
   send.tail.clear(unseen_.line_before());
-  send.tail.append(unseen_.text());
+  send.append(unseen_.text());
   unseen_.clear(pipeline_.current_line_bytes());
 }
 
@@ -309,7 +311,8 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
       text = {};
     }
   }
-  send_->tail.append(text);
+  send_->append(text);
+  note_send_output();
   send_->last_output = ev_now(loop_);
   // Only output that grows the screen restarts the silence: a redraw of what shows (watch,
   // a top-like frame, a spinner on its row) is no progress, and a screen that keeps
@@ -349,9 +352,10 @@ void ShellSession::on_send_chunk_end() {
     return;
   }
   if (send_->match) {
-    // The condition held in this chunk: what came with it is in the result.
-    settle_send(WaitReason::matched);
-    return;
+    // The condition held in this chunk: what came with it is in the result (a background
+    // send answers its condition and runs on).
+    condition_held();
+    if (!send_ || send_->match) return;
   }
   if (send_->cancel == SendState::Cancel::on_command && prompt_watch_.command_started()) {
     send_->cancel = SendState::Cancel::none;
@@ -365,7 +369,8 @@ void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_fr
   if (send_->echo_pending) {
     send_->echo.rewrite_line(line, changed_from);
   } else {
-    send_->tail.rewrite_line(line, changed_from);
+    send_->rewrite_line(line, changed_from);
+    note_send_output();
   }
   send_->last_output = ev_now(loop_);
   if (emulator_.take_growth()) send_idle_timer_.again();  // as on_send_output
@@ -465,7 +470,11 @@ void ShellSession::on_probe_tick() {
                  /*reader_proven=*/true);
 }
 
-void ShellSession::on_send_timeout() { settle_send(WaitReason::timeout); }
+void ShellSession::on_send_timeout() {
+  // A background send's timeout bounds only the wait for its condition: the job runs on.
+  if (send_ && send_->background && send_->waits_for_condition()) return answer_condition(WaitReason::timeout);
+  settle_send(WaitReason::timeout);
+}
 
 void ShellSession::on_send_idle() {
   auto* s = this;
@@ -481,7 +490,7 @@ void ShellSession::on_send_idle() {
     // starts; so does a background one. Quiet is when a condition's unended last line is
     // tried; the next output rearms this.
     send_idle_timer_.stop();
-    if (try_quiet_match()) s->settle_send(WaitReason::matched);
+    if (try_quiet_match()) s->condition_held();
     return;
   }
   s->settle_send(WaitReason::inferred_idle);
@@ -551,6 +560,7 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   if (send) {
     send->settled = true;
     send->session = nullptr;
+    send_settled(*send);
   }
   return send;
 }

@@ -6,18 +6,25 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <functional>
 #include <string>
-
+#include <utility>
 #include <vector>
 
 #include "dshpty/backend.hpp"
 #include "screen/keys.hpp"
+#include "proc/job_stop.hpp"
 #include "text/head_tail_buffer.hpp"
+#include "text/job_log.hpp"
 #include "text/output_condition.hpp"
 
 namespace dshpty::shell {
 
 class ShellSession;
+
+// Runs `fn` once from `loop`'s next iteration (ev_once), never inside the caller: how a
+// send's readers and stops are woken, which may outlive the session that fed them.
+void post_to_loop(struct ev_loop* loop, std::function<void()> fn);
 
 struct SendState {
   // The output keeps its first third of viewport_bytes and its newest two thirds: a cut to
@@ -35,16 +42,35 @@ struct SendState {
     if (!echo_pending) return;
     echo_pending = false;
     if (line_read) {
-      tail.append(echo_line);
-      tail.append("\n");
+      append(echo_line);
+      append("\n");
     } else {
-      tail.append(echo.text());
+      append(echo.text());
     }
     echo.clear();
     echo_line.clear();
   }
 
+  // The send's output goes to both: the viewport's and the consuming delta's bounded head
+  // and tail, and the log that readers by offset follow (its newest kLogWindow bytes).
+  void append(std::string_view text) {
+    tail.append(text);
+    log.append(text);
+  }
+  // The unended line now reads `line` (a carriage return redrew it): the tail replaces it,
+  // the log, which only grows, gets the redraw as the terminal did ("\r" and the line).
+  void rewrite_line(std::string_view line, std::size_t changed_from) {
+    tail.rewrite_line(line, changed_from);
+    log.append("\r");
+    log.append(line);
+  }
+
   text::HeadTailBuffer tail;  // this send's sanitized output, its head and its tail
+  static constexpr std::size_t kLogWindow = std::size_t{1} << 20;
+  text::JobLog log{kLogWindow};
+  // Readers by offset waiting for output past their offset (or the settle): woken from the
+  // loop, held weakly so a reader that gave up costs nothing.
+  std::vector<std::pair<std::uint64_t, std::weak_ptr<const std::function<void()>>>> output_waiters;
   bool echo_pending = false;  // end_echo: the output is still the shell's echo of echo_line
   std::string echo_line;      // the line typed, printable UTF-8
   text::TailBuffer echo{kEchoBytes};  // the echo as the line editor drew it, while pending
@@ -107,8 +133,21 @@ struct SendState {
   std::optional<std::uint16_t> until_port;
   std::optional<SendMatch> match;
   bool background = false;  // SendRequest::background: quiet never settles it
+  // A background send's condition answered while the job runs on (matched, or its
+  // timeout), and who waits for that answer (BackendSendOperation::when_condition).
+  std::optional<ConditionOutcome> condition;
+  std::function<void(ConditionOutcome)> on_condition;
+  // When the send's write began, in the channel's clock ticks (ProcessChannel::clock_ticks):
+  // what a stop counts as the job's own processes started at or after it.
+  std::uint64_t started_ticks = 0;
+  // A stop under way (Send::stop), and the callers that wait for it to end.
+  std::unique_ptr<proc::JobStop> stopping;
+  std::optional<StopResult> stop_report;  // the processes' part done: waits for the settle
+  std::vector<Callback<StopResult>> stop_waiters;
+  bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }
   bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }
   Callback<SendResult> done;
+  struct ev_loop* loop = nullptr;   // where the wake-ups of readers and stops run
   ShellSession* session = nullptr;  // cleared when the session lets go of it (release_send)
 };
 
@@ -117,6 +156,11 @@ class ShellSendOperation final : public BackendSendOperation {
   explicit ShellSendOperation(std::shared_ptr<SendState> state) : state_(std::move(state)) {}
   OutputDelta read_output() override { return state_->tail.take_delta(); }
   bool cancel() override;
+  Result<JobOutput> output(std::uint64_t offset, std::size_t max_bytes) override;
+  std::uint64_t output_end() const override { return state_->log.end(); }
+  void when_output(std::uint64_t offset, std::weak_ptr<const std::function<void()>> ready) override;
+  void when_condition(std::function<void(ConditionOutcome)> done) override;
+  Status stop(Callback<StopResult> done) override;
   // The send's bytes all reached the terminal (for tests).
   bool write_landed() const noexcept { return state_->landed(); }
 

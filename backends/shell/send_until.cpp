@@ -46,7 +46,28 @@ void ShellSession::on_port_tick() {
   // A scan that could not read a process now may next time: only a listener settles.
   if (!seen || !*seen) return;
   send_->match = std::move(**seen);
-  settle_send(WaitReason::matched);
+  condition_held();
+}
+
+void ShellSession::condition_held() {
+  if (!send_->background) return settle_send(WaitReason::matched);
+  answer_condition(WaitReason::matched);
+}
+
+void ShellSession::answer_condition(WaitReason reason) {
+  SendState& send = *send_;
+  // The job runs on as a background send without a condition: no more matching, no port
+  // poll, no deadline (the timeout bounded only this wait).
+  send.condition = ConditionOutcome{.reason = reason, .match = std::move(send.match)};
+  send.match.reset();
+  send.until_output.reset();
+  send.until_port.reset();
+  port_timer_.stop();
+  send_timeout_timer_.stop();
+  if (send.on_condition) {
+    post_to_loop(send.loop, [done = std::move(send.on_condition), outcome = *send.condition] { done(outcome); });
+  }
+  send.on_condition = nullptr;
 }
 
 }  // namespace dshpty::shell

@@ -50,6 +50,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
   send_timeout_timer_.bind<&ShellSession::on_send_timeout>(loop, this);
   send_idle_timer_.bind<&ShellSession::on_send_idle>(loop, this);
   port_timer_.bind<&ShellSession::on_port_tick>(loop, this);
+  stop_settle_timer_.bind<&ShellSession::on_stop_settle_timeout>(loop, this);
   probe_timer_.bind<&ShellSession::on_probe_tick>(loop, this);
   signal_hold_timer_.bind<&ShellSession::release_held_signals>(loop, this);
   prompt_recheck_timer_.bind<&ShellSession::on_prompt_recheck>(loop, this);
@@ -67,7 +68,7 @@ ShellSession::~ShellSession() {
 void ShellSession::stop_timers() {
   for (Timer* t : {&startup_timer_, &startup_probe_timer_, &exit_publish_timer_, &quiesce_timer_, &drain_timer_,
                    &send_timeout_timer_, &send_idle_timer_, &port_timer_, &probe_timer_, &signal_hold_timer_,
-                   &prompt_recheck_timer_, &answer_timer_}) {
+                   &prompt_recheck_timer_, &answer_timer_, &stop_settle_timer_}) {
     t->stop();
   }
 }
@@ -198,7 +199,9 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
   // landed (the watch is reset then).
   prompt_watch_.observe(chunk);
   if (!chunk.markers.empty()) {
-    shell_place_ = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
+    const ShellPlace place = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
+    if (place == ShellPlace::command && shell_place_ != ShellPlace::command) command_since_ = ev_now(loop_);
+    shell_place_ = place;
   }
 }
 

@@ -123,6 +123,9 @@ class ShellSession final : public BackendSession,
   // registration; remove_observer is safe from inside a notification.
   void add_observer(SessionObserver& observer);
   void remove_observer(SessionObserver& observer);
+  // At the prompt or busy (the latest mark), with the command and its processes and ports
+  // (send_job.cpp).
+  std::optional<Activity> activity() const override;
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).
@@ -278,6 +281,16 @@ class ShellSession final : public BackendSession,
   void feed_until(std::string_view text);
   bool try_quiet_match();
   void on_port_tick();
+  // The condition held: a foreground send settles matched; a background one answers its
+  // condition's waiter (answer_condition) and runs on.
+  void condition_held();
+  void answer_condition(WaitReason reason);
+  // Jobs (send_job.cpp): readers by offset woken as output comes and when the send
+  // settles; a stop's processes part run by the channel, its answer once the send settled.
+  void note_send_output();
+  void send_settled(SendState& send);
+  Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  void on_stop_settle_timeout();
   void on_send_timeout();
   void on_send_idle();
   void on_probe_tick();
@@ -338,6 +351,7 @@ class ShellSession final : public BackendSession,
   // C a command runs; after any other mark it is at (or printing) its prompt.
   enum class ShellPlace { unknown, prompt, command };
   ShellPlace shell_place_ = ShellPlace::unknown;
+  double command_since_ = 0.;  // ev_now when the shell_place_ turned command
   // Pending answers wait for their reader at most this long (then they are dropped),
   // looked at on a timer that backs off from kAnswerFirstLook to kProbeInterval.
   static constexpr std::chrono::milliseconds kAnswerBound{2'000};
@@ -374,6 +388,10 @@ class ShellSession final : public BackendSession,
   Timer port_timer_;
   static constexpr std::chrono::milliseconds kPortPoll{100};
   Timer probe_timer_;
+  // A stop ended the job's processes: the shell's prompt settles the send within this, or
+  // the stop says the shell did not come back.
+  Timer stop_settle_timer_;
+  static constexpr std::chrono::milliseconds kStopSettle{5'000};
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).
   Timer prompt_recheck_timer_;

@@ -11,6 +11,9 @@
 //   flight join it; a failure clears the backend's own close fence so a later close retries.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +51,24 @@ class BackendSendOperation {
   // foreground process group). The send then completes through its normal readiness.
   // Returns false once the send has settled.
   virtual bool cancel() = 0;
+
+  // Jobs (docs/shell-backend.md, "Jobs"). A backend without them keeps these defaults.
+  // The send's output from byte `offset` on, at most `max_bytes` (Send::output).
+  virtual Result<JobOutput> output(std::uint64_t /*offset*/, std::size_t /*max_bytes*/) {
+    return make_error(Code::INVALID_ARGUMENT, "this backend's sends cannot be read by offset");
+  }
+  // Bytes of output so far: where the next byte's offset will be.
+  virtual std::uint64_t output_end() const { return 0; }
+  // Calls *ready once, from the loop, when output past `offset` arrives or the send settles,
+  // unless the caller dropped it first (the backend holds it weakly).
+  virtual void when_output(std::uint64_t /*offset*/, std::weak_ptr<const std::function<void()>> /*ready*/) {}
+  // A background send with a condition: `done` once, from the loop, when the condition held
+  // or its timeout ran out while the job runs on; never when the send settles first.
+  virtual void when_condition(std::function<void(ConditionOutcome)> /*done*/) {}
+  // Stops the send's job (Send::stop). A synchronous failure is returned and `done` never runs.
+  virtual Status stop(Callback<StopResult> /*done*/) {
+    return make_error(Code::INVALID_ARGUMENT, "this backend cannot stop a job");
+  }
 };
 
 // A session the backend created. Unpublished until the service hands its id to the owner.
@@ -84,6 +105,9 @@ class BackendSession {
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }
   // What confines the session, when something does (a confined shell session).
   virtual std::optional<Confinement> confinement() const { return std::nullopt; }
+  // What the session runs now (a shell: at its prompt or busy, with what, and its listening
+  // ports), read on each call; nullopt when the backend cannot say.
+  virtual std::optional<Activity> activity() const { return std::nullopt; }
   // The newest limit the session reached (SpawnRequest::limits), if any.
   virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
   // The session's recording, when it is recorded.

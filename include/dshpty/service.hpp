@@ -8,6 +8,8 @@
 // Synchronous failures (returned values) never also run their callback.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,6 +79,25 @@ class Send {
   OutputDelta read_output();
   // Asks the backend to interrupt the send; false once it has settled (then nothing happens).
   bool cancel();
+  // Jobs (docs/shell-backend.md, "Jobs"). The output from byte `offset` on, at most
+  // `max_bytes` of it; reading moves no cursor, so any number of readers may follow the same
+  // send. INVALID_ARGUMENT for an offset past the end, a max_bytes of 0, or a backend that
+  // cannot; once the session is gone, what was kept is gone too (an empty done read).
+  Result<JobOutput> output(std::uint64_t offset, std::size_t max_bytes);
+  // Bytes of output so far (0 once the session is gone).
+  std::uint64_t output_end() const;
+  // Calls `ready` once, from the loop, when output past `offset` arrives or the send
+  // settles, for as long as the returned token is held; dropping it ends the wait.
+  std::shared_ptr<const std::function<void()>> when_output(std::uint64_t offset, std::function<void()> ready);
+  // A background send with a condition (SendRequest::until): `done` once, from the loop,
+  // with the match or the timeout while the job runs on; never if the send settles first
+  // (its own completion says how).
+  void when_condition(std::function<void(ConditionOutcome)> done);
+  // Stops the send's job: SIGINT, SIGTERM, SIGKILL, each after a bounded wait, to its
+  // processes (not the shell, not an earlier background job); `done` once they are gone and
+  // the send settled, or with the processes that remain. A settled send: stopped at once.
+  // Synchronous failures: INVALID_ARGUMENT where the backend cannot stop jobs.
+  Status stop(Callback<StopResult> done);
   // True once the send's completion was decided (it may still be on its way).
   bool settled() const noexcept { return settled_; }
 
@@ -85,6 +106,8 @@ class Send {
   Send() = default;
   std::unique_ptr<BackendSendOperation> op_;
   bool settled_ = false;
+  // Stops not answered yet: a session buried meanwhile answers them SESSION_CLOSING.
+  std::vector<std::shared_ptr<Callback<StopResult>>> stops_;
 };
 
 class Service;
@@ -162,11 +185,14 @@ class Service {
               std::string reason = "model request");
 
   // Fresh snapshots of the owner's published sessions, in publication order. Empty for an
-  // owner that is not live.
-  std::vector<SessionSnapshot> list(const Owner& owner) const;
-  // A fresh snapshot of one of the owner's published sessions, as list() has it, without
-  // walking the others; nullopt for an owner not live or an id it does not hold.
+  // owner that is not live. With ListDetail::activity (the default) each says what it runs
+  // (SessionSnapshot::activity: a look at its processes and ports); basic skips that look.
+  enum class ListDetail { basic, activity };
+  std::vector<SessionSnapshot> list(const Owner& owner, ListDetail detail = ListDetail::activity) const;
+  // A fresh snapshot of one of the owner's published sessions, as list() has it (without its
+  // activity), without walking the others; nullopt for an owner not live or an id it does not hold.
   std::optional<SessionSnapshot> snapshot(const Owner& owner, std::string_view session_id) const;
+
   // True while any record of the owner is in any state but closed.
   bool has_owner_activity(const Owner& owner) const noexcept;
 

@@ -184,6 +184,37 @@ struct SendResult {
   std::optional<SendMatch> match{};
 };
 
+// A background send's condition (SendRequest::until) answered while its job runs on:
+// matched (with what held), or timeout (the request's timeout bounds only this wait).
+struct ConditionOutcome {
+  WaitReason reason = WaitReason::matched;
+  std::optional<SendMatch> match{};
+};
+
+// A send's output read by byte offset (Send::output): any number of readers, each with its
+// own offset; none of them moves the send's consuming cursor (read_output()).
+struct JobOutput {
+  std::string text;                  // whole UTF-8 characters, sanitized
+  std::uint64_t next_offset = 0;     // where the next read starts
+  std::uint64_t dropped_bytes = 0;   // bytes past `offset` the retained window no longer had
+  bool done = false;                 // the send had settled when this was read
+};
+
+// A process a stop could not end, and why ("uninterruptible sleep (D)", "alive after
+// SIGKILL", "signal refused: ...").
+struct StopRemaining {
+  int pid = 0;
+  std::string command{};
+  std::string why{};
+};
+
+// What stopping a send's job did (Send::stop).
+struct StopResult {
+  bool stopped = false;                   // every process of the job is gone and the send settled
+  std::vector<std::string> signals{};     // sent, in order: "SIGINT", "SIGTERM", "SIGKILL"
+  std::vector<StopRemaining> remaining{}; // empty when stopped
+};
+
 // Output of a live send since the previous read_output().
 struct OutputDelta {
   std::string text;
@@ -271,6 +302,27 @@ struct Recording {
   std::optional<std::string> error{};  // failed: the cause
   friend bool operator==(const Recording&, const Recording&) = default;
 };
+// What a session runs now (SessionSnapshot::activity), read when the snapshot is taken.
+struct ListeningPort {
+  int port = 0;
+  std::string address{};  // "127.0.0.1", "::", ...
+  int pid = 0;            // the process holding the socket
+  std::string command{};  // its command name
+};
+struct Activity {
+  // prompt: the shell waits at its own prompt; busy: a command runs; unknown: nothing says.
+  enum class State { prompt, busy, unknown };
+  State state = State::unknown;
+  // When busy: the command line as typed (the live send's text, else the foreground's
+  // command line), how long it has run, and how many processes the session's tree holds
+  // besides its shell.
+  std::optional<std::string> command{};
+  std::optional<std::int64_t> elapsed_ms{};
+  std::optional<std::size_t> processes{};
+  std::vector<ListeningPort> listening{};  // TCP ports the session's processes listen on
+};
+// "prompt", "busy", "unknown".
+std::string_view activity_state_name(Activity::State state) noexcept;
 
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
@@ -282,6 +334,7 @@ struct SessionSnapshot {
   std::optional<Confinement> confinement;  // absent: unconfined
   std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
   std::optional<Recording> recording{};    // absent: not recorded
+  std::optional<Activity> activity{};      // absent: the backend cannot say
 };
 
 }  // namespace dshpty

@@ -21,7 +21,7 @@ from mcp_client import McpServer, check, pid_alive, session_members, wait_foregr
 
 SERVED = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 TOOLS = ["terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_close", "terminal_list",
-         "terminal_resize", "terminal_attach"]
+         "terminal_resize", "terminal_attach", "terminal_output", "terminal_stop"]
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 
 
@@ -544,6 +544,57 @@ def until_condition(server):
     server.tool("terminal_close", {"session": "until"})
 
 
+def background_jobs(server):
+    """run_in_background mints job-N and answers at once (with until: once it holds, the job
+    running on); terminal_output shows new text then "[job: running Ns]" or the send's
+    status lines; terminal_stop ends a server and its port, keeping the shell's state."""
+    server.tool("terminal_open", {"name": "jobs"})
+    server.tool("terminal_send", {"session": "jobs", "text": "export KEEP=kept", "idle_ms": 20000})
+    started = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
+                                            "text": "sh -c 'echo first; sleep 1; echo second; exit 7'"})
+    job = re.match(r"started background job (job-\d+) in session pty-\d+$", started)
+    check(job, started)
+    job = job[1]
+    busy = server.tool_error("terminal_send", {"session": "jobs", "text": "true"}, "SEND_ACTIVE")
+    check(f'terminal_output {{"job": "{job}"}}' in busy, busy)
+    seen, status = "", ""
+    for _ in range(100):
+        items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": job, "wait_ms": 20000}))
+        check(is_error is False and len(items) == 2, items)
+        seen += items[0]
+        status = items[1]
+        if "[job: running" not in status:
+            break
+        check(re.fullmatch(r"\[job: running \d+\.\ds\]\n", status), status)
+    check("first" in seen and "second" in seen, seen)
+    check("[wait: stdin_read]" in status and "[exit: 7]" in status, status)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    items, is_error = server.tool_items(server.start_tool("terminal_send", {
+        "session": "jobs", "run_in_background": True, "until": {"port": port},
+        "text": f"python3 -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1"}))
+    check(is_error is False and items[0].startswith("started background job job-"), items)
+    check(re.search(r"\[wait: matched: port %d \(pid \d+\)\]\n\[job: running" % port, items[1]), items)
+    server_job = items[0].split()[3]
+    with socket.create_connection(("127.0.0.1", port), timeout=10):
+        pass
+    listed = server.tool("terminal_list")
+    check(re.search(r"\(jobs\) \[shell\] running pid=\d+ busy \d+s: python3 -m http\.server %d .*\(\d+ process(es)?; "
+                    r"listening 127\.0\.0\.1:%d\)" % (port, port), listed), listed)
+    stopped = server.tool("terminal_stop", {"job": server_job})
+    check(stopped.startswith(f"stopped job {server_job} (SIGINT"), stopped)
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        check(False, "the port still listens after terminal_stop")
+    except ConnectionRefusedError:
+        pass
+    check("have-kept" in server.tool("terminal_send", {"session": "jobs", "text": "echo have-$KEEP"}), "state kept")
+    err = server.tool_error("terminal_output", {"job": "job-999"}, "INVALID_ARGUMENT")
+    check("no background job job-999" in err, err)
+    server.tool("terminal_close", {"session": "jobs"})
+
+
 def main():
     global BINARY
     BINARY = sys.argv[1]
@@ -560,6 +611,7 @@ def main():
         tools_list(server)
         pid = every_tool(server)
         until_condition(server)
+        background_jobs(server)
         screens(server, sys.argv[2])
         model_errors(server)
         cancellation_and_progress(server)

@@ -107,9 +107,9 @@ TEST_CASE("negotiate_version: a served revision as asked, anything else the newe
   CHECK(negotiate_version(5) == "2025-11-25");
 }
 
-TEST_CASE("tool_list: eight tools, closed object schemas whose required names exist") {
+TEST_CASE("tool_list: ten tools, closed object schemas whose required names exist") {
   const Json tools = tool_list();
-  REQUIRE(tools.size() == 8);
+  REQUIRE(tools.size() == 10);
   for (const auto& tool : tools) {
     const Json& schema = tool["inputSchema"];
     CHECK(schema["type"] == "object");

@@ -139,6 +139,13 @@ constexpr Field kJsonSend[] = {
             "never ends by quiet, has no deadline unless timeoutMs is set, and its result comes through "
             "{\"op\": \"output\", \"sendId\": job} once it ended."}};
 constexpr Field kJsonSendId[] = {{.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."}};
+constexpr Field kJsonOutput[] = {
+    {.name = "sendId", .type = T::id, .required = true, .doc = "The send's request id."},
+    {.name = "offset", .type = T::integer, .min = 0,
+     .doc = "Bytes into the send's output to read from (nextOffset of the last read); reading by offset moves no "
+            "cursor, so any number of readers may follow one send. Absent: the send's one consuming cursor."},
+    {.name = "waitMs", .type = T::integer, .min = 1, .max = kWaitMax,
+     .doc = "When nothing is new yet, wait up to this long for new output or the send's end."}};
 constexpr Field kJsonRead[] = {{.name = "sessionId", .required = true, .doc = "The session's id."},
                                {.name = "offset", .type = T::integer, .default_value = "0", .doc = kOffsetDoc},
                                {.name = "count", .type = T::integer, .default_value = "500", .doc = kCountDoc},
@@ -153,7 +160,8 @@ constexpr Field kJsonSession[] = {{.name = "sessionId", .required = true, .doc =
 constexpr Field kJsonAttach[] = {{.name = "name", .doc = "The name the session was opened with."}};
 
 constexpr OpFields kJsonOps[] = {
-    {"open", kJsonOpen},     {"send", kJsonSend},     {"cancel", kJsonSendId}, {"output", kJsonSendId},
+    {"open", kJsonOpen},     {"send", kJsonSend},     {"cancel", kJsonSendId}, {"output", kJsonOutput},
+    {"stop", kJsonSendId},
     {"read", kJsonRead},     {"resize", kJsonResize}, {"signal", kJsonSignal}, {"close", kJsonSession},
     {"attach", kJsonAttach}, {"list", {}},            {"activity", {}},        {"disposeOwner", {}},
     {"shutdown", {}},        {"hello", {}},
@@ -171,7 +179,19 @@ constexpr Field kMcpSend[] = {
     {.name = "submit", .type = T::boolean, .doc = kSubmitDoc},
     {.name = "timeout_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "30000", .doc = kTimeoutDoc},
     {.name = "idle_ms", .type = T::integer, .min = 1, .max = kWaitMax, .default_value = "3000", .doc = kIdleDoc},
-    {.name = "until", .type = T::object, .doc = kUntilDoc, .members = kUntilFields}};
+    {.name = "until", .type = T::object, .doc = kUntilDoc, .members = kUntilFields},
+    {.name = "run_in_background",
+     .type = T::boolean,
+     .default_value = "false",
+     .doc = "Start the command as a background job and return at once with its id (\"started background job job-1 "
+            "in session pty-1\"); with until, return once the condition holds (\"start the dev server, tell me when it "
+            "listens\") while the job runs on. A job never ends by quiet and has no deadline; read it with "
+            "terminal_output, end it with terminal_stop. The session takes no other send while it runs."}};
+constexpr Field kMcpOutput[] = {
+    {.name = "job", .required = true, .doc = "The job's id, e.g. \"job-1\"."},
+    {.name = "wait_ms", .type = T::integer, .min = 1, .max = kWaitMax,
+     .doc = "When the job printed nothing new yet, wait up to this long for new output or its end."}};
+constexpr Field kMcpJob[] = {{.name = "job", .required = true, .doc = "The job's id, e.g. \"job-1\"."}};
 constexpr Field kMcpRead[] = {{.name = "session", .required = true, .doc = kSessionDoc},
                               {.name = "offset", .type = T::integer, .min = 0, .default_value = "0", .doc = kOffsetDoc},
                               {.name = "count", .type = T::integer, .min = 1, .default_value = "500", .doc = kCountDoc},
@@ -188,7 +208,8 @@ constexpr Field kMcpAttach[] = {{.name = "name", .doc = "The name the session wa
 constexpr OpFields kMcpTools[] = {
     {"terminal_open", kMcpOpen},     {"terminal_send", kMcpSend},     {"terminal_read", kMcpRead},
     {"terminal_signal", kMcpSignal}, {"terminal_close", kMcpSession}, {"terminal_list", {}},
-    {"terminal_resize", kMcpResize}, {"terminal_attach", kMcpAttach},
+    {"terminal_resize", kMcpResize}, {"terminal_attach", kMcpAttach}, {"terminal_output", kMcpOutput},
+    {"terminal_stop", kMcpJob},
 };
 
 }  // namespace

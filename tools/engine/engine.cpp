@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "engine_counted.hpp"
 #include "session_lookup.hpp"
 #include "render/escape.hpp"
 
@@ -36,21 +37,6 @@ Status check_open(const OpenRequest& request, const Settings::Policy& policy) {
 Engine::Engine(Service& service, Settings settings)
     : service_(service), settings_(std::move(settings)), late_(service.loop()), owners_(service) {}
 
-template <class T>
-Callback<T> Engine::counted(Callback<T> done) {
-  return [this, done = std::move(done)](Result<T> result) {
-    done(std::move(result));
-    --pending_;
-    settle_if_quiet();
-  };
-}
-
-template <class T>
-Callback<T> Engine::owed(Callback<T> done) {
-  ++pending_;
-  return counted(std::move(done));
-}
-
 bool Engine::dispose_owner(std::string_view label, Callback<void> done) {
   auto owner = owners_.take(label);
   if (!owner) return false;
@@ -60,7 +46,11 @@ bool Engine::dispose_owner(std::string_view label, Callback<void> done) {
 
 bool Engine::has_activity(std::string_view owner) { return service_.has_owner_activity(owners_.get(owner)); }
 
-std::vector<SessionSnapshot> Engine::list(std::string_view owner) { return service_.list(owners_.get(owner)); }
+std::vector<SessionSnapshot> Engine::list(std::string_view owner) {
+  return service_.list(owners_.get(owner), Service::ListDetail::basic);
+}
+
+std::vector<SessionSnapshot> Engine::list_activity(std::string_view owner) { return service_.list(owners_.get(owner)); }
 
 std::optional<LimitHit> Engine::limit_hit(std::string_view owner, std::string_view session_id) {
   auto one = service_.snapshot(owners_.get(owner), session_id);
@@ -145,6 +135,8 @@ Status Engine::start_send(std::string_view owner, SessionSend request, std::stri
             for (auto& queued : waiting_.release(session_id)) start_waiting(std::move(queued));
           });
         done(std::move(result));
+        // After the face had the result: a reader waiting on this send may now say done.
+        wake_waits(send_key);
       }));
   if (!send) return send.error();
   ++pending_;
@@ -343,6 +335,7 @@ void Engine::settle_if_quiet() {
   if (shutdown_ != Shutdown::disposed || pending_ != 0) return;
   shutdown_ = Shutdown::settled;
   // The service is disposed: drop what still points into it.
+  waits_.clear();
   sends_.clear();
   opens_.clear();
   auto waiters = std::move(shutdown_waiters_);

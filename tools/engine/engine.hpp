@@ -98,6 +98,8 @@ class Engine {
   std::vector<SessionSnapshot> list(std::string_view owner);
   // The limit one session reached (as list() says it), without a snapshot of every session.
   std::optional<LimitHit> limit_hit(std::string_view owner, std::string_view session_id);
+  // The same, each with what it runs (SessionSnapshot::activity): what a face's list shows.
+  std::vector<SessionSnapshot> list_activity(std::string_view owner);
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
   // The key of `owner`'s live send on the session `word` names (its id or name), if any.
@@ -121,6 +123,20 @@ class Engine {
   Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
   // The send's output since the previous call (consuming). Errors as cancel_send().
   Result<OutputDelta> send_output(std::string_view owner, std::string_view send_key);
+
+  // Jobs (engine_jobs.cpp). The send's output by offset (or, without one, from its
+  // consuming cursor), waiting up to `wait` for more when there is none yet: answered once
+  // output past it came, the send ended (and its face has its result), or the wait ran out,
+  // from the loop, never by polling. Errors as cancel_send(), and INVALID_ARGUMENT for an
+  // offset past the output's end.
+  Status read_send_output(std::string_view owner, std::string_view send_key, const SendOutputRead& read,
+                          Callback<SendOutputAnswer> done);
+  // Stops the send's job (Send::stop). Errors as cancel_send(), or the backend's own.
+  Status stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done);
+  // A background send with a condition: `done` with its outcome while the job runs on
+  // (Send::when_condition); never when the send settles first. False when no live send has
+  // that key.
+  bool when_condition(std::string_view send_key, std::function<void(ConditionOutcome)> done);
 
   Result<ReadPage> read(std::string_view owner, const SessionRead& request);
   Result<ScreenSnapshot> screen(std::string_view owner, const SessionScreen& request);
@@ -168,6 +184,15 @@ class Engine {
   // Starts a send that waited behind a cancelled one; it owes its outcome to `done` already.
   void start_waiting(SendQueue::Queued queued);
   Result<const SendTable::Entry*> owned_send(std::string_view owner, std::string_view send_key) const;
+
+  // Readers waiting for a send's output (engine_jobs.cpp), answered when it comes, when
+  // their wait runs out, or when the send settles (after its face had the result).
+  struct OutputWait;
+  void finish_wait(const std::shared_ptr<OutputWait>& wait);
+  void wake_waits(std::string_view send_key);
+  Result<SendOutputAnswer> take_output(const SendTable::Entry& entry, std::string_view send_key,
+                                       const SendOutputRead& read);
+  std::vector<std::shared_ptr<OutputWait>> waits_;
 
   Service& service_;
   Settings settings_;

@@ -4,6 +4,9 @@
 // Every member has a default initializer, so designated initializers are -Wextra clean.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +42,22 @@ inline constexpr OpenOption kOpenOptions[] = {
 struct SessionSend {
   std::string session_id{};
   SendRequest request{};  // an unset timeout or idle takes the engine's default
+};
+
+// A read of a send's output: from `offset` (bytes into its output; reading moves no
+// cursor), or without one from the send's consuming cursor; at most max_bytes; waiting up
+// to `wait` when nothing is new yet.
+struct SendOutputRead {
+  std::optional<std::uint64_t> offset{};
+  std::optional<std::chrono::milliseconds> wait{};
+  std::size_t max_bytes = 0;
+};
+
+struct SendOutputAnswer {
+  OutputDelta delta{};             // the text; truncated when bytes were lost before it
+  std::uint64_t next_offset = 0;   // where the next read by offset starts
+  std::uint64_t dropped_bytes = 0; // by offset: bytes the retained window no longer had
+  bool done = false;               // the send had ended (its face has its result)
 };
 
 struct SessionRead {

@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <utility>
 
+#include <ev.h>
+
 #include "line_splitter.hpp"
+#include "text/truncation.hpp"
 #include "render/linger_format.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
@@ -44,6 +47,7 @@ McpServer::McpServer(struct ev_loop* loop, engine::Engine& engine, Hooks hooks)
         write(rpc::notification("notifications/progress",
                                 Json{{"progressToken", token}, {"progress", progress}, {"message", std::move(text)}}));
       }) {
+  loop_ = loop;
   engine_.owner(kOwner);  // minted now, as the server starts
 }
 
@@ -213,7 +217,18 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
                 },
                 key);
           },
-          [&](SendCall& send) { start_send(key, std::move(send), std::move(progress_token)); },
+          [&](SendCall& send) {
+            if (send.request.background) return start_job(key, std::move(send));
+            start_send(key, std::move(send), std::move(progress_token));
+          },
+          [&](OutputCall& output) { read_job(key, output); },
+          [&](StopCall& stop) {
+            const std::string job = stop.job;
+            auto status = engine_.stop_send(kOwner, job, [this, key, job](Result<StopResult> result) {
+              reply(key, result, [&job](const StopResult& r) { return render::format_stop(job, r); });
+            });
+            if (!status) fail(key, status.error());
+          },
           [&](ReadCall& read) {
             if (read.screen) {
               reply(key, engine_.screen(kOwner, {.session_id = session_id(read.session)}),
@@ -238,7 +253,7 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             if (!status) fail(key, status.error());
           },
           [&](ListCall&) {
-            std::string text = render::format_list(engine_.list(kOwner));
+            std::string text = render::format_list(engine_.list_activity(kOwner));
             // Lingering sessions nobody holds; an unusable state directory just shows none.
             if (auto lingering = engine_.lingering(kOwner))
               text += render::format_lingering(*lingering, "terminal_attach");
@@ -279,14 +294,107 @@ void McpServer::start_send(const std::string& key, SendCall call, Json progress_
                              });
   if (!status) {
     Error error = status.error();
-    if (error->code == Code::SEND_ACTIVE)
-      error = engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}, "
-                                  "or that terminal_send call cancelled (notifications/cancelled); "
-                                  "keys go in once it has ended");
+    if (error->code == Code::SEND_ACTIVE) error = job_active(id).value_or(
+      engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}, "
+                          "or that terminal_send call cancelled (notifications/cancelled); "
+                          "keys go in once it has ended"));
     fail(key, error);
     return;
   }
   if (!progress_token.is_null()) progress_.watch(key, id, std::move(progress_token));
+}
+
+void McpServer::start_job(const std::string& key, SendCall call) {
+  const std::string id = session_id(call.session);
+  const std::string job = "job-" + std::to_string(++jobs_minted_);
+  const bool waits = call.request.until.any();
+  auto acked = std::make_shared<bool>(false);
+  jobs_[job] = Job{.session_id = id, .started = ev_now(loop_), .result = std::nullopt};
+  auto status = engine_.send(kOwner, {.session_id = id, .request = std::move(call.request)}, job,
+                             [this, key, job, id, waits, acked](Result<SendResult> result) {
+                               if (auto it = jobs_.find(job); it != jobs_.end()) it->second.result = result;
+                               forget_old_jobs();
+                               if (!waits || std::exchange(*acked, true)) return;
+                               // It ended before its condition held: how, as a send says it.
+                               if (!result) return fail(key, result.error());
+                               render::SendText parts = render::format_send_parts(*result, cap());
+                               answer(key, Json{{"content", Json::array({text_item(render::format_job_started(job, id) +
+                                                                                   "\n" + parts.output),
+                                                                         text_item(std::move(parts.status))})},
+                                                {"isError", false}});
+                             });
+  if (!status) {
+    jobs_.erase(job);
+    --jobs_minted_;
+    Error error = status.error();
+    if (error->code == Code::SEND_ACTIVE)
+      error = job_active(id).value_or(
+          engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}"));
+    return fail(key, error);
+  }
+  const bool watched = waits && engine_.when_condition(job, [this, key, job, id, acked](ConditionOutcome outcome) {
+    if (std::exchange(*acked, true)) return;
+    const double ran = ev_now(loop_) - jobs_[job].started;
+    answer(key, Json{{"content", Json::array({text_item(render::format_job_started(job, id)),
+                                              text_item(render::format_condition(outcome) + render::format_job_running(ran))})},
+                     {"isError", false}});
+  });
+  if (!watched) {
+    *acked = true;
+    finish(key, render::format_job_started(job, id), false);
+  }
+}
+
+std::optional<Error> McpServer::job_active(const std::string& session_id) {
+  const auto live = engine_.live_send_on(kOwner, session_id);
+  if (!live || !jobs_.count(*live)) return std::nullopt;
+  return engine::send_active("background job " + *live + " runs: terminal_output {\"job\": \"" + *live +
+                             "\"} reads it, terminal_stop {\"job\": \"" + *live + "\"} stops it");
+}
+
+void McpServer::read_job(const std::string& key, const OutputCall& call) {
+  const std::string job = call.job;
+  engine::SendOutputRead read{.offset = std::nullopt, .wait = call.wait, .max_bytes = cap()};
+  auto status = engine_.read_send_output(kOwner, job, read, [this, key, job](Result<engine::SendOutputAnswer> r) {
+    if (!r) return fail(key, r.error());
+    bool dropped = r->delta.truncated;
+    std::string output(text::newest(r->delta.text, cap(), dropped));
+    if (output.empty()) output = "(no new output)";
+    std::string status;
+    const auto it = jobs_.find(job);
+    if (r->done && it != jobs_.end() && it->second.result && *it->second.result) {
+      status = render::format_send_parts(**it->second.result, cap()).status;
+    } else if (r->done) {
+      status = "[job: ended]\n";
+    } else {
+      status = render::format_job_running(it != jobs_.end() ? ev_now(loop_) - it->second.started : 0.);
+    }
+    answer(key, Json{{"content", Json::array({text_item(std::move(output)), text_item(std::move(status))})},
+                     {"isError", false}});
+  });
+  if (!status) {
+    Error error = status.error();
+    if (error->code == Code::INVALID_ARGUMENT && !jobs_.count(job))
+      error = make_error(Code::INVALID_ARGUMENT, "no background job " + job + " (terminal_send with run_in_background "
+                                                 "starts one)");
+    fail(key, error);
+  }
+}
+
+void McpServer::forget_old_jobs() {
+  std::size_t ended = 0;
+  for (const auto& [id, job] : jobs_) ended += job.result ? 1 : 0;
+  for (auto it = jobs_.begin(); ended > kJobsKept && it != jobs_.end();) {
+    // job-N sorts as text: the oldest by its number.
+    auto oldest = jobs_.end();
+    for (auto j = jobs_.begin(); j != jobs_.end(); ++j)
+      if (j->second.result && (oldest == jobs_.end() || std::stoull(j->first.substr(4)) < std::stoull(oldest->first.substr(4))))
+        oldest = j;
+    if (oldest == jobs_.end()) break;
+    jobs_.erase(oldest);
+    --ended;
+    it = jobs_.begin();
+  }
 }
 
 void McpServer::cancel(const RequestId& request_id) {

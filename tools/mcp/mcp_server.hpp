@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -101,6 +102,23 @@ class McpServer {
   Deferred deferred_;
   ProgressPump progress_;
   std::map<std::string, Call, std::less<>> calls_;
+  // Background jobs by the id this server minted (job-N): their session, when they started,
+  // and their result once they ended (what terminal_output's status says). Bounded: past
+  // kJobsKept ended jobs the oldest ended one is forgotten.
+  struct Job {
+    std::string session_id;
+    double started = 0;  // ev_now
+    std::optional<Result<SendResult>> result{};
+  };
+  void start_job(const std::string& key, SendCall call);
+  void read_job(const std::string& key, const OutputCall& call);
+  void forget_old_jobs();
+  // SEND_ACTIVE naming the background job that holds the session, if one does.
+  std::optional<Error> job_active(const std::string& session_id);
+  std::map<std::string, Job, std::less<>> jobs_;
+  std::uint64_t jobs_minted_ = 0;
+  static constexpr std::size_t kJobsKept = 256;
+  struct ev_loop* loop_ = nullptr;
   bool shutdown_started_ = false;
   std::string version_;             // the revision initialize agreed on ("" before it)
   std::shared_ptr<Batch> batch_;    // the batch whose items are being handled now

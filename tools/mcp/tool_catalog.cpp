@@ -155,6 +155,25 @@ Json attach_tool() {
               false);
 }
 
+Json output_tool() {
+  return tool("terminal_output", "Read a background job's new output",
+              "Read what a background job (terminal_send with run_in_background) printed since your last "
+              "terminal_output of it, without typing anything; with wait_ms, wait that long at most for something "
+              "new when nothing is yet. The result is two text items: the new output, then the job's status: "
+              "\"[job: running 12.4s]\" while it runs, or, once it ended, the send's usual status lines "
+              "(\"[wait: stdin_read]\", \"[exit: N]\", \"[cwd: DIR]\", ...).",
+              true);
+}
+
+Json stop_tool() {
+  return tool("terminal_stop", "Stop a background job",
+              "Stop a job and everything it started (a server that detached itself too): SIGINT, then SIGTERM, then "
+              "SIGKILL, each after a short wait. Returns once those processes are gone and the shell is back at its "
+              "prompt, with its state kept (cd, exported variables); or names the processes that remain and why. "
+              "What an earlier command put in the background with & is left alone.",
+              false);
+}
+
 Json list_tool() {
   return tool("terminal_list", "List terminal sessions",
               "List your terminal sessions, one per line: \"pty-1 (main) [shell] running pid=9\", or \"exited "
@@ -223,6 +242,30 @@ Result<ToolCall> parse_send(Arguments& a) {
   if (auto ms = a.integer("timeout_ms", kAny)) call.request.timeout = std::chrono::milliseconds(*ms);
   if (auto ms = a.integer("idle_ms", kAny)) call.request.idle = std::chrono::milliseconds(*ms);
   if (auto until = a.until("until")) call.request.until = std::move(*until);
+  call.request.background = a.boolean("run_in_background").value_or(false);
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_output(Arguments& a) {
+  a.only("terminal_output");
+  OutputCall call;
+  call.job = a.string("job", true).value_or("");
+  constexpr auto kAny = std::numeric_limits<std::int64_t>::min();
+  if (auto ms = a.integer("wait_ms", kAny)) {
+    if (*ms < 1 || *ms > engine::kMaxWaitMs)
+      return invalid("wait_ms must be an integer from 1 to " + std::to_string(engine::kMaxWaitMs) + " ms, got " +
+                     std::to_string(*ms));
+    call.wait = std::chrono::milliseconds(*ms);
+  }
+  if (a.failed()) return a.error();
+  return ToolCall(std::move(call));
+}
+
+Result<ToolCall> parse_stop(Arguments& a) {
+  a.only("terminal_stop");
+  StopCall call;
+  call.job = a.string("job", true).value_or("");
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }
@@ -277,7 +320,7 @@ Result<ToolCall> parse_close(Arguments& a) {
 
 Json tool_list(const std::vector<std::string>& backend_types, const engine::Settings::Policy& policy) {
   return Json::array({open_tool(backend_types, policy), send_tool(), read_tool(), signal_tool(), close_tool(), list_tool(),
-                      resize_tool(), attach_tool()});
+                      resize_tool(), attach_tool(), output_tool(), stop_tool()});
 }
 
 std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Json& arguments) {
@@ -290,6 +333,8 @@ std::optional<Result<ToolCall>> parse_tool_call(std::string_view name, const Jso
   if (name == "terminal_signal") return parse_signal(a);
   if (name == "terminal_close") return parse_close(a);
   if (name == "terminal_resize") return parse_resize(a);
+  if (name == "terminal_output") return parse_output(a);
+  if (name == "terminal_stop") return parse_stop(a);
   if (name == "terminal_attach") {
     a.only("terminal_attach");
     AttachCall call;

@@ -5,6 +5,7 @@
 //
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,7 +26,14 @@ struct OpenCall {
 };
 struct SendCall {
   std::string session;
-  SendRequest request;
+  SendRequest request;  // request.background: run_in_background
+};
+struct OutputCall {
+  std::string job;
+  std::optional<std::chrono::milliseconds> wait{};
+};
+struct StopCall {
+  std::string job;
 };
 struct ReadCall {
   std::string session;
@@ -48,7 +56,8 @@ struct ListCall {};
 struct AttachCall {
   std::optional<std::string> name;
 };
-using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall, AttachCall>;
+using ToolCall = std::variant<OpenCall, SendCall, ReadCall, SignalCall, CloseCall, ListCall, ResizeCall, AttachCall,
+                              OutputCall, StopCall>;
 
 // The `tools` array of a tools/list result; terminal_open's `type` names `backend_types`
 // (the service's, e.g. "shell" and each --remote NAME); its `sandbox` and `network` list what

@@ -69,13 +69,24 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     send.request.background = f.boolean("background").value_or(false);
     return done(std::move(send));
   }
-  if (op == "cancel" || op == "output") {
+  if (op == "cancel" || op == "output" || op == "stop") {
     // The id of the send as it was written, any JSON value (null too: a send's id may be null).
     if (!f.failed() && !tool::member_token(text, "sendId")) return invalid("missing field \"sendId\"");
     if (f.failed()) return f.error();
     const RequestId send_id(tool::member_token(text, "sendId").value_or("null"));
     if (op == "cancel") return Op(CancelOp{send_id});
-    return Op(OutputOp{send_id});
+    if (op == "stop") return Op(StopOp{send_id});
+    OutputOp output{send_id};
+    if (auto offset = f.integer("offset")) {
+      if (*offset < 0) return invalid("field \"offset\" must be a byte offset (0 or more), got " + std::to_string(*offset));
+      output.read.offset = static_cast<std::uint64_t>(*offset);
+    }
+    output.read.wait = milliseconds(f, "waitMs");
+    if (f.failed()) return f.error();
+    if (output.read.wait && (output.read.wait->count() < 1 || output.read.wait->count() > engine::kMaxWaitMs))
+      return invalid("waitMs must be an integer from 1 to " + std::to_string(engine::kMaxWaitMs) + " ms, got " +
+                     std::to_string(output.read.wait->count()));
+    return Op(std::move(output));
   }
   if (op == "read" && f.boolean("screen").value_or(false)) {
     ScreenOp screen;
@@ -236,6 +247,23 @@ Json encode_snapshot(const SessionSnapshot& session) {
     out["recording"] = Json{{"path", r.path}, {"state", std::string(recording_state_name(r.state))}, {"bytes", r.bytes}};
     if (r.error) out["recording"]["error"] = *r.error;
   }
+  if (session.activity) out["activity"] = encode_activity(*session.activity);
+  return out;
+}
+
+Json encode_activity(const Activity& activity) {
+  Json out{{"state", std::string(activity_state_name(activity.state))}};
+  if (activity.state == Activity::State::busy) {
+    Json job = Json::object();
+    job["command"] = activity.command.value_or("");
+    job["elapsedMs"] = activity.elapsed_ms.value_or(0);
+    if (activity.processes) job["processes"] = *activity.processes;
+    out["job"] = std::move(job);
+  }
+  Json listening = Json::array();
+  for (const auto& l : activity.listening)
+    listening.push_back(Json{{"port", l.port}, {"address", l.address}, {"pid", l.pid}, {"command", l.command}});
+  out["listening"] = std::move(listening);
   return out;
 }
 
@@ -272,12 +300,19 @@ Json encode_send(const SendResult& result) {
     out["queuedBehind"] = Json{{"pid", result.queued_behind->pid}, {"command", result.queued_behind->command}};
   }
   if (result.screen) out["screen"] = encode_screen(*result.screen);
-  if (result.match && result.match->port) {
-    out["match"] = Json{{"port", *result.match->port}, {"pid", result.match->pid}, {"address", result.match->address}};
-  } else if (result.match && result.match->output) {
-    out["match"] = Json{{"output", *result.match->output}};
-  }
+  if (result.match) out["match"] = encode_match(*result.match);
   return out;
+}
+
+Json encode_stop(const StopResult& result) {
+  Json remaining = Json::array();
+  for (const auto& r : result.remaining) remaining.push_back(Json{{"pid", r.pid}, {"command", r.command}, {"why", r.why}});
+  return Json{{"stopped", result.stopped}, {"signals", result.signals}, {"remaining", std::move(remaining)}};
+}
+
+Json encode_match(const SendMatch& match) {
+  if (match.port) return Json{{"port", *match.port}, {"pid", match.pid}, {"address", match.address}};
+  return Json{{"output", match.output.value_or("")}};
 }
 
 Json encode_screen(const ScreenSnapshot& screen) {

@@ -46,6 +46,10 @@ struct CancelOp {
 };
 struct OutputOp {
   RequestId send_id;
+  engine::SendOutputRead read{};  // max_bytes: the face's cap, set when answered
+};
+struct StopOp {
+  RequestId send_id;
 };
 struct ListOp {};
 struct AttachOp {
@@ -57,7 +61,7 @@ struct ShutdownOp {};
 struct HelloOp {};  // a client's start-up check: {name, version, protocol}
 
 using Op = std::variant<OpenOp, SendOp, CancelOp, OutputOp, ReadOp, ScreenOp, ResizeOp, SignalOp, CloseOp, ListOp,
-                        ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp, HelloOp>;
+                        ActivityOp, DisposeOwnerOp, ShutdownOp, AttachOp, HelloOp, StopOp>;
 
 struct Request {
   RequestId id;                              // echoed in the response
@@ -97,6 +101,12 @@ Json encode_send(const SendResult& result);
 Json encode_output(const OutputDelta& delta, std::size_t cap);
 Json encode_read(const ReadPage& page, std::size_t cap);
 // {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.
+// What a session runs: {state, job?: {command, elapsedMs, processes}, listening: [...]}.
+Json encode_activity(const Activity& activity);
+// A stop's answer: {stopped, signals, remaining: [{pid, command, why}]}.
+Json encode_stop(const StopResult& result);
+// A condition's match: {output} or {port, pid, address}.
+Json encode_match(const SendMatch& match);
 Json encode_screen(const ScreenSnapshot& screen);
 Json encode_signal(const SignalResult& result);
 // {"sessions":[...]}: each taken-over session as in list, with replayedBytes, gapBytes and

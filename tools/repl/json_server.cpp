@@ -79,11 +79,15 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::SendOp& op) {
             const bool background = op.request.background;
+            // A job with a condition answers when it holds (or its timeout, or the job's end).
+            const bool waits = background && op.request.until.any();
+            auto acked = std::make_shared<bool>(false);
             const std::string session_id = op.session_id;
             const std::string key = jp::id_key(id);
             finished_jobs_.erase(key);  // an id used again names the new send
             auto status = engine_.send(owner, std::move(op), key,
-                                       [this, id, background, key, session_id, owner = std::string(owner)](Result<SendResult> result) {
+                                       [this, id, background, waits, acked, key, session_id,
+                                        owner = std::string(owner)](Result<SendResult> result) {
               if (!background) {
                 return answer(id, result, [&](const SendResult& r) {
                   Json out = jp::encode_send(r);
@@ -96,11 +100,30 @@ void JsonServer::dispatch(jp::Request request) {
               }
               keep_finished_job(key, {owner, result ? jp::encode_send(result.value())
                                                     : Json{{"error", jp::encode_error(result.error())}}});
+              if (!waits || std::exchange(*acked, true)) return;
+              // The job ended before its condition held: the answer says how, with its result.
+              if (!result) return respond_error(id, result.error());
+              Json out = job_ack(id, session_id);
+              out["waitReason"] = std::string(wait_reason_name(result->wait_reason));
+              out["done"] = true;
+              out["result"] = finished_jobs_[key].result;
+              respond(id, std::move(out));
             });
-            // A job answers at once: its id is the request's, its result comes through `output`.
+            // A job answers at once (with a condition: once it holds): its id is the request's,
+            // its result comes through `output`.
             if (status && background) {
-              Json job = Json::parse(id.token(), nullptr, /*allow_exceptions=*/false);
-              respond(id, Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}});
+              const bool watched = waits && engine_.when_condition(key, [this, id, acked, session_id](ConditionOutcome o) {
+                if (std::exchange(*acked, true)) return;
+                Json out = job_ack(id, session_id);
+                out["waitReason"] = std::string(wait_reason_name(o.reason));
+                if (o.match) out["match"] = jp::encode_match(*o.match);
+                out["done"] = false;
+                respond(id, std::move(out));
+              });
+              if (!watched) {
+                *acked = true;
+                respond(id, job_ack(id, session_id));
+              }
             }
             const auto live = !status && status.error()->code == Code::SEND_ACTIVE
                                   ? engine_.live_send_on(owner, session_id) : std::nullopt;
@@ -109,7 +132,8 @@ void JsonServer::dispatch(jp::Request request) {
               const Json parsed = Json::parse(*live, nullptr, /*allow_exceptions=*/false);
               const std::string job = parsed.is_discarded() ? Json(*live).dump() : parsed.dump();
               respond_error(id, engine::send_active("send " + job + " runs; {\"op\": \"output\", \"sendId\": " + job +
-                                                    "} reads it, {\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts "
+                                                    "} reads it, {\"op\": \"stop\", \"sendId\": " + job +
+                                                    "} stops it, {\"op\": \"signal\", \"signal\": \"SIGINT\"} interrupts "
                                                     "its command, {\"op\": \"cancel\", \"sendId\": " + job +
                                                     "} takes it back; keys go in once it has ended"));
             }
@@ -125,13 +149,47 @@ void JsonServer::dispatch(jp::Request request) {
                    [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
           },
           [&](jp::OutputOp& op) {
-            if (auto job = finished_jobs_.find(jp::id_key(op.send_id)); job != finished_jobs_.end()) {
+            const std::string key = jp::id_key(op.send_id);
+            op.read.max_bytes = cap;
+            const bool by_offset = op.read.offset.has_value();
+            auto status = engine_.read_send_output(
+                owner, key, op.read,
+                [this, id, key, cap, by_offset, owner = std::string(owner)](Result<engine::SendOutputAnswer> r) {
+                  if (!r) return respond_error(id, r.error());
+                  const auto job = r->done ? finished_jobs_.find(key) : finished_jobs_.end();
+                  const bool with_result = job != finished_jobs_.end() && job->second.owner == owner;
+                  // The cursor's last read of a finished job: its result holds the whole viewport.
+                  if (with_result && !by_offset) r->delta = OutputDelta{};
+                  Json out = jp::encode_output(r->delta, cap);
+                  out["nextOffset"] = r->next_offset;
+                  out["droppedBytes"] = r->dropped_bytes;
+                  out["done"] = r->done;
+                  if (with_result) out["result"] = job->second.result;
+                  respond(id, std::move(out));
+                });
+            if (status) return;
+            // A job the engine no longer keeps: its result, if this face still has it.
+            if (auto job = finished_jobs_.find(key); job != finished_jobs_.end() && status.error()->code == Code::INVALID_ARGUMENT &&
+                                                      !by_offset) {
               if (job->second.owner != owner)
                 return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
-              return respond(id, Json{{"delta", ""}, {"truncated", false}, {"done", true}, {"result", job->second.result}});
+              return respond(id, Json{{"delta", ""}, {"truncated", false}, {"nextOffset", 0}, {"droppedBytes", 0},
+                                      {"done", true}, {"result", job->second.result}});
             }
-            answer(id, engine_.send_output(owner, jp::id_key(op.send_id)),
-                   [cap](const OutputDelta& delta) { return jp::encode_output(delta, cap); });
+            respond_error(id, status.error());
+          },
+          [&](jp::StopOp& op) {
+            const std::string key = jp::id_key(op.send_id);
+            auto status = engine_.stop_send(owner, key, [this, id](Result<StopResult> result) {
+              answer(id, result, jp::encode_stop);
+            });
+            if (status) return;
+            if (auto job = finished_jobs_.find(key); job != finished_jobs_.end() && status.error()->code == Code::INVALID_ARGUMENT) {
+              if (job->second.owner != owner)
+                return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
+              return respond(id, jp::encode_stop(StopResult{.stopped = true, .signals = {}, .remaining = {}}));
+            }
+            respond_error(id, status.error());
           },
           [&](jp::ReadOp& op) {
             answer(id, engine_.read(owner, op), [cap](const ReadPage& page) { return jp::encode_read(page, cap); });
@@ -161,7 +219,16 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::ListOp&) {
             Json sessions = Json::array();
-            for (const auto& session : engine_.list(owner)) sessions.push_back(jp::encode_snapshot(session));
+            for (const auto& session : engine_.list_activity(owner)) {
+              Json s = jp::encode_snapshot(session);
+              // The live send that runs it, by its request id, when it is this owner's.
+              if (s.contains("activity") && s["activity"].contains("job"))
+                if (auto key = engine_.live_send_on(owner, session.id)) {
+                  const Json parsed = Json::parse(*key, nullptr, /*allow_exceptions=*/false);
+                  if (!parsed.is_discarded()) s["activity"]["job"]["sendId"] = parsed;
+                }
+              sessions.push_back(std::move(s));
+            }
             respond(id, Json{{"sessions", std::move(sessions)}});
           },
           [&](jp::AttachOp& op) {
@@ -186,6 +253,11 @@ void JsonServer::dispatch(jp::Request request) {
           },
       },
       request.op);
+}
+
+JsonServer::Json JsonServer::job_ack(const RequestId& id, const std::string& session_id) {
+  Json job = Json::parse(id.token(), nullptr, /*allow_exceptions=*/false);
+  return Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}};
 }
 
 void JsonServer::keep_finished_job(std::string key, FinishedJob job) {

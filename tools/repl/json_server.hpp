@@ -69,6 +69,8 @@ class JsonServer {
     Json result;  // the send's result, or {"error": ...}
   };
   void keep_finished_job(std::string key, FinishedJob job);
+  // A job's answer to its send: {job, sessionId} (job: the request's id as written).
+  static Json job_ack(const RequestId& id, const std::string& session_id);
   std::map<std::string, FinishedJob> finished_jobs_;
   std::deque<std::string> finished_order_;
   static constexpr std::size_t kMaxFinishedJobs = 256;

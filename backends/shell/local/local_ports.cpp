@@ -3,6 +3,7 @@
 // helper, the session's subreaper, is still the session's), scanned by proc::scan_port.
 #include "local/local_channel.hpp"
 #include "proc/listening_ports.hpp"
+#include "proc/procfs.hpp"
 
 namespace dshpty::shell {
 
@@ -17,6 +18,22 @@ Result<std::optional<SendMatch>> LocalChannel::port_listener(std::uint16_t port)
                                               .address = socket.address}};
   }
   return std::optional<SendMatch>{};
+}
+
+std::optional<ProcessChannel::TreeLook> LocalChannel::look_at_tree() const {
+  if (helper_pid_ <= 0 || shell_pid_ <= 0) return std::nullopt;
+  // Under the shell's parent (the session's subreaper): the session's processes, a setsid
+  // server it adopted among them, and no sandbox's own helpers above it.
+  procfs::Stat shell{};
+  const pid_t root = procfs::read_stat(shell_pid_, shell) ? shell.ppid : helper_pid_;
+  const std::vector<pid_t> pids = proc::tree_pids(root);
+  TreeLook out;
+  out.processes = pids.size() >= 2 ? pids.size() - 2 : 0;  // not the subreaper, not the shell
+  if (auto scan = proc::scan_listening_ports(pids)) {
+    for (const proc::ListeningSocket& socket : scan->sockets)
+      out.listening.push_back({.port = socket.port, .address = socket.address, .pid = socket.pid, .command = socket.command});
+  }
+  return out;
 }
 
 }  // namespace dshpty::shell

@@ -1,5 +1,7 @@
 #include "text_format.hpp"
 
+#include <cstdio>
+
 #include "escape.hpp"
 #include "status_lookalikes.hpp"
 #include "text/truncation.hpp"
@@ -101,12 +103,36 @@ std::string format_open(const SpawnResult& result, std::size_t cap) {
 }
 
 // What held, after "matched": `: output "LINE"` or `: port N (pid P)`.
-static std::string match_words(const SendResult& result) {
-  if (!result.match) return "";
-  if (result.match->port) {
-    return ": port " + std::to_string(*result.match->port) + " (pid " + std::to_string(result.match->pid) + ")";
-  }
-  return result.match->output ? ": output \"" + escape(*result.match->output) + "\"" : "";
+static std::string match_words(const std::optional<SendMatch>& match) {
+  if (!match) return "";
+  if (match->port) return ": port " + std::to_string(*match->port) + " (pid " + std::to_string(match->pid) + ")";
+  return match->output ? ": output \"" + escape(*match->output) + "\"" : "";
+}
+static std::string match_words(const SendResult& result) { return match_words(result.match); }
+
+std::string format_job_started(std::string_view job, std::string_view session_id) {
+  return "started background job " + std::string(job) + " in session " + escape(session_id);
+}
+
+std::string format_condition(const ConditionOutcome& outcome) {
+  return "[wait: " + std::string(wait_reason_name(outcome.reason)) + match_words(outcome.match) + "]\n";
+}
+
+std::string format_job_running(double seconds) {
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.1f", seconds);
+  return "[job: running " + std::string(figure) + "s]\n";
+}
+
+std::string format_stop(std::string_view job, const StopResult& result) {
+  std::string signals;
+  for (const auto& s : result.signals) signals += (signals.empty() ? "" : ", ") + s;
+  if (result.stopped)
+    return "stopped job " + std::string(job) + (signals.empty() ? " (it had ended)" : " (" + signals + ")");
+  std::string out = "job " + std::string(job) + " not stopped" + (signals.empty() ? "" : " after " + signals) + "; left:";
+  for (const auto& r : result.remaining)
+    out += "\n  pid " + std::to_string(r.pid) + (r.command.empty() ? "" : " " + escape(r.command)) + ": " + escape(r.why);
+  return out;
 }
 
 SendText format_send_parts(const SendResult& result, std::size_t cap) {
@@ -176,6 +202,27 @@ std::string format_close(const std::string& session_id, bool closed_by_this_call
                              : "terminal session " + session_id + " was already closing\n";
 }
 
+std::string format_activity(const Activity& activity) {
+  std::string ports;
+  for (const auto& l : activity.listening) {
+    const bool v6 = l.address.find(':') != std::string::npos;
+    ports += (ports.empty() ? "" : ", ") + (v6 ? "[" + escape(l.address) + "]" : escape(l.address)) + ":" +
+             std::to_string(l.port);
+  }
+  std::string out;
+  if (activity.state == Activity::State::busy) {
+    out = " busy " + std::to_string(activity.elapsed_ms.value_or(0) / 1000) + "s";
+    if (activity.command) out += ": " + escape(*activity.command);
+    std::string inside;
+    if (activity.processes) inside = std::to_string(*activity.processes) + (*activity.processes == 1 ? " process" : " processes");
+    if (!ports.empty()) inside += (inside.empty() ? "" : "; ") + std::string("listening ") + ports;
+    if (!inside.empty()) out += " (" + inside + ")";
+  } else if (!ports.empty()) {
+    out = " (listening " + ports + ")";  // at the prompt: a server an earlier command left running
+  }
+  return out;
+}
+
 std::string format_list(const std::vector<SessionSnapshot>& sessions) {
   if (sessions.empty()) return "(no terminal sessions)\n";
   std::string out;
@@ -188,6 +235,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     if (session.recording && session.recording->state == RecordingState::failed)
       out += " [recording failed: " + session.recording->error.value_or("") + "]";
     if (session.recording && session.recording->state == RecordingState::cut) out += " [recording cut at its size cap]";
+    if (session.activity) out += format_activity(*session.activity);
     out += '\n';
   }
   return out;

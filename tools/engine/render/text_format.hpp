@@ -42,6 +42,12 @@ struct SendText {
   bool screen = false;  // `output` is the screen (format_screen)
 };
 SendText format_send_parts(const SendResult& result, std::size_t cap);
+// Jobs: "started background job job-1 in session pty-1"; a condition's answer while the
+// job runs on, "[wait: matched: port N (pid P)]"; "[job: running 12.4s]"; a stop's answer.
+std::string format_job_started(std::string_view job, std::string_view session_id);
+std::string format_condition(const ConditionOutcome& outcome);
+std::string format_job_running(double seconds);
+std::string format_stop(std::string_view job, const StopResult& result);
 std::string format_send(const SendResult& result, std::size_t cap);
 std::string format_read(const ReadPage& page, std::size_t cap);
 // "[screen 24x80 cursor 3,17 alternate title="vim"]" (the cursor 1-based, "hidden" after
@@ -51,6 +57,9 @@ std::string format_screen(const ScreenSnapshot& screen, std::size_t cap);
 std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols);
 std::string format_signal(const SignalResult& result);
 std::string format_close(const std::string& session_id, bool closed_by_this_call);
+// What a session runs, after its list line's status: " busy 42s: npm run dev (6 processes;
+// listening 127.0.0.1:5173)", or at the prompt only the ports something still listens on.
+std::string format_activity(const Activity& activity);
 std::string format_list(const std::vector<SessionSnapshot>& sessions);
 std::string format_use(const SessionSnapshot& session);
 // "error: CODE: message", an aggregate's children indented below.

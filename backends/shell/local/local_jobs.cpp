@@ -1,0 +1,22 @@
+// The local channel's job stop (proc/job_stop.hpp): the job in the terminal's foreground,
+// found under the session's subreaper, which is the shell's parent (the helper; in a
+// confined session the helper inside the sandbox, numbered as this host numbers it), so a
+// server that left the job's tree by setsid and was adopted there is still found.
+#include "local/local_channel.hpp"
+#include "proc/procfs.hpp"
+
+namespace dshpty::shell {
+
+std::uint64_t LocalChannel::clock_ticks() const { return proc::boot_ticks_now(); }
+
+Result<std::unique_ptr<proc::JobStop>> LocalChannel::stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) {
+  procfs::Stat shell{};
+  if (shell_pid_ <= 0 || !procfs::read_stat(shell_pid_, shell) || shell.state == 'Z')
+    return make_error(Code::BACKEND_FAILED, "stop: the session's shell is gone");
+  const pid_t group = foreground_group();
+  if (group <= 0) return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
+  proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = started_ticks};
+  return std::make_unique<proc::JobStop>(loop_, job, proc::StopTimings{}, std::move(done));
+}
+
+}  // namespace dshpty::shell

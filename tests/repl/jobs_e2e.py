@@ -1,0 +1,249 @@
+"""Background jobs through dshpty-repl --json, with real programs (docs/tool-protocol.md,
+"Background jobs"): a job with `until` answers when its condition holds and runs on (its
+output still readable by offset, the session's one live send still its, its end still
+its status); `output` by offset for two readers, with `waitMs` and `droppedBytes`; `stop`
+ends the job's processes (a double-forked setsid server too) and not an earlier `&` job,
+frees the port, keeps the shell's state. Run on bash, zsh and fish, and on a confined
+session with its network on (skipped with the reason where bubblewrap cannot run)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from repl_harness import JsonRepl, check, pid_alive, wait_gone
+
+SERVER = "python3 -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1"
+# The server leaves the job's tree: a subshell starts it in a session of its own and exits
+# (its parent gone, the session's helper adopts it), while the job's own command waits.
+DAEMON = "sh -c '(setsid {server} &); exec sleep 1000'"
+EXPORT = {"bash": "export KEEP=kept-{n}", "zsh": "export KEEP=kept-{n}", "fish": "set -gx KEEP kept-{n}"}
+AMP = {"bash": "sleep 999 & echo amp-pid=$!", "zsh": "sleep 999 & echo amp-pid=$!",
+       "fish": "sleep 999 & echo amp-pid=$last_pid"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listens(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def read_all(repl, job, rid, offset=0, wait_ms=20000):
+    """Reads a job by offset until it is done: (text, dropped bytes, final answer)."""
+    text, dropped, n = "", 0, 0
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        n += 1
+        out = repl.ok({"id": f"{rid}-{n}", "op": "output", "sendId": job, "offset": offset, "waitMs": wait_ms})
+        check(out["nextOffset"] >= offset and out["truncated"] == (out["droppedBytes"] > 0), out)
+        text += out["delta"]
+        dropped += out["droppedBytes"]
+        offset = out["nextOffset"]
+        if out["done"] and out["delta"] == "":
+            return text, dropped, out
+    check(False, f"job {job} did not end")
+
+
+def host_pid(pid, comm):
+    """The host's number for `pid` as a confined session's pid namespace numbers it (its
+    NSpid line ends in it); `pid` itself when it is the host's own."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        except OSError:
+            continue
+        nspids = fields.get("NSpid", "").split()
+        if len(nspids) > 1 and nspids[-1] == str(pid) and fields.get("Name") == comm:
+            return int(entry)
+    return pid
+
+
+def look(repl, rid, sid, text):
+    out = repl.ok({"id": rid, "op": "send", "sessionId": sid, "text": text, "idleMs": 20000, "timeoutMs": 60000})
+    check(out["waitReason"] == "stdin_read", out)
+    return out
+
+
+def until_runs_on(repl, sid):
+    """A job with an output condition answers when it holds; the job runs on and ends
+    with its own status; the one live send is still its meanwhile."""
+    sent = repl.ok({"id": "ready", "op": "send", "sessionId": sid, "background": True, "idleMs": 50,
+                    "text": "sh -c 'echo starting; sleep 1; echo ready; sleep 1; echo after-ready; exit 5'",
+                    "until": {"output": "^ready$"}})
+    check(sent["job"] == "ready" and sent["waitReason"] == "matched" and sent["match"] == {"output": "ready"}, sent)
+    check(sent["done"] is False, sent)
+    busy = repl.error({"id": "busy", "op": "send", "sessionId": sid, "text": "true"}, "SEND_ACTIVE")
+    check('"ready"' in busy["message"], busy)
+    text, dropped, last = read_all(repl, "ready", "ready-read")
+    check(dropped == 0 and "starting" in text and "after-ready" in text, text)
+    result = last["result"]
+    check(result["waitReason"] == "stdin_read" and result["exitCode"] == 5, result)
+
+
+def exits_first(repl, sid):
+    """A job that ends before its condition answers with how it ended."""
+    sent = repl.ok({"id": "exit3", "op": "send", "sessionId": sid, "background": True,
+                    "text": "sh -c 'sleep 0.3; exit 3'", "until": {"output": "^never$"}})
+    check(sent["done"] is True and sent["waitReason"] == "stdin_read", sent)
+    check(sent["result"]["exitCode"] == 3 and "match" not in sent, sent)
+
+
+def condition_timeout(repl, sid):
+    """timeoutMs bounds only the wait for the condition: the job runs on."""
+    sent = repl.ok({"id": "slow", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 300,
+                    "text": "sh -c 'sleep 1; echo late-line; exit 6'", "until": {"output": "^never$"}})
+    check(sent["waitReason"] == "timeout" and sent["done"] is False, sent)
+    text, _, last = read_all(repl, "slow", "slow-read")
+    check("late-line" in text and last["result"]["exitCode"] == 6, last)
+
+
+def two_readers(repl, sid):
+    """Two readers by offset get the same bytes; a wait returns on new output; a reader
+    too slow for the retained window is told what it lost."""
+    sent = repl.ok({"id": "lines", "op": "send", "sessionId": sid, "background": True,
+                    "text": "for i in 1 2 3; do echo line-$i; sleep 0.3; done"})
+    check(sent == {"job": "lines", "sessionId": sid}, sent)
+    a, _, _ = read_all(repl, "lines", "reader-a")
+    b, _, _ = read_all(repl, "lines", "reader-b")
+    check(a == b and "line-3" in a, (a, b))
+    # Without an offset: the send's one consuming cursor, as before (the result holds it all).
+    cur = repl.ok({"id": "lines-cursor", "op": "output", "sendId": "lines"})
+    check(cur["done"] is True and cur["result"]["waitReason"] == "stdin_read", cur)
+    # A flood past the window (1 MiB): a reader from 0 after it is told what it lost.
+    repl.ok({"id": "flood", "op": "send", "sessionId": sid, "background": True,
+             "text": "seq 1 400000; echo flood-end"})
+    # The slow reader starts once the job ended (its end seen through the consuming cursor).
+    for n in range(1000):
+        if repl.ok({"id": f"flood-wait-{n}", "op": "output", "sendId": "flood", "waitMs": 20000})["done"]:
+            break
+    text, dropped, last = read_all(repl, "flood", "flood-read")
+    check(dropped > 0 and dropped + len(text.encode()) == last["nextOffset"], (dropped, len(text), last["nextOffset"]))
+    check("flood-end" in text, text[-200:])
+    # A wait with nothing new runs out and says so.
+    repl.ok({"id": "quiet", "op": "send", "sessionId": sid, "background": True, "text": "sleep 1; echo woke"})
+    first = repl.ok({"id": "quiet-0", "op": "output", "sendId": "quiet", "offset": 0})
+    waited = repl.ok({"id": "quiet-1", "op": "output", "sendId": "quiet", "offset": first["nextOffset"],
+                      "waitMs": 30000})
+    check("woke" in waited["delta"] or waited["done"], waited)
+    read_all(repl, "quiet", "quiet-read")
+    bad = repl.error({"id": "past", "op": "output", "sendId": "quiet", "offset": 1 << 40}, "INVALID_ARGUMENT")
+    check("offset" in bad["message"], bad)
+
+
+def stop_at_once(repl, sid):
+    """A stop right after the ack (the command may not even be typed yet) and a stop of a
+    job that runs inside the shell (a builtin loop, whose group is the shell's) both end it."""
+    for n, text in enumerate(("sleep 100", "while :; do :; done")):
+        repl.ok({"id": f"early-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
+        stop = repl.ok({"id": f"early-{n}-stop", "op": "stop", "sendId": f"early-{n}"})
+        check(stop["stopped"] is True and stop["remaining"] == [], stop)
+        done = repl.ok({"id": f"early-{n}-out", "op": "output", "sendId": f"early-{n}"})
+        check(done["done"] is True and done["result"]["waitReason"] == "stdin_read", done)
+    look(repl, "early-after", sid, "echo fine")
+
+
+def server_job(repl, sid, shell, n, second=None, confined=False):
+    """A server started as a job, waited for by port; reachable from a second session;
+    stopped whole; its port freed; the shell's state kept; an earlier `&` job left alone."""
+    look(repl, f"export-{n}", sid, EXPORT[shell].format(n=n))
+    bg = look(repl, f"amp-{n}", sid, AMP[shell])
+    amp = int(bg["viewport"].split("amp-pid=")[-1].split()[0])
+    if confined:
+        amp = host_pid(amp, "sleep")
+    port = free_port()
+    sent = repl.ok({"id": f"srv-{n}", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
+                    "text": DAEMON.format(server=SERVER.format(port=port)), "until": {"port": port}})
+    check(sent["waitReason"] == "matched" and sent["match"]["port"] == port, sent)
+    server = sent["match"]["pid"]
+    check(listens(port), f"port {port} does not listen at the match")
+    listed = {x["sessionId"]: x for x in repl.ok({"id": f"list-{n}", "op": "list"})["sessions"]}[sid]
+    activity = listed["activity"]
+    check(activity["state"] == "busy" and "http.server" in activity["job"]["command"], listed)
+    check(activity["job"]["sendId"] == f"srv-{n}" and activity["job"]["processes"] >= 2, listed)
+    check({"port": port, "address": "127.0.0.1", "pid": server, "command": "python3"} in activity["listening"], listed)
+    if second:
+        fetch = look(repl, f"curl-{n}", second, f"curl -s -o /dev/null -w 'code=%{{http_code}}\\n' http://127.0.0.1:{port}/")
+        check("code=200" in fetch["viewport"], fetch)
+    stop = repl.ok({"id": f"stop-{n}", "op": "stop", "sendId": f"srv-{n}"})
+    check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][0] == "SIGINT", stop)
+    check(not pid_alive(server), f"server {server} survived the stop")
+    check(not listens(port), f"port {port} still listens after the stop")
+    check(pid_alive(amp), f"the earlier background job {amp} did not survive the stop")
+    done = repl.ok({"id": f"srv-{n}-done", "op": "output", "sendId": f"srv-{n}"})
+    check(done["done"] is True and done["result"]["waitReason"] == "stdin_read", done)
+    after = {x["sessionId"]: x for x in repl.ok({"id": f"list-{n}-after", "op": "list"})["sessions"]}[sid]
+    check(after["activity"]["state"] == "prompt" and "job" not in after["activity"], after)
+    check(all(x["port"] != port for x in after["activity"]["listening"]), after)
+    kept = look(repl, f"keep-{n}", sid, "echo have-$KEEP")
+    check(f"have-kept-{n}" in kept["viewport"], kept)
+    # A second stop of the ended job: nothing left to do.
+    again = repl.ok({"id": f"stop-{n}-again", "op": "stop", "sendId": f"srv-{n}"})
+    check(again["stopped"] is True and again["signals"] == [], again)
+    return amp
+
+
+def run(repl_path, shell, sandbox=None):
+    with tempfile.TemporaryDirectory(prefix="dshpty-jobs-") as home:
+        os.environ["HOME"] = home
+        work = os.path.join(home, "work")
+        os.mkdir(work)
+        repl = JsonRepl(repl_path, ("--workspace", work) if sandbox else ())
+        try:
+            opened = {"id": 1, "op": "open", "type": "shell", "name": "main", "shell": shell, "cwd": work}
+            if sandbox:
+                opened.update({"sandbox": "workspace-write", "network": "on"})
+            first = repl.call(opened)
+            if not first["ok"]:
+                check(sandbox is not None, first)
+                print(f"skipped: a confined session cannot start here: {first['error']['message']}")
+                return []
+            sid = first["result"]["sessionId"]
+            second = repl.ok({"id": 2, "op": "open", "type": "shell", "name": "other"})["sessionId"]
+            repl.pids += [first["result"]["pid"]]
+            amps = [server_job(repl, sid, shell, 1, second, confined=bool(sandbox))]
+            if shell == "bash" and not sandbox:
+                until_runs_on(repl, sid)
+                exits_first(repl, sid)
+                condition_timeout(repl, sid)
+                two_readers(repl, sid)
+                stop_at_once(repl, sid)
+                amps.append(server_job(repl, sid, shell, 2))
+            repl.request({"id": "bye", "op": "shutdown"})
+            check(repl.wait_exit() == 0, "shutdown")
+            wait_gone(amps, "the earlier background jobs after close")
+            wait_gone(repl.pids, "after shutdown")
+        finally:
+            repl.close()
+    print(f"ok: background jobs on {shell}{' (confined, network on)' if sandbox else ''}")
+
+
+def main():
+    repl_path = sys.argv[1]
+    which = sys.argv[2] if len(sys.argv) > 2 else "bash"
+    if shutil.which("curl") is None:
+        print("skipped: curl is missing")
+        return
+    if which == "confined":
+        run(repl_path, "bash", sandbox=True)
+    elif shutil.which(which) is None:
+        print(f"skipped: {which} is missing")
+    else:
+        run(repl_path, which)
+
+
+if __name__ == "__main__":
+    main()
