@@ -100,7 +100,9 @@ export function startSendOperation(ctx: SendContext, sessionId: string, options:
     resolveJob = resolve;
     rejectJob = reject;
   }) : answer;
+  let jobKnown = false;  // a reply carried the job's end
   const jobEnded = (wire: unknown) => {
+    jobKnown = true;
     const error = (wire as { error?: WireError }).error;
     if (error) rejectJob(DshptyError.fromWire(error));
     else resolveJob(wire);
@@ -156,7 +158,7 @@ export function startSendOperation(ctx: SendContext, sessionId: string, options:
   const op: SendOperation = {
     sendId: id,
     get done(): Promise<SendResult> {
-      if (background && !watching && !ended) {
+      if (background && !watching && !jobKnown && !ended) {
         watching = true;
         watchJob().catch((error: unknown) => rejectJob(error));
       }
