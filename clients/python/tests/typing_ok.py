@@ -33,6 +33,31 @@ def blocking(service: dshpty.Service) -> List[str]:
     return chunks
 
 
+def jobs(service: dshpty.Service) -> str:
+    session = service.spawn()
+    job = service.start_send(session.session_id, text="npm run dev", background=True, until={"port": 5173},
+                             timeout_ms=60000)
+    started: dshpty.JobStarted = job.started()
+    port: Optional[int] = started.match.get("port") if started.match else None
+    out: dshpty.JobOutput = job.output(offset=0, wait_ms=1000)
+    text = "".join(chunk for chunk in job) + out.delta
+    dropped: int = job.dropped_bytes + out.dropped_bytes
+    stop: dshpty.StopResult = job.stop()
+    signal: Literal["SIGINT", "SIGTERM", "SIGKILL"] = stop.signals[0]
+    result: dshpty.SendResult = job.result()
+    return f"{port}{text}{dropped}{signal}{result.exit_code}"
+
+
+async def async_jobs(service: dshpty.AsyncService, session_id: str) -> str:
+    job = await service.start_send(session_id, text="make", background=True, until={"output": "^ready$"})
+    started: dshpty.JobStarted = await job.started()
+    out: dshpty.JobOutput = await job.output(offset=0, wait_ms=1000)
+    text = "".join([chunk async for chunk in job])
+    stop: dshpty.StopResult = await job.stop()
+    result: dshpty.SendResult = await job
+    return f"{started.wait_reason}{out.next_offset}{text}{stop.stopped}{result.viewport}"
+
+
 async def asynchronous() -> str:
     async with dshpty.AsyncService(request_timeout=5.0) as service:
         session = await service.spawn()

@@ -2,14 +2,14 @@
 // is one request (the repl enforces ownership, one live send per session and the rest of
 // docs/contract.md); the client adds owners by name, AbortSignal cancellation, and the
 // rule that the child's end rejects everything still waiting.
-import { decodeSend, decodeSession, decodeSpawn } from './decode.js';
+import { decodeSession, decodeSpawn } from './decode.js';
 import { DshptyError } from './errors.js';
 import { ReplConnection } from './connection.js';
 import { locateRepl } from './locate.js';
 import { DshptyOwner, OwnerRegistry } from './owners.js';
 import type {
   AttachOptions,
-  OutputDelta,
+  JobOperation,
   ReadOptions,
   ReadPage,
   ReplExit,
@@ -18,7 +18,6 @@ import type {
   Screen,
   SendOperation,
   SendOptions,
-  SendResult,
   SessionInfo,
   ShortSignalName,
   SignalName,
@@ -26,8 +25,8 @@ import type {
   SpawnOptions,
   SpawnResult,
 } from './types.js';
-import { streamOutput } from './stream.js';
-import { openFields, replSendTimeoutMs, sendFields } from './wire.js';
+import { refusedSend, startSendOperation } from './send_operation.js';
+import { openFields, replSendTimeoutMs } from './wire.js';
 
 export interface StartOptions {
   /** the dshpty-repl to run; default $DSHPTY_REPL, then `dshpty-repl` on the PATH */
@@ -112,77 +111,25 @@ export class DshptyService {
     return decodeSpawn(await this.call<unknown>(owner, 'open', openFields(options)));
   }
 
-  /** Starts a send and returns at once; see SendOperation. */
-  startSend(owner: DshptyOwner, sessionId: string, options: SendOptions = {}): SendOperation {
+  /** Starts a send and returns at once; see SendOperation. With `background: true`, a job
+   *  (JobOperation): `started` is its answer, `done` its end. */
+  startSend(owner: DshptyOwner, sessionId: string, options: SendOptions & { background: true }): JobOperation;
+  startSend(owner: DshptyOwner, sessionId: string, options?: SendOptions): SendOperation;
+  startSend(owner: DshptyOwner, sessionId: string, options: SendOptions = {}): SendOperation | JobOperation {
     let label: string;
     try {
       label = this.actingLabel(owner);
     } catch (error) {
       return refusedSend(error);
     }
-    const abortSignal = options.signal;
-    if (abortSignal?.aborted) return refusedSend(abortSignal.reason);
-
-    // The send answers by its own timeoutMs; the request deadline starts after that.
-    const deadline = (options.timeoutMs ?? this.sendTimeoutMs) + this.requestTimeoutMs;
-    const { id, answer } = this.connection.request<unknown>('send', { owner: label, ...sendFields(sessionId, options) }, deadline);
-    let answered = false;
-    // The caller's cancel() or an AbortSignal: ABORTED with the send's result either way.
-    let cancelledBy: { reason: unknown } | 'cancel' | null = null;
-    // The repl's word on the first cancel: false when the send had settled before it came.
-    let cancelTook: Promise<boolean> | null = null;
-    const cancel = async (by: { reason: unknown } | 'cancel'): Promise<boolean> => {
-      if (answered) return false;
-      cancelledBy ??= by;
-      const { answer: reply } = this.connection.request<{ cancelled: boolean }>(
-        'cancel', { owner: label, sendId: id }, this.requestTimeoutMs);
-      const took = reply.then((r) => r.cancelled);
-      cancelTook ??= took.catch(() => true);
-      return took;
-    };
-    const onAbort = () => void cancel({ reason: abortSignal!.reason }).catch(() => {});
-    abortSignal?.addEventListener('abort', onAbort, { once: true });
-
-    // A cancelled send rejects only after its own answer came back: by then the repl has
-    // settled it, so the caller's next send on this session is never SEND_ACTIVE. The
-    // child's end (or silence) is reported as such even after a cancel: the SIGINT may
-    // never have gone.
-    const settle = () => {
-      answered = true;
-      abortSignal?.removeEventListener('abort', onAbort);
-    };
-    // Either way the rejection is ABORTED with what ran (its exit code, output); an
-    // AbortSignal's reason rides along as the error's `cause`.
-    const aborted = (result?: SendResult): unknown =>
-      cancelledBy === 'cancel'
-        ? new DshptyError('ABORTED', 'send cancelled', [], result)
-        : new DshptyError('ABORTED', 'send aborted by its AbortSignal', [], result, cancelledBy!.reason);
-    const done = answer.then(
-      async (wire) => {
-        settle();
-        const result = decodeSend(wire);
-        // A cancel that crossed the send's answer did nothing: the result stands.
-        if (cancelledBy && (await cancelTook)) throw aborted(result);
-        return result;
-      },
-      (error: unknown) => {
-        settle();
-        const childGone = this.connection.ended || (error instanceof DshptyError && error.code === 'REPL_TIMEOUT');
-        if (cancelledBy && !childGone) throw aborted();
-        throw error;
-      },
-    );
-    // Handled here, so a failed send nobody awaits is no unhandled rejection (which ends a
-    // Node process); a caller who awaits `done` still gets the rejection.
-    done.catch(() => {});
-    const readOutput = () => this.request<OutputDelta>('output', { owner: label, sendId: id });
-    return {
-      sendId: id,
-      done,
-      readOutput,
-      cancel: () => cancel('cancel'),
-      [Symbol.asyncIterator]: () => streamOutput(readOutput, done),
-    };
+    if (options.signal?.aborted) return refusedSend(options.signal.reason);
+    return startSendOperation({
+      connection: this.connection,
+      label,
+      requestTimeoutMs: this.requestTimeoutMs,
+      sendTimeoutMs: this.sendTimeoutMs,
+      checkServing: () => this.checkServing(),
+    }, sessionId, options);
   }
 
   async read(owner: DshptyOwner, sessionId: string, options: ReadOptions = {}): Promise<ReadPage> {
@@ -295,16 +242,4 @@ function withDeadline<T>(promise: Promise<T>, ms: number, error: () => DshptyErr
     timer = setTimeout(() => reject(error()), ms);
   });
   return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
-}
-
-function refusedSend(error: unknown): SendOperation {
-  const done = Promise.reject(error);
-  done.catch(() => {});  // rejects for the caller who awaits it, never process-wide
-  return {
-    sendId: -1,
-    done,
-    readOutput: () => Promise.reject(error),
-    cancel: async () => false,
-    [Symbol.asyncIterator]: () => streamOutput(() => Promise.reject(error), done),
-  };
 }

@@ -1,52 +1,35 @@
-// A send's output as an async iterator of text chunks, over the JSON face's `output` op
-// (consuming): a poll while output flows, backing off while it is quiet, woken at once when
-// the send settles; one last read after that takes the bytes that came with the end, so the
-// chunks add up to everything the send printed. Then the loop ends, or throws the send's
-// error (ABORTED, REPL_EXITED, ...).
-import type { OutputDelta, SendResult } from './types.js';
+// A send's output as an async iterator of text chunks, read by offset through the JSON
+// face's `output` op with `waitMs`: each read answers once bytes past the offset came, the
+// send ended, or the wait ran out (then it asks again), so a quiet send costs one request
+// per wait and no timer of ours. The loop ends after the read that found the send ended
+// and nothing more past its offset (the last bytes came before it); then it throws the
+// send's error or returns. Bytes the retained window lost before the loop read them are
+// counted through `onDropped` (the next chunk starts after the gap).
+import type { JobOutput, SendResult } from './types.js';
 
-/** Between reads while output flows, and the longest wait while it is quiet. */
-const FLOWING_MS = 10;
-const QUIET_MAX_MS = 100;
+/** How long one read waits for more output (the repl answers sooner when some comes). */
+export const FOLLOW_WAIT_MS = 30_000;
 
-export async function* streamOutput(
-  readOutput: () => Promise<OutputDelta>,
-  done: Promise<SendResult>,
+export async function* followOutput(
+  read: (offset: number) => Promise<JobOutput>,
+  done: () => Promise<SendResult>,
+  onDropped: (bytes: number) => void,
 ): AsyncGenerator<string, void, undefined> {
-  let settled = false;
-  let wake: (() => void) | null = null;
-  const onSettled = () => {
-    settled = true;
-    wake?.();
-  };
-  done.then(onSettled, onSettled);
-  let quietMs = FLOWING_MS;
+  let offset = 0;
   for (;;) {
-    const last = settled;
-    let delta: string;
+    let out: JobOutput;
     try {
-      ({ delta } = await readOutput());
+      out = await read(offset);
     } catch (error) {
       // A send the repl refused has no output to read: its own error says why.
-      await done;
+      await done();
       throw error;
     }
-    if (delta) yield delta;
-    if (last) break;
-    quietMs = delta ? FLOWING_MS : Math.min(quietMs * 2, QUIET_MAX_MS);
-    if (!settled) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          wake = null;
-          resolve();
-        }, quietMs);
-        wake = () => {
-          clearTimeout(timer);
-          wake = null;
-          resolve();
-        };
-      });
-    }
+    if (out.droppedBytes > 0) onDropped(out.droppedBytes);
+    const moved = out.nextOffset !== offset;
+    offset = out.nextOffset;
+    if (out.delta) yield out.delta;
+    if (out.done && !moved) break;
   }
-  await done;
+  await done();
 }

@@ -113,9 +113,10 @@ export interface SendOptions {
   idleMs?: number | undefined;
   /** also answer `matched` once a new output line matches `output` (an ECMAScript regex) or a
    *  process of the session listens on TCP `port`; a command that ends first answers as usual */
-  until?: { output?: string; port?: number } | undefined;
-  /** answer at once with `{job, sessionId}`; the job's result comes through `output` once it ended
-   *  (the client's send helpers wait for a result: use the raw request for a job) */
+  until?: Until | undefined;
+  /** a job: `started` resolves at once with `{job, sessionId}` (with `until`: once it holds, the
+   *  job running on); the job never settles `inferred_idle`, has no deadline unless `timeoutMs`
+   *  (which then bounds only the wait for `until`), and `done` resolves once it ended */
   background?: boolean | undefined;
   /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects,
    *  once the send has answered, with a DshptyError `ABORTED` whose `result` is the send's
@@ -170,8 +171,74 @@ export interface SendResult {
   /** a limit the session reached (as `SessionInfo.limitHit`) */
   limitHit?: LimitHit | undefined;
   /** what held when `waitReason` is `matched` */
-  match?: { output?: string; port?: number; pid?: number; address?: string } | undefined;
+  match?: Match | undefined;
   extra: Extra;
+}
+
+/** A send's condition: a new output line matching `output` (an ECMAScript regex, the echo
+ *  excluded) or a process of the session listening on TCP `port` (1..65535); either settles it. */
+export interface Until {
+  output?: string | undefined;
+  port?: number | undefined;
+}
+
+/** What held: the output line, or the port with the listening process. */
+export type Match =
+  | { output: string }
+  | { port: number; pid: number; address: string };
+
+/** A background send's answer (`started`): at once, or with `until` once the condition held
+ *  (`waitReason: 'matched'`, `match`), its `timeoutMs` ran out (`'timeout'`; the job runs on),
+ *  or the job ended first (`done: true`, `result`: how, as a send's). */
+export interface JobStarted {
+  /** the job's id: the send's request id (= `sendId`) */
+  job: number;
+  sessionId: string;
+  /** with `until` only */
+  waitReason?: WaitReason | undefined;
+  match?: Match | undefined;
+  /** with `until` only: the job had ended */
+  done?: boolean | undefined;
+  result?: SendResult | undefined;
+  extra: Extra;
+}
+
+export interface OutputOptions {
+  /** bytes into the send's output (0: its start); absent: the send's one consuming cursor */
+  offset?: number | undefined;
+  /** answer once new output came, the send ended, or this many ms passed */
+  waitMs?: number | undefined;
+}
+
+/** A send's output from an offset. `delta` is the text from the reader's offset (whole UTF-8
+ *  characters) to `nextOffset`; `droppedBytes` what the retained window (1 MiB) no longer
+ *  had past that offset (`truncated` = `droppedBytes > 0`); `done` once the send had ended;
+ *  `result` with `done` for a background job (a foreground send's is its `done`). */
+export interface JobOutput extends OutputDelta {
+  nextOffset: number;
+  droppedBytes: number;
+  done: boolean;
+  result?: SendResult | undefined;
+  extra: Extra;
+}
+
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
+
+/** What `stop()` did: `stopped` once every process of the job is gone and the shell is back
+ *  at its prompt; else `remaining` says which are left and why. */
+export interface StopResult {
+  stopped: boolean;
+  /** sent, in order */
+  signals: StopSignal[];
+  remaining: { pid: number; command: string; why: string }[];
+  extra: Extra;
+}
+
+/** A background send (`startSend(..., {background: true})`): a SendOperation whose `done`
+ *  is the job's end (read by `output` long-polls, started when `done` is first read). */
+export interface JobOperation extends SendOperation {
+  /** the job's answer: at once, or with `until` once it held (see JobStarted) */
+  readonly started: Promise<JobStarted>;
 }
 
 export type LineState = 'continuation' | 'kept' | 'queued' | 'refused';
@@ -182,14 +249,23 @@ export interface OutputDelta {
 }
 
 /** A live send: `done` settles exactly once; its output streams by `for await (const chunk
- *  of op)` or polls by `readOutput()` (use one of the two: both consume the same output). */
+ *  of op)` (reads by offset, waiting for more: each loop its own reader), reads by
+ *  `output({offset, waitMs})`, or polls by `readOutput()` (the one consuming cursor). */
 export interface SendOperation extends AsyncIterable<string> {
-  /** the request id the repl knows this send by */
+  /** the request id the repl knows this send by (a job's id) */
   readonly sendId: number;
   /** rejects only for a caller who awaits it: a send nobody awaits never ends the process */
   readonly done: Promise<SendResult>;
+  /** bytes the loops over this send skipped, being too slow for the retained window (1 MiB):
+   *  0 unless a chunk came after a gap; read it in the loop to tell */
+  readonly droppedBytes: number;
   /** consuming: each call returns what arrived since the previous one */
   readOutput(): Promise<OutputDelta>;
+  /** the output from `offset` (absent: the consuming cursor), waiting up to `waitMs` for more */
+  output(options?: OutputOptions): Promise<JobOutput>;
+  /** ends the send's job (SIGINT, SIGTERM, SIGKILL to its processes, not the shell) and
+   *  resolves once they are gone and the shell is at its prompt; `done` then resolves */
+  stop(): Promise<StopResult>;
   /** SIGINT the session's foreground group; false once the send had settled. `done` then
    *  rejects with a DshptyError `ABORTED` whose `result` is the send's answer (an
    *  AbortSignal's reason is then the error's `cause`). */

@@ -1,6 +1,7 @@
 // Compiled (never run) against the installed package by the test driver: the declarations
 // describe the API as a TypeScript host uses it.
-import { DshptyError, DshptyService, type SendResult, type SessionStatus, type SpawnResult } from 'dshpty';
+import { DshptyError, DshptyService, type JobOperation, type JobOutput, type JobStarted, type SendResult, type SessionStatus,
+  type SpawnResult, type StopResult } from 'dshpty';
 
 export async function consumer(): Promise<string> {
   const service: DshptyService = await DshptyService.start({ repl: 'dshpty-repl', args: ['--cwd', '/tmp'] });
@@ -12,6 +13,17 @@ export async function consumer(): Promise<string> {
   const result: SendResult = await op.done;
   const status: SessionStatus = result.sessionStatus;
   const exit: number | null = status.kind === 'exited' ? status.exitCode : result.exitCode;
+  // A background job: its start (with until: what held), its output by offset, its stop.
+  const job: JobOperation = service.startSend(agent, spawned.sessionId, {
+    text: 'npm run dev', background: true, until: { port: 5173 }, timeoutMs: 60000,
+  });
+  const started: JobStarted = await job.started;
+  const port: number | undefined = started.match && 'port' in started.match ? started.match.port : undefined;
+  const out: JobOutput = await job.output({ offset: 0, waitMs: 1000 });
+  let followed = '';
+  for await (const chunk of job) followed += chunk;
+  const stopped: StopResult = await job.stop();
+  const jobResult: SendResult = await job.done;
   const page = await service.read(agent, spawned.sessionId, { offset: 0, count: 20 });
   const { delivered } = await service.signal(agent, spawned.sessionId, 'SIGINT');
   const killed: boolean = await service.kill(agent, spawned.sessionId);
@@ -23,5 +35,6 @@ export async function consumer(): Promise<string> {
   }
   await service.disposeOwner(agent);
   await service.dispose();
-  return `${delta}${truncated}${exit}${page.text}${delivered}${killed}${active}${result.screen?.lines.join('')}`;
+  const jobText = `${port}${out.nextOffset}${out.droppedBytes}${out.result?.exitCode}${followed}${job.droppedBytes}`;
+  return `${jobText}${stopped.signals.join()}${jobResult.waitReason}${delta}${truncated}${exit}${page.text}${delivered}${killed}${active}${result.screen?.lines.join('')}`;
 }

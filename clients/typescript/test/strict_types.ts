@@ -18,6 +18,17 @@ export async function strict(service: DshptyService, r: SendResult, error: Dshpt
   const agent = service.mintOwner('agent');
   // @ts-expect-error: no such signal
   await service.signal(agent, 'pty-1', 'SIGSTOP');
+  // @ts-expect-error: no such until member
+  service.startSend(agent, 'pty-1', { background: true, until: { regex: 'ready' } });
+  const job = service.startSend(agent, 'pty-1', { background: true, until: { output: 'ready', port: undefined } });
+  const stop = await job.stop();
+  // @ts-expect-error: a stop sends no SIGHUP
+  if (stop.signals[0] === 'SIGHUP') return 5;
+  const started = await job.started;
+  // @ts-expect-error: a match is an output line or a port, narrowed first
+  void started.match?.port;
+  // @ts-expect-error: a foreground send has no start
+  void service.startSend(agent, 'pty-1', { text: 'ls' }).started;
   // Optional fields take `undefined` (exactOptionalPropertyTypes).
   const options: SpawnOptions = { type: 'shell', name: undefined, cwd: undefined, sandbox: 'read-only', rc: 'none' };
   const extra: unknown = r.extra['someNewerField'];

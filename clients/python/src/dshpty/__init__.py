@@ -9,12 +9,13 @@
 from ._aio import AsyncOwner, AsyncSend, AsyncService
 from ._errors import DshptyError
 from ._service import Owner, Send, Service
-from ._types import (Cursor, OutputDelta, ReadPage, Screen, SendResult, Session, SessionStatus, SignalResult,
-                     SpawnResult)
+from ._types import (Cursor, JobOutput, JobStarted, Match, OutputDelta, ReadPage, Screen, SendResult, Session,
+                     SessionStatus, SignalResult, SpawnResult, StopRemaining, StopResult, Until)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncOwner", "AsyncSend", "AsyncService", "Cursor", "DshptyError", "OutputDelta", "Owner", "ReadPage",
-    "Screen", "Send", "SendResult", "Service", "Session", "SessionStatus", "SignalResult", "SpawnResult",
+    "AsyncOwner", "AsyncSend", "AsyncService", "Cursor", "DshptyError", "JobOutput", "JobStarted", "Match",
+    "OutputDelta", "Owner", "ReadPage", "Screen", "Send", "SendResult", "Service", "Session", "SessionStatus",
+    "SignalResult", "SpawnResult", "StopRemaining", "StopResult", "Until",
 ]

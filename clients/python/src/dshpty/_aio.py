@@ -3,6 +3,7 @@ coroutines over one dshpty-repl --json child read by a task on the running loop.
 
 import asyncio
 import json
+import math
 import os
 from typing import Any, AsyncIterator, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -10,11 +11,12 @@ from ._connection import STDERR_TAIL_BYTES, describe_end, encode, timed_out
 from ._errors import DshptyError
 from ._locate import locate_repl
 from ._owners import OwnerRegistry, OwnerToken
-from ._requests import (DEFAULT_REQUEST_TIMEOUT, check_hello, given, open_fields, read_fields, repl_send_timeout,
-                        send_fields)
-from ._service import FLOWING, QUIET_MAX
-from ._types import (AbsolutePath, Limits, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
-                     SendResult, ShellName, SignalName, SignalResult, SpawnResult, TerminalKind)
+from ._requests import (DEFAULT_REQUEST_TIMEOUT, answer_deadline, check_hello, given, open_fields, output_fields,
+                        read_fields, repl_send_timeout, send_fields)
+from ._service import FOLLOW_WAIT_MS
+from ._types import (AbsolutePath, JobOutput, JobStarted, Limits, NetworkMode, OutputDelta, RcMode, ReadPage,
+                     SandboxMode, Screen, Session, SendResult, ShellName, SignalName, SignalResult, SpawnResult,
+                     StopResult, TerminalKind, Until)
 
 T = TypeVar("T")
 
@@ -89,7 +91,9 @@ class AsyncConnection:
                    drain: bool = False) -> T:
         """The answer, or REPL_TIMEOUT after `seconds` (the request is then forgotten)."""
         try:
-            return await asyncio.wait_for(self._drained(future, drain), max(seconds, 0.0))
+            # An infinite deadline (a job waiting for its condition, no timeout given): none.
+            limit = None if math.isinf(seconds) else max(seconds, 0.0)
+            return await asyncio.wait_for(self._drained(future, drain), limit)
         except asyncio.TimeoutError:
             self._pending.pop(request_id, None)
             if future.done() and not future.cancelled():
@@ -163,32 +167,54 @@ class AsyncConnection:
 
 class AsyncSend:
     """A live send: ``await send`` (or ``await send.result()``) for its result; ``async for
-    chunk in send`` streams what it prints (new text as it comes; the loop ends with the
-    last bytes, then raises the send's error if it failed); ``read_output()`` and
-    ``cancel()`` as the blocking Send's. Cancelling the task that awaits it cancels the send
-    too (a real SIGINT), once the repl has answered it; the task gets its CancelledError, and
-    a later ``await send`` raises ``ABORTED`` carrying the send's result."""
+    chunk in send`` streams what it prints (new text as it comes, read by offset with a
+    wait; the loop ends with the last bytes, then raises the send's error if it failed;
+    ``dropped_bytes`` counts what the retained window lost before the loop read it);
+    ``output()``, ``stop()``, ``started()``, ``read_output()`` and ``cancel()`` as the
+    blocking Send's. Cancelling the task that awaits a foreground send cancels the send too
+    (a real SIGINT), once the repl has answered it; the task gets its CancelledError, and a
+    later ``await send`` raises ``ABORTED`` carrying the send's result."""
 
     def __init__(self, calls: "_AsyncCalls", label: str, send_id: int, future: "asyncio.Future[Any]",
-                 deadline: float):
+                 deadline: float, background: bool = False):
         self._calls, self._label, self.send_id, self._future = calls, label, send_id, future
         self._answer_by = asyncio.get_running_loop().time() + deadline
         self._cancelled = False
         # The repl's answer to the first cancel (see Send).
         self._cancel_reply: "Optional[Tuple[int, asyncio.Future[Any]]]" = None
+        self.background = background
+        self.dropped_bytes = 0
+        self._known_end = 0
+        self._job_end: Optional[Mapping[str, Any]] = None
 
     def __await__(self) -> Generator[Any, None, SendResult]:
         return self.result().__await__()
 
     async def result(self) -> SendResult:
+        wire = await self._job_result() if self.background else await self._answer()
+        result = SendResult.from_wire(wire)
+        if self._cancelled and await self._cancel_took():
+            raise DshptyError("ABORTED", "send cancelled", result=result)
+        return result
+
+    async def started(self) -> JobStarted:
+        """A job's answer (see Send.started)."""
+        if not self.background:
+            raise DshptyError("INVALID_ARGUMENT", "only a background send has a start (start_send(background=True))")
+        wire = await self._answer()
+        if wire.get("done") and "result" in wire:
+            self._job_end = wire["result"]
+        return JobStarted.from_wire(wire)
+
+    async def _answer(self) -> Any:
         connection = self._calls._connection
         left = self._answer_by - asyncio.get_running_loop().time()
         try:
-            wire = await connection.wait(self.send_id, self._future, "send", left)
+            return await connection.wait(self.send_id, self._future, "send", left)
         except asyncio.CancelledError:
             # The caller gave up: interrupt the send, and let it answer (within the request
-            # deadline) before unwinding so the session takes the next send.
-            if not self._future.done():
+            # deadline) before unwinding so the session takes the next send. A job runs on.
+            if not self._future.done() and not self.background:
                 self._cancelled = True
                 connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
                 try:
@@ -200,10 +226,17 @@ class AsyncSend:
             if self._cancelled and connection.ended is None and error.code != "REPL_TIMEOUT":
                 raise DshptyError("ABORTED", "send cancelled") from error
             raise
-        result = SendResult.from_wire(wire)
-        if self._cancelled and await self._cancel_took():
-            raise DshptyError("ABORTED", "send cancelled", result=result)
-        return result
+
+    async def _job_result(self) -> Mapping[str, Any]:
+        await self.started()
+        while self._job_end is None:
+            out = await self.output(offset=self._known_end, wait_ms=FOLLOW_WAIT_MS)
+            if out.done and self._job_end is None:
+                raise DshptyError("BACKEND_FAILED", f"job {self.send_id} ended but the repl no longer keeps its result")
+        error = self._job_end.get("error")
+        if isinstance(error, Mapping):
+            raise DshptyError.from_wire(error)
+        return self._job_end
 
     async def _cancel_took(self) -> bool:
         if self._cancel_reply is None:
@@ -215,32 +248,44 @@ class AsyncSend:
             return True
 
     def done(self) -> bool:
-        return self._future.done()
+        return self._job_end is not None if self.background else self._future.done()
 
     async def read_output(self) -> OutputDelta:
         return OutputDelta.from_wire(await self._calls._request("output", {"owner": self._label, "sendId": self.send_id}))
 
+    async def output(self, offset: Optional[int] = None, wait_ms: Optional[int] = None) -> JobOutput:
+        wire = await self._calls._request("output", output_fields(self._label, self.send_id, offset, wait_ms),
+                                          (wait_ms or 0) / 1000)
+        out = JobOutput.from_wire(wire)
+        self._known_end = max(self._known_end, out.next_offset)
+        if out.done and "result" in wire:
+            self._job_end = wire["result"]
+        return out
+
+    async def stop(self) -> StopResult:
+        return StopResult.from_wire(await self._calls._request("stop", {"owner": self._label, "sendId": self.send_id}))
+
     async def __aiter__(self) -> AsyncIterator[str]:
-        quiet = FLOWING
+        offset = 0
         while True:
-            last = self._future.done()
             try:
-                delta = (await self.read_output()).delta
+                out = await self.output(offset=offset, wait_ms=FOLLOW_WAIT_MS)
             except DshptyError:
                 # A send the repl refused has no output to read: its own error says why.
                 if self._future.done():
-                    await self.result()
+                    await self._answer()
                 raise
-            if delta:
-                yield delta
-            if last:
+            self.dropped_bytes += out.dropped_bytes
+            moved = out.next_offset != offset
+            offset = out.next_offset
+            if out.delta:
+                yield out.delta
+            if out.done and not moved:
                 break
-            quiet = FLOWING if delta else min(quiet * 2, QUIET_MAX)
-            await asyncio.wait([self._future], timeout=quiet)
         await self.result()
 
     async def cancel(self) -> bool:
-        if self._future.done():
+        if self.done():
             return False
         self._cancelled = True
         connection = self._calls._connection
@@ -268,10 +313,12 @@ class _AsyncCalls:
             raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
         return OwnerRegistry.label(self._token)
 
-    async def _request(self, op: str, fields: Mapping[str, Any]) -> Any:
+    async def _request(self, op: str, fields: Mapping[str, Any], wait: float = 0.0) -> Any:
+        """One request; its deadline is the request deadline plus `wait` seconds."""
         if self._service_closing():
             raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
-        return await self._connection.call(op, fields)
+        request_id, future = self._connection.request(op, fields)
+        return await self._connection.wait(request_id, future, op, self._connection.request_timeout + wait, drain=True)
 
     async def _call(self, op: str, fields: Mapping[str, Any]) -> Any:
         return await self._request(op, {"owner": self._label(), **fields})
@@ -288,20 +335,20 @@ class _AsyncCalls:
 
     async def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                          submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                         idle_ms: Optional[int] = None,
-                         until: Optional[Dict[str, Any]] = None) -> AsyncSend:
+                         idle_ms: Optional[int] = None, until: Optional[Until] = None,
+                         background: Optional[bool] = None) -> AsyncSend:
         label = self._label()
         send_id, future = self._connection.request(
-            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until)})
-        # The send answers by its own timeout; the request deadline starts after that.
-        answer_by = (timeout_ms / 1000 if timeout_ms is not None else self._send_timeout) + self._connection.request_timeout
-        return AsyncSend(self, label, send_id, future, answer_by)
+            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until,
+                                                   background)})
+        answer_by = answer_deadline(timeout_ms, background, until, self._send_timeout, self._connection.request_timeout)
+        return AsyncSend(self, label, send_id, future, answer_by, background=bool(background))
 
     async def send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                    submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   idle_ms: Optional[int] = None,
-                   until: Optional[Dict[str, Any]] = None) -> SendResult:
-        return await (await self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until))
+                   idle_ms: Optional[int] = None, until: Optional[Until] = None,
+                   background: Optional[bool] = None) -> SendResult:
+        return await (await self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until, background))
 
     async def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
         return ReadPage.from_wire(await self._call("read", read_fields(session_id, offset, count)))

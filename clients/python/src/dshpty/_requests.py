@@ -2,9 +2,11 @@
 predates a field refuses it with its own INVALID_ARGUMENT (a DshptyError) rather than being
 sent a default it does not know, and a newer one applies its own defaults."""
 
+import math
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from ._errors import DshptyError
+from ._types import Until
 
 #: Seconds any request may wait for the child's answer (a send: its own timeout more).
 DEFAULT_REQUEST_TIMEOUT = 60.0
@@ -22,6 +24,18 @@ def repl_send_timeout(args: Sequence[str]) -> float:
         return int(value) / 1000 if value is not None and int(value) > 0 else 30.0
     except ValueError:
         return 30.0
+
+
+def answer_deadline(timeout_ms: Optional[int], background: Optional[bool], until: Optional[Until],
+                    send_timeout: float, request_timeout: float) -> float:
+    """Seconds a send's answer may take: a foreground send's own timeout (else the repl's);
+    a job's start at once, or with `until` by its ``timeout_ms`` (none: whenever the
+    condition holds, so no deadline); then the request deadline."""
+    if background:
+        own = 0.0 if until is None else (timeout_ms / 1000 if timeout_ms is not None else math.inf)
+    else:
+        own = timeout_ms / 1000 if timeout_ms is not None else send_timeout
+    return own + request_timeout
 
 
 def check_hello(path: str, ask: Callable[[], Any]) -> Mapping[str, Any]:
@@ -58,11 +72,15 @@ def open_fields(type: str, name: Optional[str], cwd: Optional[str], shell: Optio
 
 def send_fields(session_id: str, text: Optional[str], keys: Optional[Sequence[str]],
                 submit: Optional[bool], timeout_ms: Optional[int],
-                idle_ms: Optional[int], until: Optional[Dict[str, Any]] = None,
+                idle_ms: Optional[int], until: Optional[Until] = None,
                 background: Optional[bool] = None) -> Dict[str, Any]:
     return given(sessionId=session_id, text=text, keys=list(keys) if keys is not None else None,
-                 submit=submit, timeoutMs=timeout_ms, idleMs=idle_ms, until=until,
-                 background=background)
+                 submit=submit, timeoutMs=timeout_ms, idleMs=idle_ms,
+                 until=dict(until) if isinstance(until, Mapping) else until, background=background)
+
+
+def output_fields(label: str, send_id: int, offset: Optional[int], wait_ms: Optional[int]) -> Dict[str, Any]:
+    return given(owner=label, sendId=send_id, offset=offset, waitMs=wait_ms)
 
 
 def read_fields(session_id: str, offset: Optional[int], count: Optional[int]) -> Dict[str, Any]:

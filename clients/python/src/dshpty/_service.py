@@ -2,33 +2,39 @@
 Owner (another owner on the same child). Every method is one request; the repl enforces
 ownership, one live send per session and the rest of docs/contract.md."""
 
+import math
 import os
 import threading
 import time
 from concurrent import futures
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._connection import Connection, timed_out
 from ._errors import DshptyError
 from ._locate import locate_repl
 from ._owners import OwnerRegistry, OwnerToken
-from ._requests import (DEFAULT_REQUEST_TIMEOUT, check_hello, given, open_fields, read_fields, repl_send_timeout,
-                        send_fields)
-from ._types import (AbsolutePath, Limits, NetworkMode, OutputDelta, RcMode, ReadPage, SandboxMode, Screen, Session,
-                     SendResult, ShellName, SignalName, SignalResult, SpawnResult, TerminalKind)
+from ._requests import (DEFAULT_REQUEST_TIMEOUT, answer_deadline, check_hello, given, open_fields, output_fields,
+                        read_fields, repl_send_timeout, send_fields)
+from ._types import (AbsolutePath, JobOutput, JobStarted, Limits, NetworkMode, OutputDelta, RcMode, ReadPage,
+                     SandboxMode, Screen, Session, SendResult, ShellName, SignalName, SignalResult, SpawnResult,
+                     StopResult, TerminalKind, Until)
 
-#: Between reads while a streamed send's output flows, and the longest wait while it is quiet.
-FLOWING = 0.01
-QUIET_MAX = 0.1
+#: How long one read of a streamed send (or a job's end) waits for more output; the repl
+#: answers sooner when some comes or the send ends.
+FOLLOW_WAIT_MS = 30000
 
 
 class Send:
-    """A live send. ``result()`` waits for its answer; ``for chunk in send`` streams what it
-    prints (new text, as it comes; the loop ends with the last bytes, then raises the
-    send's error if it failed); ``read_output()`` polls; ``cancel()`` interrupts it with a
-    real SIGINT."""
+    """A live send. ``result()`` waits for its result; ``for chunk in send`` streams what it
+    prints (new text as it comes, read by offset with a wait; the loop ends with the last
+    bytes, then raises the send's error if it failed; ``dropped_bytes`` counts what the
+    retained window lost before the loop read it); ``output(offset, wait_ms)`` reads by
+    offset; ``read_output()`` polls the one consuming cursor; ``stop()`` ends its job;
+    ``cancel()`` interrupts it with a real SIGINT. A background send (a job):
+    ``started()`` is its answer, ``result()`` its end."""
 
-    def __init__(self, calls: "_Calls", label: str, send_id: int, future: "futures.Future[Any]", deadline: float):
+    def __init__(self, calls: "_Calls", label: str, send_id: int, future: "futures.Future[Any]", deadline: float,
+                 background: bool = False):
         self._calls, self._label, self.send_id, self._future = calls, label, send_id, future
         self._deadline = deadline  # seconds from now the repl has to answer it
         self._started = time.monotonic()
@@ -36,26 +42,53 @@ class Send:
         # The repl's answer to the first cancel: {"cancelled": false} when the send had
         # settled before it came (then the result stands).
         self._cancel_reply: "Optional[Tuple[int, futures.Future[Any]]]" = None
+        #: a job: answered at once (or when its ``until`` held), ended later
+        self.background = background
+        #: bytes the loops over this send skipped, too slow for the retained window
+        self.dropped_bytes = 0
+        self._known_end = 0  # the newest offset any read of this send saw
+        self._job_end: Optional[Mapping[str, Any]] = None  # a job's result (or {"error"}), once known
 
     def result(self, timeout: Optional[float] = None) -> SendResult:
-        """The send's result. Raises TimeoutError when `timeout` seconds pass first (the send
-        goes on), DshptyError ``ABORTED`` when it was cancelled (raised once the repl has
-        answered it, so the next send is never SEND_ACTIVE; the answer is the error's
-        ``result``), ``REPL_TIMEOUT`` when the repl has not answered within the send's own
-        timeout plus ``request_timeout``, or the repl's error. A KeyboardInterrupt while
-        waiting cancels the send, waits for its answer, and goes on up."""
+        """The send's result (a job's: once it ended). Raises TimeoutError when `timeout`
+        seconds pass first (the send goes on), DshptyError ``ABORTED`` when it was cancelled
+        (raised once the repl has answered it, so the next send is never SEND_ACTIVE; the
+        answer is the error's ``result``), ``REPL_TIMEOUT`` when the repl has not answered
+        within the send's own timeout plus ``request_timeout``, or the repl's error. A
+        KeyboardInterrupt while a foreground send's result is awaited cancels the send,
+        waits for its answer, and goes on up."""
+        wire = self._job_result(timeout) if self.background else self._answer(timeout)
+        result = SendResult.from_wire(wire)
+        if self._cancelled and self._cancel_took():
+            raise DshptyError("ABORTED", "send cancelled", result=result)
+        return result
+
+    def started(self, timeout: Optional[float] = None) -> JobStarted:
+        """A job's answer: ``(job, session_id)`` at once; with ``until`` once it held, its
+        timeout ran out, or the job ended first (``done``, ``result``)."""
+        if not self.background:
+            raise DshptyError("INVALID_ARGUMENT", "only a background send has a start (start_send(background=True))")
+        wire = self._answer(timeout)
+        if wire.get("done") and "result" in wire:
+            self._job_end = wire["result"]
+        return JobStarted.from_wire(wire)
+
+    def _answer(self, timeout: Optional[float]) -> Any:
+        """The send request's own answer (a job's: its start)."""
         connection = self._calls._connection
         left = self._deadline - (time.monotonic() - self._started)
         try:
             if timeout is not None and timeout < left:
-                wire = self._future.result(timeout)
-            else:
-                wire = connection.wait(self.send_id, self._future, "send", max(left, 0.0))
+                return self._future.result(timeout)
+            if math.isinf(left):
+                return self._future.result()
+            return connection.wait(self.send_id, self._future, "send", max(left, 0.0))
         except KeyboardInterrupt:
             # The host's Ctrl-C (the repl, in a session of its own, does not get it): interrupt
             # the send as the repl's text mode does, and let it answer before unwinding so the
             # session takes the next send.
-            self._interrupt()
+            if not self.background:
+                self._interrupt()
             raise
         except futures.TimeoutError:
             # Before Python 3.11 that is not the built-in TimeoutError.
@@ -64,10 +97,26 @@ class Send:
             if self._cancelled and connection.ended is None and error.code != "REPL_TIMEOUT":
                 raise DshptyError("ABORTED", "send cancelled") from error
             raise
-        result = SendResult.from_wire(wire)
-        if self._cancelled and self._cancel_took():
-            raise DshptyError("ABORTED", "send cancelled", result=result)
-        return result
+
+    def _job_result(self, timeout: Optional[float]) -> Mapping[str, Any]:
+        """A job's result: from its start when it ended first, else from the `output` reply
+        that says it ended (long waits from the newest offset seen)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.started(timeout)
+        while self._job_end is None:
+            wait_ms = FOLLOW_WAIT_MS
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"the job is still running after {timeout} s")
+                wait_ms = max(1, min(wait_ms, int(left * 1000)))
+            out = self.output(offset=self._known_end, wait_ms=wait_ms)
+            if out.done and self._job_end is None:
+                raise DshptyError("BACKEND_FAILED", f"job {self.send_id} ended but the repl no longer keeps its result")
+        error = self._job_end.get("error")
+        if isinstance(error, Mapping):
+            raise DshptyError.from_wire(error)
+        return self._job_end
 
     def _cancel_took(self) -> bool:
         if self._cancel_reply is None:
@@ -78,7 +127,8 @@ class Send:
             return True
 
     def done(self) -> bool:
-        return self._future.done()
+        """The send has its answer (a job: it is known to have ended)."""
+        return self._job_end is not None if self.background else self._future.done()
 
     def _interrupt(self) -> None:
         if self._future.done():
@@ -91,28 +141,44 @@ class Send:
         """What the send printed since the previous call (consuming)."""
         return OutputDelta.from_wire(self._calls._request("output", {"owner": self._label, "sendId": self.send_id}))
 
+    def output(self, offset: Optional[int] = None, wait_ms: Optional[int] = None) -> JobOutput:
+        """The output from byte `offset` (None: the consuming cursor), waiting up to `wait_ms`
+        for more when there is none yet."""
+        wire = self._calls._request("output", output_fields(self._label, self.send_id, offset, wait_ms),
+                                    (wait_ms or 0) / 1000)
+        out = JobOutput.from_wire(wire)
+        self._known_end = max(self._known_end, out.next_offset)
+        if out.done and "result" in wire:
+            self._job_end = wire["result"]
+        return out
+
+    def stop(self) -> StopResult:
+        """Ends the send's job (SIGINT, SIGTERM, SIGKILL to its processes, never the shell);
+        returns once they are gone and the shell is at its prompt, or says which remain."""
+        return StopResult.from_wire(self._calls._request("stop", {"owner": self._label, "sendId": self.send_id}))
+
     def __iter__(self) -> Iterator[str]:
-        quiet = FLOWING
+        offset = 0
         while True:
-            last = self._future.done()
             try:
-                delta = self.read_output().delta
+                out = self.output(offset=offset, wait_ms=FOLLOW_WAIT_MS)
             except DshptyError:
                 # A send the repl refused has no output to read: its own error says why.
                 if self._future.done():
-                    self.result()
+                    self._answer(0)
                 raise
-            if delta:
-                yield delta
-            if last:
+            self.dropped_bytes += out.dropped_bytes
+            moved = out.next_offset != offset
+            offset = out.next_offset
+            if out.delta:
+                yield out.delta
+            if out.done and not moved:
                 break
-            quiet = FLOWING if delta else min(quiet * 2, QUIET_MAX)
-            futures.wait([self._future], timeout=quiet)
         self.result()
 
     def cancel(self) -> bool:
         """SIGINT to the session's foreground group; False once the send had been answered."""
-        if self._future.done():
+        if self.done():
             return False
         self._cancelled = True
         reply = self._calls._connection.request("cancel", {"owner": self._label, "sendId": self.send_id})
@@ -134,10 +200,12 @@ class _Calls:
     def owner_name(self) -> str:
         return self._token.name
 
-    def _request(self, op: str, fields: Mapping[str, Any]) -> Any:
+    def _request(self, op: str, fields: Mapping[str, Any], wait: float = 0.0) -> Any:
+        """One request; its deadline is the request deadline plus `wait` seconds."""
         if self._service_closing():
             raise DshptyError("SERVICE_DISPOSING", "the dshpty service is closed")
-        return self._connection.call(op, fields)
+        request_id, future = self._connection.request(op, fields)
+        return self._connection.wait(request_id, future, op, self._connection.request_timeout + wait)
 
     def _call(self, op: str, fields: Mapping[str, Any]) -> Any:
         return self._request(op, {"owner": self._label(), **fields})
@@ -163,22 +231,24 @@ class _Calls:
 
     def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
                    submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   idle_ms: Optional[int] = None,
-                   until: Optional[Dict[str, Any]] = None) -> Send:
-        """Starts a send and returns at once."""
+                   idle_ms: Optional[int] = None, until: Optional[Until] = None,
+                   background: Optional[bool] = None) -> Send:
+        """Starts a send and returns at once. `until`: also settle once a new output line
+        matches ``{"output": REGEX}`` or a process listens on ``{"port": N}``; `background`:
+        a job (``started()`` answers at once, or once `until` held; ``result()`` its end)."""
         label = self._label()
         send_id, future = self._connection.request(
-            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until)})
-        # The send answers by its own timeout; the request deadline starts after that.
-        answer_by = (timeout_ms / 1000 if timeout_ms is not None else self._send_timeout) + self._connection.request_timeout
-        return Send(self, label, send_id, future, answer_by)
+            "send", {"owner": label, **send_fields(session_id, text, keys, submit, timeout_ms, idle_ms, until,
+                                                   background)})
+        answer_by = answer_deadline(timeout_ms, background, until, self._send_timeout, self._connection.request_timeout)
+        return Send(self, label, send_id, future, answer_by, background=bool(background))
 
     def send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,
              submit: Optional[bool] = None, timeout_ms: Optional[int] = None,
-             idle_ms: Optional[int] = None,
-             until: Optional[Dict[str, Any]] = None) -> SendResult:
-        """``start_send(...).result()``."""
-        return self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until).result()
+             idle_ms: Optional[int] = None, until: Optional[Until] = None,
+             background: Optional[bool] = None) -> SendResult:
+        """``start_send(...).result()`` (a job's: once it ended)."""
+        return self.start_send(session_id, text, keys, submit, timeout_ms, idle_ms, until, background).result()
 
     def read(self, session_id: str, offset: Optional[int] = None, count: Optional[int] = None) -> ReadPage:
         return ReadPage.from_wire(self._call("read", read_fields(session_id, offset, count)))

@@ -3,7 +3,7 @@ sends that this version does not name (``evidence``, ``omittedLines``, ...) in `
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypeVar, Union, cast
+from typing import Any, Dict, List, Literal, Mapping, Optional, Type, TypedDict, TypeVar, Union, cast
 
 T = TypeVar("T")
 
@@ -23,6 +23,23 @@ AbsolutePath = str
 #: per-session limits, ``{"pids": N, "memory": BYTES, "cpu": FRACTION}`` (each optional;
 #: at most the operator's)
 Limits = Mapping[str, Union[int, float]]
+#: the signals a job's stop sends, in order
+StopSignal = Literal["SIGINT", "SIGTERM", "SIGKILL"]
+
+
+class Until(TypedDict, total=False):
+    """A send's condition: a new output line matching ``output`` (an ECMAScript regex, the
+    echo excluded) or a process of the session listening on TCP ``port``; either settles it."""
+    output: str
+    port: int
+
+
+class Match(TypedDict, total=False):
+    """What held: ``{"output": line}`` or ``{"port": n, "pid": p, "address": a}``."""
+    output: str
+    port: int
+    pid: int
+    address: str
 
 
 def _snake(name: str) -> str:
@@ -144,7 +161,7 @@ class SendResult:
     #: a limit the session reached (as ``Session.limit_hit``)
     limit_hit: Optional[Dict[str, Any]] = None
     #: with ``matched``: ``{"output": line}`` or ``{"port": n, "pid": p, "address": a}``
-    match: Optional[Dict[str, Any]] = None
+    match: Optional[Match] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -186,3 +203,78 @@ class SignalResult:
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any]) -> "SignalResult":
         return cls(delivered=wire["delivered"], target_pgid=wire["targetPgid"])
+
+
+J = TypeVar("J", "JobStarted", "JobOutput")
+
+
+def _with_job_result(cls: Type[J], wire: Mapping[str, Any]) -> J:
+    """Decodes a reply that may carry a job's ``result``; a failed job's ``{"error": ...}``
+    goes to ``extra["result"]`` (``result`` stays None)."""
+    result = wire.get("result")
+    failed = isinstance(result, Mapping) and "error" in result
+    decoded = SendResult.from_wire(result) if isinstance(result, Mapping) and not failed else None
+    out = _decode(cls, wire, result=decoded)
+    if failed:
+        out.extra["result"] = result
+    return out
+
+
+@dataclass
+class JobStarted:
+    """A background send's answer: at once ``(job, session_id)``; with ``until`` once it held
+    (``wait_reason="matched"``, ``match``), its ``timeout_ms`` ran out (``"timeout"``, the job
+    runs on), or the job ended first (``done=True``, ``result``)."""
+    job: int
+    session_id: str
+    wait_reason: Optional[WaitReason] = None
+    match: Optional[Match] = None
+    done: Optional[bool] = None
+    result: Optional[SendResult] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "JobStarted":
+        return _with_job_result(cls, wire)
+
+
+@dataclass
+class JobOutput:
+    """A send's output from an offset: ``delta`` up to ``next_offset`` (bytes);
+    ``dropped_bytes`` the retained window (1 MiB) no longer had past the offset
+    (``truncated`` = ``dropped_bytes > 0``); ``done`` once the send had ended; ``result``
+    with ``done`` for a background job."""
+    delta: str
+    truncated: bool
+    next_offset: int
+    dropped_bytes: int
+    done: bool
+    result: Optional[SendResult] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "JobOutput":
+        return _with_job_result(cls, wire)
+
+
+@dataclass
+class StopRemaining:
+    """A process a stop could not end, and why."""
+    pid: int
+    command: str
+    why: str
+
+
+@dataclass
+class StopResult:
+    """``stopped`` once every process of the job is gone and the shell is at its prompt;
+    ``signals`` sent in order; else ``remaining`` says which are left."""
+    stopped: bool
+    signals: List[StopSignal]
+    remaining: List[StopRemaining]
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "StopResult":
+        remaining = [StopRemaining(pid=r["pid"], command=r["command"], why=r["why"]) for r in wire.get("remaining", [])]
+        return _decode(cls, wire, remaining=remaining)
