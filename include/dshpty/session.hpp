@@ -253,6 +253,13 @@ struct LimitHit {
   friend bool operator==(const LimitHit&, const LimitHit&) = default;
 };
 
+// What an observer sees of a session (docs/watch.md): the screen as the session's emulator
+// holds it, and what runs, read without touching the terminal (no read, no write, no
+// resize, no signal), so watching never changes a send's result or its timing.
+enum class ObservedActivity { unknown, prompt, busy };
+// "unknown", "prompt", "busy".
+std::string_view observed_activity_name(ObservedActivity activity) noexcept;
+
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
   std::string id;
@@ -262,6 +269,19 @@ struct SessionSnapshot {
   SessionStatus status;
   std::optional<Confinement> confinement;  // absent: unconfined
   std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
+};
+
+// One observation (Service::observe): the session as list() shows it, whose it is, and
+// what its terminal shows now.
+struct Observation {
+  SessionSnapshot session{};
+  std::string owner{};       // the owner's label (display only, never authority)
+  bool send_live = false;    // an owner's send is live on the session
+  ScreenSnapshot screen{};
+  ObservedActivity activity = ObservedActivity::unknown;
+  // busy: the foreground job's command line (arguments joined by spaces), when known. Never
+  // what a send typed: that may be a password.
+  std::optional<std::string> command{};
 };
 
 }  // namespace dshpty

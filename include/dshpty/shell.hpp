@@ -128,6 +128,11 @@ struct ShellConfig {
   std::string state_dir;
   std::size_t linger_ring_bytes = 4u << 20;
 
+  // Whether people may watch the sessions (docs/watch.md): false makes every observe() of
+  // this backend's sessions fail, whatever face asks (the tools' --no-watch also opens no
+  // watch socket and no web page).
+  bool watchable = true;
+
   // Raw PTY bytes as they arrive, before the terminal layer; for tests and tools. Optional.
   std::function<void(std::string_view session_id, std::string_view bytes)> on_raw_output;
 };

@@ -76,6 +76,7 @@ ShellConfig shell_config(const SessionOptions& options) {
   apply_policy(options, config);
   config.supervisor_path = find_supervisor();
   if (options.state_dir) config.state_dir = *options.state_dir;
+  config.watchable = options.watch;
   return config;
 }
 
@@ -90,6 +91,7 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   if (options.timeout) config.shell.send_timeout = *options.timeout;
   // Where this host keeps its lingering remote sessions' records (docs/outlive.md).
   if (options.state_dir) config.shell.state_dir = *options.state_dir;
+  config.shell.watchable = options.watch;
   if (options.remote_timeout) {
     config.link_timeout = *options.remote_timeout;
     if (!options.remote_ping)

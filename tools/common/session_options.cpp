@@ -76,6 +76,12 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--rc" ? options.rc : options.history) = std::string(*text);
     return Status();
   }
+  if (arg == "--no-watch") {
+    bool no_watch = false;
+    if (Status st = reader.flag(no_watch); !st) return st;
+    options.watch = false;
+    return Status();
+  }
   if (arg == "--state-dir") {
     auto text = reader.value();
     if (!text) return Status(text.error());
@@ -262,6 +268,8 @@ std::string_view session_options_usage() {
   --state-dir DIR         where lingering sessions wait for their next host (default
                           $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
                           a directory of ours with mode 0700)
+  --no-watch              nobody may watch the sessions (no watch socket in the state
+                          directory, no web page; docs/watch.md)
 )";
 }
 

@@ -59,6 +59,9 @@ struct SessionOptions {
   // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
   // the default.
   std::optional<std::string> state_dir;
+  // --no-watch: nobody may watch this host's sessions (ShellConfig::watchable false, no watch
+  // socket, no web page; docs/watch.md).
+  bool watch = true;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

@@ -161,7 +161,11 @@ void JsonServer::dispatch(jp::Request request) {
           },
           [&](jp::ListOp&) {
             Json sessions = Json::array();
-            for (const auto& session : engine_.list(owner)) sessions.push_back(jp::encode_snapshot(session));
+            for (const auto& session : engine_.list(owner)) {
+              Json row = jp::encode_snapshot(session);
+              row["observers"] = engine_.observers(session.id);  // people watching (docs/watch.md)
+              sessions.push_back(std::move(row));
+            }
             respond(id, Json{{"sessions", std::move(sessions)}});
           },
           [&](jp::AttachOp& op) {

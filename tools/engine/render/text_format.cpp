@@ -176,7 +176,8 @@ std::string format_close(const std::string& session_id, bool closed_by_this_call
                              : "terminal session " + session_id + " was already closing\n";
 }
 
-std::string format_list(const std::vector<SessionSnapshot>& sessions) {
+std::string format_list(const std::vector<SessionSnapshot>& sessions,
+                        const std::function<unsigned(std::string_view)>& observers) {
   if (sessions.empty()) return "(no terminal sessions)\n";
   std::string out;
   for (const auto& session : sessions) {
@@ -184,6 +185,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
+    if (const unsigned n = observers ? observers(session.id) : 0; n > 0) out += " observers=" + std::to_string(n);
     out += '\n';
   }
   return out;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,9 @@ std::string format_screen(const ScreenSnapshot& screen, std::size_t cap);
 std::string format_resize(const std::string& session_id, unsigned rows, unsigned cols);
 std::string format_signal(const SignalResult& result);
 std::string format_close(const std::string& session_id, bool closed_by_this_call);
-std::string format_list(const std::vector<SessionSnapshot>& sessions);
+// `observers`, when given, says how many people watch each session (shown when any do).
+std::string format_list(const std::vector<SessionSnapshot>& sessions,
+                        const std::function<unsigned(std::string_view)>& observers = {});
 std::string format_use(const SessionSnapshot& session);
 // "error: CODE: message", an aggregate's children indented below.
 std::string format_error(const Error& error);
