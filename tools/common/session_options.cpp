@@ -76,6 +76,13 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--rc" ? options.rc : options.history) = std::string(*text);
     return Status();
   }
+  if (arg == "--web") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    options.web = std::string(*text);
+    return Status();
+  }
+  if (arg == "--web-allow-remote") return reader.flag(options.web_allow_remote);
   if (arg == "--no-watch") {
     bool no_watch = false;
     if (Status st = reader.flag(no_watch); !st) return st;
@@ -270,6 +277,9 @@ std::string_view session_options_usage() {
                           a directory of ours with mode 0700)
   --no-watch              nobody may watch the sessions (no watch socket in the state
                           directory, no web page; docs/watch.md)
+  --web ADDR:PORT         serve a read-only web page of the sessions (loopback only; the
+                          token it needs is printed on stderr; docs/watch.md)
+  --web-allow-remote      let --web listen on an address other than loopback
 )";
 }
 

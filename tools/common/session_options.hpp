@@ -62,6 +62,10 @@ struct SessionOptions {
   // --no-watch: nobody may watch this host's sessions (ShellConfig::watchable false, no watch
   // socket, no web page; docs/watch.md).
   bool watch = true;
+  // --web ADDR:PORT: the web page (docs/watch.md); --web-allow-remote lets ADDR be other
+  // than loopback.
+  std::optional<std::string> web;
+  bool web_allow_remote = false;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "host_setup.hpp"
 #include "host_watch.hpp"
+#include "web_face.hpp"
 #include "mcp_options.hpp"
 #include "mcp_server.hpp"
 #include "output_writer.hpp"
@@ -103,8 +104,11 @@ int main(int argc, char** argv) {
       engine::Settings settings = tool::engine_settings(options, std::move(lingering));
       settings.observers = [&watch](std::string_view id) { return watch.observers(id); };
       engine::Engine engine(service, std::move(settings));
-      if (Status watching = watch.start(options, tool::find_supervisor()); !watching) {
-        std::fprintf(stderr, "dshpty-mcp: %s\n", describe(watching.error()).c_str());
+      Status watching = watch.start(options, tool::find_supervisor());
+      auto page = watching ? web::start_web_page(loop, watch.hub(), options, "dshpty-mcp")
+                           : Result<std::unique_ptr<web::WebFace>>(watching.error());
+      if (!page) {
+        std::fprintf(stderr, "dshpty-mcp: %s\n", describe(page.error()).c_str());
         exit_code = 1;
       } else {
         exit_code = serve(loop, engine, output_sink);
