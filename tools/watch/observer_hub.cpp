@@ -119,12 +119,12 @@ std::vector<std::pair<Observation, unsigned>> ObserverHub::sessions() const {
   return out;
 }
 
-// A frame at most every kFrameInterval: the first change after a quiet spell goes out on
-// the next loop turn, a flood's changes are folded into one frame per interval.
+// A frame at most every kFrameInterval: the first change after a quiet spell goes out
+// kFirstFrameDelay later, a flood's changes are folded into one frame per interval.
 void ObserverHub::schedule() {
   if (frame_timer_.active()) return;
   const double since = ev_now(loop_) - last_frame_;
-  const double wait = std::max(0.0, shell::seconds(kFrameInterval) - since);
+  const double wait = std::max(shell::seconds(kFirstFrameDelay), shell::seconds(kFrameInterval) - since);
   frame_timer_.start(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(wait)));
 }
 

@@ -1,7 +1,7 @@
 // The observers of a host's sessions (docs/watch.md): every watch client and web page
 // asks here, never the session. The hub turns a session's observation into one frame (a
-// JSON line: screen, status line facts), recomputed when output arrived (coalesced to at
-// most one frame per kFrameInterval a session) and once a second for the status line, and
+// JSON line: screen, status line facts), recomputed when output arrived (kFirstFrameDelay
+// after it, then at most one frame per kFrameInterval a session) and once a second for the status line, and
 // hands it to each observer of that session that can take it. An observer that cannot
 // (its socket is full) is skipped and gets the newest frame once it can: frames replace
 // one another, so a slow observer never makes the host hold more than one, and never slows
@@ -38,6 +38,10 @@ class Observer {
 class ObserverHub {
  public:
   static constexpr std::chrono::milliseconds kFrameInterval{30};
+  // A frame is computed this long after the first output of a quiet spell, not at once: a
+  // send's own round trip (its echo, the command, the prompt: well under a millisecond for
+  // `true`) then completes before the hub takes the loop to read the screen.
+  static constexpr std::chrono::milliseconds kFirstFrameDelay{5};
   static constexpr std::chrono::milliseconds kStatusTick{1000};
 
   ObserverHub(struct ev_loop* loop, Service& service);
