@@ -208,6 +208,25 @@ def main():
         check("runs inside a dshpty session" in inside["viewport"] and "status=1" in inside["viewport"],
               f"watching from inside a session is refused: {inside['viewport']}")
 
+        # A session's command posing as a host (a socket of its own in the state directory,
+        # answering with a made-up session): watchers skip it, saying why.
+        fake = os.path.join(STATE, "host-999999.watch")
+        impostor = ("import json,os,socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); "
+                    "print('listening', flush=True)\n"
+                    "while True:\n c,_=s.accept(); c.sendall(json.dumps({'host':999999,'sessions':[{'sessionId':'pty-9',"
+                    "'name':'made-up','owner':'x','status':'running'}]}).encode()+b'\\n'); c.close()")
+        host.ok({"id": 9, "op": "send", "sessionId": sid, "background": True,
+                 "text": f"{sys.executable} -c {shlex.quote(impostor)} {fake}"})
+        wait_until(lambda: os.path.exists(fake), "the impostor's socket")
+        listed = run_watch("--list")
+        check("999999/pty-9" not in listed.stdout and "main" in listed.stdout and
+              f"skipping {fake}: refused: peer pid" in listed.stderr and "runs inside a dshpty session" in listed.stderr,
+              f"an impostor host inside a session is skipped: {listed}")
+        host.ok({"id": 10, "op": "signal", "sessionId": sid, "signal": "SIGINT"})
+        wait_until(lambda: host.ok({"id": f"job-{time.monotonic()}", "op": "output", "sendId": 9}).get("done"),
+                   "the impostor's job to end")
+        host.ok({"id": 11, "op": "send", "sessionId": sid, "text": f"rm -f {fake}; echo removed"})
+
         # --no-watch: that host offers nothing and makes no socket; the other still answers.
         quiet = JsonRepl(REPL, ["--state-dir", STATE, "--no-watch"])
         quiet.ok({"id": 1, "op": "open", "type": "shell", "name": "hidden"})

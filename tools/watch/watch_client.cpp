@@ -18,6 +18,7 @@
 
 #include <ev.h>
 
+#include "linger/peer_check.hpp"
 #include "linger/state_dir.hpp"
 #include "watch_socket.hpp"
 #include "watch_view.hpp"
@@ -43,7 +44,10 @@ void write_all(int fd, std::string_view bytes) {
 }
 
 // Connects to a host's watch socket and sends `request`. -1 when nobody listens, or the
-// listener is not this uid (a socket of the directory's owner is the only one we speak to).
+// listener is not this uid (a socket of the directory's owner is the only one we speak to),
+// or runs inside a session: a session's command could bind a socket in the user's state
+// directory and show a person a made-up screen, so the listener gets the peer check a host
+// gives its watchers (said on stderr).
 int connect_host(const std::string& path, const std::string& request) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -55,6 +59,11 @@ int connect_host(const std::string& path, const std::string& request) {
   socklen_t len = sizeof cred;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0 ||
       ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != ::getuid()) {
+    ::close(fd);
+    return -1;
+  }
+  if (Status listener = linger::check_peer(fd, linger::FileId{}); !listener) {
+    std::fprintf(stderr, "dshpty-repl watch: skipping %s: %s\n", path.c_str(), listener.error()->message.c_str());
     ::close(fd);
     return -1;
   }
