@@ -238,6 +238,10 @@ void WatchSocket::accept_all() {
   for (int i = 0; i < 16; ++i) {
     const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a peer gone before we took it
+    if (connections_.size() >= kMaxConnections) {
+      ::close(fd);
+      continue;
+    }
     auto connection = std::make_unique<Connection>(*this, fd);
     Connection* raw = connection.get();
     connections_.emplace(raw, std::move(connection));

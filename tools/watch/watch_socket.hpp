@@ -31,6 +31,9 @@ class WatchSocket {
   // Bounds a peer's request: its size, and how long it may take to send it.
   static constexpr std::size_t kMaxRequestBytes = 4096;
   static constexpr std::chrono::milliseconds kRequestTimeout{5'000};
+  // Connections held at once; a peer past them is closed unanswered, so no process can make
+  // the host hold fds and frames without bound.
+  static constexpr std::size_t kMaxConnections = 64;
 
   // `helper_file`: the session helper's executable, for the peer check's ancestry walk.
   WatchSocket(struct ev_loop* loop, ObserverHub& hub, linger::FileId helper_file);
