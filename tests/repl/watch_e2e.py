@@ -91,7 +91,21 @@ def pane_rows(tmux):
     return tmux.tmux("capture-pane", "-t", "t", "-p").split("\n")
 
 
+def leave_socket(pid):
+    """A socket file named for host `pid`, as a host killed with SIGKILL leaves it."""
+    path = os.path.join(STATE, f"host-{pid}.watch")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.close()
+    return path
+
+
 def main():
+    # A dead host's socket is swept by the next host; a live pid's is left alone.
+    os.mkdir(STATE, 0o700)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale, alive = leave_socket(gone.pid), leave_socket(os.getpid())
     host = JsonRepl(REPL, ["--state-dir", STATE])
     quiet = None
     tmux = None
@@ -99,6 +113,8 @@ def main():
         opened = host.ok({"id": 1, "op": "open", "type": "shell", "name": "main", "terminal": "xterm"})
         sid = opened["sessionId"]
         sock = os.path.join(STATE, f"host-{host.proc.pid}.watch")
+        check(not os.path.exists(stale) and os.path.exists(alive), "the dead host's socket swept, the live pid's kept")
+        os.unlink(alive)
         check(os.path.exists(sock), f"the host listens on {sock}")
         check(oct(os.stat(sock).st_mode & 0o777) == "0o600", "the watch socket is 0600")
 

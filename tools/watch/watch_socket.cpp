@@ -1,6 +1,8 @@
 #include "watch_socket.hpp"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -202,9 +204,32 @@ WatchSocket::~WatchSocket() {
   }
 }
 
+namespace {
+
+// Sockets of hosts that died without removing theirs (SIGKILL): a pid that no longer exists
+// names nobody who listens. A live pid is left alone, whatever it runs now.
+void sweep_dead_hosts(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("host-", 0) != 0 || name.size() <= 5 + kWatchSuffix.size() ||
+        name.compare(name.size() - kWatchSuffix.size(), kWatchSuffix.size(), kWatchSuffix) != 0)
+      continue;
+    const std::string digits = name.substr(5, name.size() - 5 - kWatchSuffix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid > 0 && ::kill(pid, 0) < 0 && errno == ESRCH) ::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
 Status WatchSocket::listen(const std::string& configured) {
   auto dir = linger::prepare_state_dir(configured);
   if (!dir) return dir.error();
+  sweep_dead_hosts(*dir);
   const std::string path = *dir + "/" + watch_socket_name(::getpid());
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
