@@ -104,9 +104,11 @@ int main(int argc, char** argv) {
       engine::Settings settings = tool::engine_settings(options, std::move(lingering));
       settings.observers = [&watch](std::string_view id) { return watch.observers(id); };
       engine::Engine engine(service, std::move(settings));
-      Status watching = watch.start(options, tool::find_supervisor());
-      auto page = watching ? web::start_web_page(loop, watch.hub(), options, "dshpty-mcp")
-                           : Result<std::unique_ptr<web::WebFace>>(watching.error());
+      // The watch socket is on by default: a state directory it cannot use is said, not
+      // fatal (the sessions work; only `watch` cannot find this host). --web is asked for.
+      if (Status watching = watch.start(options, tool::find_supervisor()); !watching)
+        std::fprintf(stderr, "dshpty-mcp: dshpty-repl watch cannot reach this host: %s\n", describe(watching.error()).c_str());
+      auto page = web::start_web_page(loop, watch.hub(), options, "dshpty-mcp");
       if (!page) {
         std::fprintf(stderr, "dshpty-mcp: %s\n", describe(page.error()).c_str());
         exit_code = 1;

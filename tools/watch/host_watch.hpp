@@ -22,7 +22,8 @@ class HostWatch {
   HostWatch(struct ev_loop* loop, Service& service) : loop_(loop), hub_(loop, service) {}
 
   // Listens on the watch socket unless `options.watch` is false (then nobody may watch,
-  // and nothing is created). BACKEND_FAILED naming the cause (an unsafe state directory).
+  // and nothing is created). BACKEND_FAILED naming the cause (an unsafe state directory):
+  // the tools say it on stderr and run on without the socket.
   Status start(const tool::SessionOptions& options, const std::string& supervisor_path);
   // The output tap (ShellConfig::on_raw_output): `session_id` printed.
   void output_arrived(std::string_view session_id) { hub_.output_arrived(session_id); }
