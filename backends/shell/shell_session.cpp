@@ -459,6 +459,12 @@ Result<Observation> ShellSession::observe() const {
   // read (a send's settling follows the loop's own reads), so it sees what the loop read.
   view.screen = emulator_.snapshot();
   if (phase_ != Phase::running || !channel_ || channel_->output_ended() || !shell_pid_) return view;
+  if (channel_->facts_are_questions()) {
+    // A far terminal's facts cost a question on the link: the marks alone say prompt or busy.
+    if (shell_place_ != ShellPlace::unknown)
+      view.activity = shell_place_ == ShellPlace::prompt ? ObservedActivity::prompt : ObservedActivity::busy;
+    return view;
+  }
   const pid_t foreground = channel_->foreground_group();
   if (foreground > 0 && foreground != *shell_pid_) {
     view.activity = ObservedActivity::busy;
