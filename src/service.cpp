@@ -59,8 +59,11 @@ std::shared_ptr<Backend> ServiceCore::backend_of(std::string_view type) const {
 }
 
 bool ServiceCore::name_taken(const Owner& owner, const std::string& name) const {
-  for (const auto& [serial, rec] : records)
-    if (rec->owner == owner && rec->holds_name() && *rec->name == name) return true;
+  auto [from, to] = by_name.equal_range({OwnerAccess::identity(owner), name});
+  for (auto it = from; it != to; ++it) {
+    auto rec = records.find(it->second);
+    if (rec != records.end() && rec->second->holds_name()) return true;
+  }
   return false;
 }
 
@@ -74,6 +77,7 @@ SessionSnapshot ServiceCore::snapshot(const Record& rec) const {
     snap.status = rec.session->status();
     snap.confinement = rec.session->confinement();
     snap.limit_hit = rec.session->limit_hit();
+    snap.recording = rec.session->recording();
   }
   return snap;
 }
@@ -108,10 +112,30 @@ void ServiceCore::bury(Record& rec) {
   });
 }
 
+void ServiceCore::set_state(Record& rec, RecordState to) {
+  if (rec.claimed_by) {
+    const bool was = rec.state != RecordState::cleanup_failed;
+    const bool is = to != RecordState::cleanup_failed;
+    if (was && !is) --rec.claimed_by->unsettled;
+    if (!was && is) ++rec.claimed_by->unsettled;
+  }
+  rec.state = to;
+}
+
 void ServiceCore::erase(Record& rec) {
   std::uint64_t serial = rec.serial;
+  if (rec.claimed_by && rec.state != RecordState::cleanup_failed) --rec.claimed_by->unsettled;
   bury(rec);
   by_id.erase(rec.id);
+  if (rec.name) {
+    auto [from, to] = by_name.equal_range({OwnerAccess::identity(rec.owner), *rec.name});
+    for (auto it = from; it != to; ++it) {
+      if (it->second == serial) {
+        by_name.erase(it);
+        break;
+      }
+    }
+  }
   records.erase(serial);  // rec is gone from here on
 }
 
@@ -293,6 +317,12 @@ Result<Observation> Service::observe(std::string_view id) const {
   view->owner = rec->owner.label();
   view->send_live = rec->live_send.has_value();
   return view;
+}
+
+std::optional<SessionSnapshot> Service::snapshot(const Owner& owner, std::string_view id) const {
+  auto fenced = core_->fence(owner, id);
+  if (!fenced) return std::nullopt;
+  return core_->snapshot(**fenced);
 }
 
 std::vector<SessionSnapshot> Service::list(const Owner& owner) const {

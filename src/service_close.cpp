@@ -10,7 +10,7 @@ void ServiceCore::begin_close(Record& rec, std::string reason) {
   auto attempt = std::make_shared<CloseAttempt>();
   attempt->serial = next_attempt++;
   rec.close = attempt;
-  rec.state = RecordState::closing;
+  set_state(rec, RecordState::closing);
   rec.cleanup_error.reset();
   rec.session->close(std::move(reason), [weak = weak_from_this(), serial = rec.serial,
                                          attempt = attempt->serial](Status status) {
@@ -28,7 +28,7 @@ void ServiceCore::on_closed(std::uint64_t serial, std::uint64_t attempt, Status 
   if (status.ok()) {
     erase(*rec);  // closed: the id is dead from here on
   } else {
-    rec->state = RecordState::cleanup_failed;
+    set_state(*rec, RecordState::cleanup_failed);
     rec->cleanup_error = status.error();
   }
   for (auto& waiter : fence->waiters) waiter(status);
@@ -103,6 +103,7 @@ void ServiceCore::tear_down(Disposal& by, const Owner* owner, const Error& abort
     Record* rec = find(serial);
     if (!rec || rec->claimed_by) continue;
     rec->claimed_by = &by;
+    if (rec->state != RecordState::cleanup_failed) ++by.unsettled;
     switch (rec->state) {
       case RecordState::setup:
         rec->service_abort.abort(abort_reason);
@@ -123,11 +124,7 @@ void ServiceCore::tear_down(Disposal& by, const Owner* owner, const Error& abort
   }
 }
 
-bool ServiceCore::settled(const Disposal& d) const {
-  for (const auto& [serial, rec] : records)
-    if (rec->claimed_by == &d && rec->state != RecordState::cleanup_failed) return false;
-  return true;
-}
+bool ServiceCore::settled(const Disposal& d) const { return d.unsettled == 0; }
 
 void ServiceCore::finish(Disposal& d) {
   std::vector<Error> rollbacks, closes;

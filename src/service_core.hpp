@@ -98,6 +98,9 @@ struct Record {
 // is still settling (each is erased or cleanup_failed), consuming the failures.
 struct Disposal {
   bool service = false;
+  // Its claimed records neither erased nor cleanup_failed (ServiceCore::set_state keeps it),
+  // so a close's check of the disposals is O(1), not a walk of the table.
+  std::size_t unsettled = 0;
   std::vector<Callback<void>> waiters;
   std::vector<Callback<void>> quiet_waiters;  // owner disposals that joined a service disposal
 };
@@ -116,6 +119,9 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
 
   std::map<std::uint64_t, std::unique_ptr<Record>> records;  // by serial
   std::unordered_map<std::string, std::uint64_t> by_id;
+  // Every named record by (owner, name), so a spawn's name check does not walk the table:
+  // more than one only while failed setups still wait for their disposal.
+  std::multimap<std::pair<const OwnerIdentity*, std::string>, std::uint64_t> by_name;
   std::uint64_t next_record = 1;
   std::uint64_t next_publish = 1;
   std::uint64_t next_attempt = 1;
@@ -152,6 +158,8 @@ struct ServiceCore : std::enable_shared_from_this<ServiceCore> {
   std::shared_ptr<Backend> backend_of(std::string_view type) const;  // null: none
   bool name_taken(const Owner& owner, const std::string& name) const;
   SessionSnapshot snapshot(const Record& rec) const;
+  // Every change into or out of cleanup_failed goes through here (Disposal::unsettled).
+  void set_state(Record& rec, RecordState to);
   // Erases the record; its session, send and backend go to the graveyard.
   void erase(Record& rec);
   void bury(Record& rec);

@@ -43,6 +43,7 @@ void ServiceCore::spawn(const Owner& owner, SpawnOptions options, Callback<Spawn
   rec.spawn_done = std::move(done);
   records.emplace(rec.serial, std::move(owned));
   by_id.emplace(rec.id, rec.serial);
+  if (rec.name) by_name.emplace(std::make_pair(OwnerAccess::identity(owner), *rec.name), rec.serial);
 
   SpawnSpec spec;
   spec.session_id = rec.id;
@@ -109,7 +110,7 @@ void ServiceCore::on_spawned(std::uint64_t serial, Result<std::unique_ptr<Backen
   if (is_backend_cleanup_error(backend_error)) {
     // Partial resources may still exist: the failure stays owner activity until a
     // disposal reports it.
-    rec.state = RecordState::cleanup_failed;
+    set_state(rec, RecordState::cleanup_failed);
     rec.cleanup_error = backend_error;
     rec.caller_signal = AbortSignal();
   } else {

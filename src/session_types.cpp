@@ -69,6 +69,16 @@ std::string_view limit_kind_name(LimitKind kind) noexcept {
   return "unknown";
 }
 
+std::string_view recording_state_name(RecordingState state) noexcept {
+  switch (state) {
+    case RecordingState::recording: return "recording";
+    case RecordingState::cut: return "cut";
+    case RecordingState::failed: return "failed";
+    case RecordingState::closed: return "closed";
+  }
+  return "unknown";
+}
+
 std::string_view signal_name(Signal signal) noexcept {
   for (const auto& row : kSignals)
     if (row.signal == signal) return row.name;

@@ -129,6 +129,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
                                         : SendState::Writes::text;
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
+  if (!observers_.empty()) send->key_names = std::move(request.keys);
   if (Status st = arm_until(*send, request.until); !st) return st.error();
   send->done = std::move(done);
   send->session = this;
@@ -223,8 +224,10 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
       send->pre_echo = emulator_.result_text({}, send->cap).text;
     }
   }
+  const std::size_t text_bytes = send->bytes.size();
   if (!send->keys.empty()) send->bytes += emulator_.encode(send->keys);
   if (send->submit) send->bytes.push_back('\r');
+  if (!observers_.empty()) note_send(*send, std::string_view(send->bytes).substr(0, text_bytes));
   send->stage = SendState::Stage::writing;
   // The result starts at the session's cursor: what no result has shown yet comes first.
   take_unseen(*send);
@@ -256,6 +259,7 @@ void ShellSession::begin_check_in(const std::shared_ptr<SendState>& send) {
   take_unseen(*send);
   send->stage = SendState::Stage::landed;
   idle_at_prompt_ = false;
+  if (!observers_.empty()) tell_observers([](SessionObserver& o) { o.on_send(SendNote{.check_in = true}); });
   if (channel_->proves_readers()) {
     send->last_probe = ev_now(loop_);
     // A reader already waiting counts: the first look at once.

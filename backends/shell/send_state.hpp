@@ -63,6 +63,7 @@ struct SendState {
   std::string typed_line;
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
+  std::vector<std::string> key_names;  // as the request named them (kept for observers only)
   bool submit = true;             // "\r" after the text and keys
   // What the send writes: nothing (a check-in, a look at what happened since; a cancel that
   // took the text back makes it one), keys alone (C-c, Up, a bare Enter), or text.

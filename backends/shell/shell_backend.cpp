@@ -24,6 +24,8 @@
 #include "dialect/dialect.hpp"
 #include "linger/linger_spawn.hpp"
 #include "spawn_options.hpp"
+#include "record/record_plan.hpp"
+#include "spawn_admission.hpp"
 
 extern char** environ;
 
@@ -33,7 +35,7 @@ namespace {
 
 // The per-spawn options this backend takes (dshpty/shell.hpp); any other name is a mistake
 // the caller should hear about, not a silent default.
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network", "linger", "attach"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "sandbox", "network", "linger", "record", "attach"};
 
 Status check_executable(const std::string& what, const std::string& path) {
   struct stat st {};
@@ -75,11 +77,22 @@ std::string resolve_in_path(const std::string& name, const ShellConfig& config) 
 class ShellBackend final : public Backend, public shell::LeavingBackend {
  public:
   ShellBackend(struct ev_loop* loop, ShellConfig config)
-      : loop_(loop), config_(std::move(config)), deferred_(loop) {}
+      : loop_(loop), config_(std::move(config)), deferred_(loop), admission_(loop) {}
 
   const std::string& type() const override { return type_; }
 
+  // Admitted in order, as many at once as the CPUs can start (spawn_admission.hpp); the
+  // checks run when a spawn's turn comes, so a queued spawn holds no fd.
   void spawn(SpawnSpec spec, SpawnCallback done) override {
+    AbortSignal signal = spec.signal;
+    admission_.admit(
+        std::move(signal),
+        [this, spec = std::move(spec)](SpawnCallback admitted) mutable { start(std::move(spec), std::move(admitted)); },
+        std::move(done));
+  }
+
+ private:
+  void start(SpawnSpec spec, SpawnCallback done) {
     auto params = spec.request.options.count("attach") ? attach(spec) : prepare(spec);
     if (!params) {
       deferred_.post([done = std::move(done), error = params.error()] { done(error); });
@@ -88,7 +101,6 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     shell::ShellSession::start(loop_, config_, std::move(*params), std::move(done));
   }
 
- private:
   Result<shell::StartParams> attach(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
     if (Status st = shell::check_option_names(spec.request.options, kOptionNames, "shell"); !st) return st.error();
@@ -96,7 +108,15 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (spec.request.limits.any()) {
       return make_error(Code::INVALID_ARGUMENT, "limits: not with attach (a session keeps the limits it started with)");
     }
-    return shell::plan_attach(config_, spec, host_leaving_);
+    auto p = shell::plan_attach(config_, spec, host_leaving_);
+    if (!p || config_.record_dir.empty()) return p;
+    // The new host records what it sees of the session from here on: the replay first.
+    auto recorder = shell::record::open_recorder(
+        loop_, config_, spec, {p->rows, p->cols, shell::term_name(config_.terminal), p->argv.front(), p->mark_nonce});
+    if (!recorder) return recorder.error();
+    (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
+    p->recorder = std::move(*recorder);
+    return p;
   }
 
   Result<shell::StartParams> prepare(SpawnSpec& spec) {
@@ -122,6 +142,8 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (*linger > 0 && p.sandbox.confined()) {
       return make_error(Code::INVALID_ARGUMENT, "linger is not available for confined sessions");
     }
+    auto recorded = shell::record::wants_recording(spec.request.options, config_);
+    if (!recorded) return recorded.error();
     auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
     if (!limits) return limits.error();
     // Limits are never silently dropped (docs/security.md, "Resource limits").
@@ -193,6 +215,12 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     const std::string term = shell::term_name(*terminal);
     p.env = shell::build_environment(environ, spec.session_id, term, overrides,
                                      {.allow_list_only = p.sandbox.confined(), .pass = config_.env_pass});
+    // The recording's file, last of all: a spawn refused above leaves none behind.
+    if (*recorded) {
+      auto recorder = shell::record::open_recorder(loop_, config_, spec, {p.rows, p.cols, term, p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      p.recorder = std::move(*recorder);
+    }
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
       if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();
@@ -226,6 +254,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   struct ev_loop* loop_;
   ShellConfig config_;
   Deferred deferred_;
+  shell::SpawnAdmission admission_;
 };
 
 }  // namespace

@@ -29,8 +29,10 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
                   // its answers: what is held stays bounded.
                   if (replies_.size() + reply.size() <= kMaxHeldAnswers) replies_.append(reply);
                 }),
-      unseen_(config.viewport_bytes) {
+      unseen_(config.viewport_bytes),
+      recorder_(std::move(params_.recorder)) {
   session_id_ = params_.session_id;
+  if (recorder_) add_observer(*recorder_);
   if (params_.abandoned_lines) pipeline_.filter_abandoned_lines();
   emulator_.set_mark_nonce(params_.mark_nonce);
   pipeline_.set_columns(params_.cols);
@@ -57,6 +59,7 @@ ShellSession::ShellSession(struct ev_loop* loop, const ShellConfig& config, Star
 ShellSession::~ShellSession() {
   release_send();  // its operation may outlive us; it must not call back
   stop_timers();
+  end_observers();
   // Without waiting: closing the channel tells the helper to kill the tree.
   channel_.reset();
 }
@@ -187,6 +190,7 @@ void ShellSession::on_lost(Error cause) {
 
 void ShellSession::on_bytes(std::string_view raw) {
   if (config_.on_raw_output) config_.on_raw_output(session_id_, raw);
+  if (!observers_.empty()) tell_observers([raw](SessionObserver& o) { o.on_output(raw); });
 }
 
 void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
@@ -371,6 +375,7 @@ void ShellSession::finish_teardown(Error error) {
     phase_ = Phase::closed;
     stop_timers();
     channel_->release();
+    end_observers();  // a recording is complete before the close answers
   } else {
     // The fence clears: a later close() retries from where this one stopped.
     phase_ = Phase::running;
@@ -436,6 +441,7 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
     phase_ = Phase::closed;
     stop_timers();
     linger()->detach();
+    end_observers();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }
@@ -488,6 +494,7 @@ Status ShellSession::resize(unsigned rows, unsigned cols) {
   if (Status st = channel_->resize(rows, cols); !st) return st;
   emulator_.resize(rows, cols);
   pipeline_.set_columns(cols);
+  if (!observers_.empty()) tell_observers([rows, cols](SessionObserver& o) { o.on_resize(rows, cols); });
   return {};
 }
 
@@ -496,6 +503,7 @@ Status ShellSession::write(std::string_view bytes) {
   if (channel_->output_ended()) return make_error(Code::SESSION_EXITED);
   if (Status st = check_pending_input(bytes.size()); !st) return st;
   idle_at_prompt_ = false;
+  if (!observers_.empty()) note_input(bytes);
   channel_->write(bytes);
   return {};
 }

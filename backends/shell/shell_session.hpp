@@ -37,7 +37,9 @@
 #include "loop/timer.hpp"
 #include "limits/cgroup_location.hpp"
 #include "screen/emulator.hpp"
+#include "record/recorder.hpp"
 #include "send_state.hpp"
+#include "session_observer.hpp"
 #include "text/motd_capture.hpp"
 #include "text/output_sink.hpp"
 #include "text/prompt_watch.hpp"
@@ -73,6 +75,8 @@ struct StartParams {
   // Taking over a lingering session (docs/outlive.md): its shell runs already, so the start
   // waits for the replay and STARTED, not for a prompt.
   bool attach = false;
+  // The session's recording (record/record_plan.hpp), or null: the session's first observer.
+  std::unique_ptr<record::Recorder> recorder;
   // Set by the backend when its host is leaving: a close of a lingering session then
   // detaches it (the helper waits for the next host) instead of killing its tree.
   std::shared_ptr<const bool> host_leaving;
@@ -113,6 +117,15 @@ class ShellSession final : public BackendSession,
   }
   std::optional<Confinement> confinement() const override { return describe_confinement(params_.sandbox); }
   std::optional<LimitHit> limit_hit() const override { return channel_ ? channel_->limit_hit() : std::nullopt; }
+  std::optional<Recording> recording() const override {
+    return recorder_ ? std::optional<Recording>(recorder_->state()) : std::nullopt;
+  }
+
+  // Observers (session_observer.hpp): read-only taps on output, input, sends and resizes,
+  // told on_session_end when the session is over for this host. An observer outlives its
+  // registration; remove_observer is safe from inside a notification.
+  void add_observer(SessionObserver& observer);
+  void remove_observer(SessionObserver& observer);
 
   // Shell-specific.
   // Queues raw bytes for the terminal (written as the master accepts them).
@@ -187,6 +200,15 @@ class ShellSession final : public BackendSession,
 
   void publish_exit();
   void on_exit_publish_timeout();
+
+  // Observers (session_observer.cpp).
+  template <class Tell>
+  void tell_observers(Tell tell);
+  // Whether input written now goes to a reader with echo off (a password prompt).
+  bool input_hidden_now() const;
+  void note_input(std::string_view bytes);
+  void note_send(const SendState& send, std::string_view text);
+  void end_observers();
 
   // Sends (send_readiness.cpp).
   friend class ShellSendOperation;
@@ -374,6 +396,21 @@ class ShellSession final : public BackendSession,
 
   // Close.
   std::vector<Callback<void>> close_waiters_;
+
+  // Observers: a removed one leaves a null until no notification is under way.
+  std::unique_ptr<record::Recorder> recorder_;
+  std::vector<SessionObserver*> observers_;
+  int telling_observers_ = 0;
 };
+
+template <class Tell>
+inline void ShellSession::tell_observers(Tell tell) {
+  ++telling_observers_;
+  // By index: an observer added meanwhile is told too, one removed leaves a null.
+  for (std::size_t i = 0; i < observers_.size(); ++i) {
+    if (SessionObserver* o = observers_[i]) tell(*o);
+  }
+  if (--telling_observers_ == 0) std::erase(observers_, nullptr);
+}
 
 }  // namespace dshpty::shell

@@ -92,6 +92,8 @@ class BackendSession {
   virtual std::optional<Confinement> confinement() const { return std::nullopt; }
   // The newest limit the session reached (SpawnRequest::limits), if any.
   virtual std::optional<LimitHit> limit_hit() const { return std::nullopt; }
+  // The session's recording, when it is recorded.
+  virtual std::optional<Recording> recording() const { return std::nullopt; }
   // The terminal's window size (the service checked 1..4096). A backend without a
   // terminal: INVALID_ARGUMENT.
   virtual Status resize(unsigned /*rows*/, unsigned /*cols*/) {

@@ -172,6 +172,9 @@ class Service {
   // Fresh snapshots of the owner's published sessions, in publication order. Empty for an
   // owner that is not live.
   std::vector<SessionSnapshot> list(const Owner& owner) const;
+  // A fresh snapshot of one of the owner's published sessions, as list() has it, without
+  // walking the others; nullopt for an owner not live or an id it does not hold.
+  std::optional<SessionSnapshot> snapshot(const Owner& owner, std::string_view session_id) const;
   // True while any record of the owner is in any state but closed.
   bool has_owner_activity(const Owner& owner) const noexcept;
 

@@ -259,6 +259,24 @@ struct LimitHit {
 enum class ObservedActivity { unknown, prompt, busy };
 // "unknown", "prompt", "busy".
 std::string_view observed_activity_name(ObservedActivity activity) noexcept;
+// A session's recording (ShellConfig::record_dir; docs/watch.md, "Recordings"): an
+// asciicast v2 file written as the session runs.
+enum class RecordingState {
+  recording,  // being written
+  cut,        // record_max_bytes reached: the file ends with a marker saying so
+  failed,     // a write failed (a full disk): the file ends where it stopped; `error` says why
+  closed,     // the session ended and the file is complete
+};
+// "recording", "cut", "failed", "closed".
+std::string_view recording_state_name(RecordingState state) noexcept;
+
+struct Recording {
+  std::string path;
+  RecordingState state = RecordingState::recording;
+  std::uint64_t bytes = 0;            // written to the file so far
+  std::optional<std::string> error{};  // failed: the cause
+  friend bool operator==(const Recording&, const Recording&) = default;
+};
 
 // What a caller sees of one published session, fresh at the time it was taken.
 struct SessionSnapshot {
@@ -269,6 +287,7 @@ struct SessionSnapshot {
   SessionStatus status;
   std::optional<Confinement> confinement;  // absent: unconfined
   std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
+  std::optional<Recording> recording{};    // absent: not recorded
 };
 
 // One observation (Service::observe): the session as list() shows it, whose it is, and

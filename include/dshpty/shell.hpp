@@ -132,6 +132,15 @@ struct ShellConfig {
   // this backend's sessions fail, whatever face asks (the tools' --no-watch also opens no
   // watch socket and no web page).
   bool watchable = true;
+  // Recordings (docs/watch.md, "Recordings"): with a directory, every session is recorded
+  // (spawn option "record" "false" opts one out; "true" without a directory is
+  // INVALID_ARGUMENT) as an asciicast v2 file created inside it (never through a symbolic
+  // link, never over an existing file), named by the owner's label, the session id and the
+  // start time. A file reaching `record_max_bytes` ends with a marker saying it was cut. A
+  // write that fails (a full disk) ends the recording, never the session
+  // (SessionSnapshot::recording says why). The directory must exist at each spawn.
+  std::string record_dir;
+  std::size_t record_max_bytes = std::size_t{64} << 20;
 
   // Raw PTY bytes as they arrive, before the terminal layer; for tests and tools. Optional.
   std::function<void(std::string_view session_id, std::string_view bytes)> on_raw_output;
@@ -141,7 +150,8 @@ struct ShellConfig {
 // (SpawnRequest::options): "shell", "rc", "history" (as the config fields above); "rows",
 // "cols" (decimal, 1..4096); "terminal" ("dumb" or "xterm"); "sandbox" ("none",
 // "read-only", "workspace-write"); "network" ("on", "off"; "off" needs a confined mode);
-// "linger" (decimal seconds 0..604800; not with a sandbox); "attach" (a lingering session's
+// "linger" (decimal seconds 0..604800; not with a sandbox); "record" ("true", "false":
+// docs/watch.md); "attach" (a lingering session's
 // key, alone: dshpty/linger.hpp); any other name or value is INVALID_ARGUMENT. A shell
 // missing at run time fails the spawn with BACKEND_FAILED naming it. Configuration
 // errors (a missing shell, cwd, helper or bwrap, namespaces refused, workspace-write without

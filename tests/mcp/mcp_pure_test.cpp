@@ -223,13 +223,25 @@ TEST_CASE("the field table: every open option of the faces is a field of both pr
   }
   // And the other way: a field of the table that no face reads would be accepted and ignored.
   auto read_by_faces = [](std::string_view name) {
-    if (name == "type" || name == "name" || name == "cwd" || name == "linger" || name == "limits") return true;
+    if (name == "type" || name == "name" || name == "cwd" || name == "linger" || name == "limits" ||
+        name == "record")
+      return true;
     for (const auto& option : dshpty::engine::kOpenOptions)
       if (option.key == name) return true;
     return false;
   };
   for (const auto* row : {json_open, mcp_open})
     for (const auto& field : row->fields) CHECK_MESSAGE(read_by_faces(field.name), field.name);
+}
+
+TEST_CASE("terminal_open's record: a boolean passed to the backend as its option") {
+  auto opened = parse_tool_call("terminal_open", Json{{"record", false}});
+  REQUIRE(opened);
+  REQUIRE(*opened);
+  CHECK(std::get<OpenCall>(opened->value()).request.options.at("record") == "false");
+  auto bad = parse_tool_call("terminal_open", Json{{"record", "no"}});
+  REQUIRE(bad);
+  CHECK_FALSE(*bad);
 }
 
 TEST_CASE("terminal_open's limits: read into the request, refused naming the member; its schema from the table") {

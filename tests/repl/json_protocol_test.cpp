@@ -89,7 +89,7 @@ TEST_CASE("bad lines: an INVALID_ARGUMENT each, with the id when it could be rea
   CHECK(parse_bad(R"({"id":2,"op":"list","sessionId":"p"})").error->message ==
         "unknown field \"sessionId\" for op \"list\" (valid: id, op, owner)");
   CHECK(parse_bad(R"({"id":2,"op":"open","type":"shell","sandox":"read-only"})").error->message ==
-        "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)");
+        "unknown field \"sandox\" for op \"open\" (valid: id, op, owner, type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits, record)");
   CHECK(parse_bad(R"({"id":"c","op":"cancel","sendId":1,"session":"p"})").id.token() == "\"c\"");
   parse_ok(R"({"id":2,"op":"shutdown","owner":"a"})");
   // Bad bytes in a string: refused under the request's own id, not null.

@@ -738,3 +738,17 @@ TEST_CASE("limits on the text face: open's --limit-* flags, [limit: ...] in a li
   hit.limit_hit = LimitHit{LimitKind::pids};
   CHECK(format_list({hit}) == "pty-2 (main) [shell] running pid=9 [limit: pids]\n");
 }
+
+TEST_CASE("recordings on the text face: open's --no-record; a failed or cut recording in a list") {
+  const auto context = context_with({});
+  auto open = parse_text_command("open shell box --no-record", context);
+  REQUIRE(open);
+  CHECK(open->options.at("record") == "false");
+  CHECK(open_usage().find("[--no-record]") != std::string::npos);
+  SessionSnapshot failed = snapshot("pty-2", "main");
+  failed.recording = Recording{"/r/x.cast", RecordingState::failed, 10, "writing the recording: No space left on device"};
+  CHECK(format_list({failed}) ==
+        "pty-2 (main) [shell] running pid=9 [recording failed: writing the recording: No space left on device]\n");
+  failed.recording->state = RecordingState::recording;
+  CHECK(format_list({failed}) == "pty-2 (main) [shell] running pid=9\n");
+}

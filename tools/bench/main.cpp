@@ -18,6 +18,7 @@
 #include "figures.hpp"
 #include "peer_subjects.hpp"
 #include "send_figure.hpp"
+#include "record_figure.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 #include "fresh_process.hpp"
@@ -34,7 +35,7 @@ namespace {
 
 int usage(const char* why) {
   std::cerr << "dshpty-bench: " << why
-            << "\nusage: dshpty-bench [--quick] [--json] [--only 1,2,3,4,5] [--supervisor PATH]\n"
+            << "\nusage: dshpty-bench [--quick] [--json] [--only 1,2,3,4,5,6] [--supervisor PATH]\n"
                "                    [--peers-dir DIR] [--node-modules DIR] [--python PATH]\n"
                "                    [--node PATH] [--sessions N]\n";
   return 2;
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
   bench::Report report;
   report.mode = quick ? "quick" : "full";
   report.machine = bench::describe_machine();
-  for (int figure = 1; figure <= 5; ++figure) {
+  for (int figure = 1; figure <= 6; ++figure) {
     if (!plan.wants(figure)) continue;
     bench::Plan one = plan;
     one.only = {std::to_string(figure)};
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
       }
       bench::measure_bare(one, r);
       if (one.wants(2)) bench::measure_send_side_by_side(one, r);
+      if (one.wants(6)) bench::measure_recording(one, r);
       bench::measure_dshpty(one, r);
       bench::measure_kill(one, r);
       bench::measure_scale(one, r);

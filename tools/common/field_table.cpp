@@ -72,7 +72,12 @@ constexpr Field kOpenFields[] = {
             "threads, bytes of memory (an OOM kill stays inside the session), CPUs' worth of time. The operator's are "
             "the defaults; you may ask for less, never more. A session that reaches one says so: "
             "\"[limit: pids]\" (a fork refused) or \"[limit: memory (OOM kill of PID COMMAND)]\".",
-     .members = kLimitFields}};
+     .members = kLimitFields},
+    {.name = "record",
+     .type = T::boolean,
+     .doc = "false: this session is not recorded. Where the operator set a recording directory, every session "
+            "is recorded there as an asciicast file (what the terminal showed, what was typed; input typed while "
+            "a program hid it, a password, is never written); true where none is set is an error."}};
 
 // `head` then `tail`, as one row.
 template <std::size_t N, std::size_t M>

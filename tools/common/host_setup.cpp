@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +78,8 @@ ShellConfig shell_config(const SessionOptions& options) {
   config.supervisor_path = find_supervisor();
   if (options.state_dir) config.state_dir = *options.state_dir;
   config.watchable = options.watch;
+  if (options.record_dir) config.record_dir = *options.record_dir;
+  if (options.record_max_bytes) config.record_max_bytes = *options.record_max_bytes;
   return config;
 }
 
@@ -92,6 +95,8 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   // Where this host keeps its lingering remote sessions' records (docs/outlive.md).
   if (options.state_dir) config.shell.state_dir = *options.state_dir;
   config.shell.watchable = options.watch;
+  if (options.record_dir) config.shell.record_dir = *options.record_dir;
+  if (options.record_max_bytes) config.shell.record_max_bytes = *options.record_max_bytes;
   if (options.remote_timeout) {
     config.link_timeout = *options.remote_timeout;
     if (!options.remote_ping)
@@ -149,6 +154,17 @@ void make_sigpipe_harmless() {
   action.sa_handler = &on_sigpipe;
   sigemptyset(&action.sa_mask);
   sigaction(SIGPIPE, &action, nullptr);
+}
+
+unsigned long raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);  // failing leaves the soft limit as it was: reported below
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return static_cast<unsigned long>(rl.rlim_cur);
 }
 
 FlagsGuard::FlagsGuard(int fd) : fd_(fd), flags_(fcntl(fd, F_GETFL)) {}

@@ -46,6 +46,11 @@ engine::Settings engine_settings(const SessionOptions& options,
 // are torn down. A no-op handler (not SIG_IGN) so the shells we start get the default back.
 void make_sigpipe_harmless();
 
+// Raises the soft RLIMIT_NOFILE to the hard one: each session holds three or four fds on the
+// host (docs/scale.md), so a thousand sessions outgrow the usual soft 1024. Returns the soft
+// limit now in force; the hard limit is the operator's to raise.
+unsigned long raise_fd_limit();
+
 // Restores a descriptor's file status flags when it goes out of scope: O_NONBLOCK lives on
 // the open file, shared with whoever started us.
 class FlagsGuard {

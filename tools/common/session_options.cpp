@@ -1,5 +1,7 @@
 #include "session_options.hpp"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cstdlib>
 
@@ -94,6 +96,19 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     if (!text) return Status(text.error());
     if (text->empty() || text->front() != '/') return Status(bad("--state-dir needs an absolute path"));
     options.state_dir = std::string(*text);
+    return Status();
+  }
+  if (arg == "--record-dir") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    if (text->empty() || text->front() != '/') return Status(bad("--record-dir needs an absolute path"));
+    options.record_dir = std::string(*text);
+    return Status();
+  }
+  if (arg == "--record-max-bytes") {
+    auto n = reader.number(4096, std::uint64_t{1} << 50);
+    if (!n) return Status(n.error());
+    options.record_max_bytes = static_cast<std::size_t>(*n);
     return Status();
   }
   if (arg == "--rows" || arg == "--cols") {
@@ -220,6 +235,12 @@ Status check_session_options(const SessionOptions& options) {
   if (options.rc) shell_options["rc"] = *options.rc;
   if (options.history) shell_options["history"] = *options.history;
   if (Status st = check_shell_options(shell_options); !st) return st;
+  // Every session's recording goes there: a directory that is not one fails now, not each open.
+  if (options.record_dir) {
+    struct stat st {};
+    if (::stat(options.record_dir->c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+      return bad("--record-dir " + *options.record_dir + " is not an existing directory");
+  }
   // A link pinged no sooner than it times out would be lost whenever it is idle.
   const auto timeout = options.remote_timeout.value_or(RemoteConfig{}.link_timeout);
   if (options.remote_ping && *options.remote_ping >= timeout)
@@ -280,6 +301,10 @@ std::string_view session_options_usage() {
   --web ADDR:PORT         serve a read-only web page of the sessions (loopback only; the
                           token it needs is printed on stderr; docs/watch.md)
   --web-allow-remote      let --web listen on an address other than loopback
+  --record-dir DIR        record every session as an asciicast v2 file in DIR (a
+                          session opened with record false is not; docs/watch.md)
+  --record-max-bytes N    a recording's largest size (default 64 MiB): it ends with a
+                          marker saying it was cut
 )";
 }
 

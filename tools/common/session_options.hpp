@@ -66,6 +66,10 @@ struct SessionOptions {
   // than loopback.
   std::optional<std::string> web;
   bool web_allow_remote = false;
+  // --record-dir DIR, --record-max-bytes N: recordings (ShellConfig::record_dir,
+  // record_max_bytes; docs/watch.md "Recordings").
+  std::optional<std::string> record_dir;
+  std::optional<std::size_t> record_max_bytes;
 };
 
 // Walks `args` (without the program name) one option at a time. INVALID_ARGUMENT naming the

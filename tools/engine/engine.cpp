@@ -62,7 +62,14 @@ bool Engine::has_activity(std::string_view owner) { return service_.has_owner_ac
 
 std::vector<SessionSnapshot> Engine::list(std::string_view owner) { return service_.list(owners_.get(owner)); }
 
+std::optional<LimitHit> Engine::limit_hit(std::string_view owner, std::string_view session_id) {
+  auto one = service_.snapshot(owners_.get(owner), session_id);
+  return one ? one->limit_hit : std::nullopt;
+}
+
 std::optional<std::string> Engine::resolve(std::string_view owner, std::string_view word) {
+  // An id is looked up alone; only a name needs the owner's whole list.
+  if (service_.snapshot(owners_.get(owner), word)) return std::string(word);
   return resolve_session(word, list(owner));
 }
 

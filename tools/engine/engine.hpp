@@ -102,6 +102,8 @@ class Engine {
   unsigned observers(std::string_view session_id) const {
     return settings_.observers ? settings_.observers(session_id) : 0;
   }
+  // The limit one session reached (as list() says it), without a snapshot of every session.
+  std::optional<LimitHit> limit_hit(std::string_view owner, std::string_view session_id);
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
   // The key of `owner`'s live send on the session `word` names (its id or name), if any.

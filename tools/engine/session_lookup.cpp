@@ -10,10 +10,4 @@ std::optional<std::string> resolve_session(std::string_view word, const std::vec
   return std::nullopt;
 }
 
-std::optional<LimitHit> limit_hit_of(std::string_view id, const std::vector<SessionSnapshot>& sessions) {
-  for (const auto& session : sessions)
-    if (session.id == id) return session.limit_hit;
-  return std::nullopt;
-}
-
 }  // namespace dshpty::engine

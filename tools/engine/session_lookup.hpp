@@ -14,8 +14,5 @@ namespace dshpty::engine {
 // The id of the session `word` names: an exact id first, then a name. nullopt when it
 // names none of `sessions`.
 std::optional<std::string> resolve_session(std::string_view word, const std::vector<SessionSnapshot>& sessions);
-// The limit the session with id `id` reached (a send result shows it beside the list's);
-// nullopt when it reached none, or is not among `sessions`.
-std::optional<LimitHit> limit_hit_of(std::string_view id, const std::vector<SessionSnapshot>& sessions);
 
 }  // namespace dshpty::engine

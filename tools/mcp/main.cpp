@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   }
 
   tool::make_sigpipe_harmless();
+  tool::raise_fd_limit();
   // Our own loop, not libev's default one: that one would reap every child with
   // waitpid(-1), the sessions' helpers included.
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);

@@ -319,7 +319,7 @@ void McpServer::finish_send(const std::string& key, const SendResult& result) {
   render::SendText parts = render::format_send_parts(result, cap());
   // A limit the session reached, read when the send settled (as terminal_list shows it).
   if (const auto it = calls_.find(key); it != calls_.end())
-    if (auto hit = engine::limit_hit_of(it->second.session_id, engine_.list(kOwner)))
+    if (auto hit = engine_.limit_hit(kOwner, it->second.session_id))
       parts.status += render::format_limit_hit(*hit) + "\n";
   answer(key, Json{{"content", Json::array({text_item(std::move(parts.output)), text_item(std::move(parts.status))})},
                    {"isError", false}});

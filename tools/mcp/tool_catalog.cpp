@@ -203,6 +203,7 @@ Result<ToolCall> parse_open(Arguments& a) {
   if (auto linger = a.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange))
     call.request.options["linger"] = std::to_string(*linger);
   if (auto limits = a.limits("limits")) call.request.limits = *limits;
+  if (auto record = a.boolean("record")) call.request.options["record"] = *record ? "true" : "false";
   if (a.failed()) return a.error();
   return ToolCall(std::move(call));
 }

@@ -51,6 +51,7 @@ std::variant<Op, Error> parse_op(const std::string& op, Fields& f, std::string_v
     // Whole seconds: 5 and 5.0 are the same number; 1.5 is no number of seconds.
     if (auto linger = f.integer_in("linger", 0, kMaxLingerSeconds, kLingerRange)) open.options["linger"] = std::to_string(*linger);
     if (auto limits = f.limits("limits")) open.limits = *limits;
+    if (auto record = f.boolean("record")) open.options["record"] = *record ? "true" : "false";
     return done(std::move(open));
   }
   if (op == "send") {
@@ -230,6 +231,11 @@ Json encode_snapshot(const SessionSnapshot& session) {
                               {"writableRoots", c.writable_roots}, {"protected", c.protected_paths}};
   }
   if (session.limit_hit) out["limitHit"] = encode_limit_hit(*session.limit_hit);
+  if (session.recording) {
+    const Recording& r = *session.recording;
+    out["recording"] = Json{{"path", r.path}, {"state", std::string(recording_state_name(r.state))}, {"bytes", r.bytes}};
+    if (r.error) out["recording"]["error"] = *r.error;
+  }
   return out;
 }
 

@@ -88,7 +88,7 @@ void JsonServer::dispatch(jp::Request request) {
                 return answer(id, result, [&](const SendResult& r) {
                   Json out = jp::encode_send(r);
                   // A limit the session reached, read when the send settled (as `list` shows it).
-                  if (auto hit = engine::limit_hit_of(session_id, engine_.list(owner))) {
+                  if (auto hit = engine_.limit_hit(owner, session_id)) {
                     out["limitHit"] = jp::encode_limit_hit(*hit);
                   }
                   return out;

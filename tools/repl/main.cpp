@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   }
 
   tool::make_sigpipe_harmless();
+  tool::raise_fd_limit();
 
   // Our own loop, not libev's default one: that one would reap every child with
   // waitpid(-1), the sessions' helpers included.

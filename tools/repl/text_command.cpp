@@ -170,6 +170,10 @@ Result<TextCommand> parse_open(std::vector<std::string> args) {
       if (!*limit) return limit->error();
       continue;
     }
+    if (word == "--no-record") {
+      command.options["record"] = "false";
+      continue;
+    }
     bool taken = false;
     for (const auto& option : engine::kOpenOptions) {
       if (auto value = flag_value(args, i, option.flag)) {
@@ -370,7 +374,7 @@ const std::vector<std::string>& command_names() {
 std::string open_usage() {
   std::string usage = "open TYPE [NAME] [--cwd DIR]";
   for (const auto& option : engine::kOpenOptions) usage += " [" + std::string(option.flag) + " " + std::string(option.value) + "]";
-  return usage + " [--linger SECONDS] [--limit-pids N] [--limit-memory BYTES] [--limit-cpu F]";
+  return usage + " [--linger SECONDS] [--no-record] [--limit-pids N] [--limit-memory BYTES] [--limit-cpu F]";
 }
 
 std::string text_commands_help() {

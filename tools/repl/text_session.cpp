@@ -129,7 +129,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
         }
         SendText parts = format_send_parts(*result, cap());
         // A limit the session reached, read when the send settled (as `list` shows it).
-        if (auto hit = engine::limit_hit_of(id, engine_.list(kOwner))) parts.status += format_limit_hit(*hit) + "\n";
+        if (auto hit = engine_.limit_hit(kOwner, id)) parts.status += format_limit_hit(*hit) + "\n";
         // A screen comes after the status lines, a line-mode output before them (format_send).
         print_(parts.screen ? parts.status + parts.output : parts.output + parts.status);
         finish();

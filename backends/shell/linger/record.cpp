@@ -44,6 +44,10 @@ std::string unescape(const std::string& value) {
 
 using Fields = std::map<std::string, std::string>;
 
+// A record is a dozen short lines; more than this is not one of ours (a planted file): the
+// rest is not read.
+constexpr std::size_t kRecordBytes = 64 * 1024;
+
 Result<Fields> read_fields(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return make_system_error(Code::BACKEND_FAILED, path, errno);
@@ -54,7 +58,7 @@ Result<Fields> read_fields(const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > 64 * 1024) break;
+    if (text.size() > kRecordBytes) break;
   }
   ::close(fd);
   Fields fields;

@@ -12,12 +12,13 @@
 #include "linger/linger_spawn.hpp"
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
+#include "record/record_plan.hpp"
 
 namespace dshpty {
 
 namespace {
 
-constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger", "attach"};
+constexpr std::string_view kOptionNames[] = {"shell", "rc", "history", "rows", "cols", "terminal", "linger", "record", "attach"};
 
 std::string program_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -109,6 +110,15 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
       launch.linger = std::move(l);
       launch.reconnect = true;
     }
+    // Recorded on this host, from the output the link brings (docs/watch.md).
+    auto recorded = shell::record::wants_recording(options, config_.shell);
+    if (!recorded) return recorded.error();
+    if (*recorded) {
+      auto recorder = shell::record::open_recorder(loop_, config_.shell, spec,
+                                                   {p.rows, p.cols, launch.term, p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      p.recorder = std::move(*recorder);
+    }
     open_over_link(p, std::move(launch));
     return p;
   }
@@ -175,6 +185,15 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     l.shell = record->shell;
     launch.linger = std::move(l);
     launch.reconnect = true;
+    // The new host records what it sees of the session from here on: the replay first.
+    if (!config_.shell.record_dir.empty()) {
+      auto recorder = shell::record::open_recorder(
+          loop_, config_.shell, spec,
+          {p.rows, p.cols, shell::term_name(config_.shell.terminal), p.argv.front(), p.mark_nonce});
+      if (!recorder) return recorder.error();
+      (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
+      p.recorder = std::move(*recorder);
+    }
     open_over_link(p, std::move(launch));
     return p;
   }

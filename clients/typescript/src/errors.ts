@@ -54,8 +54,8 @@ export class DshptyError extends Error {
   /** for ABORTED: what the send had shown when the cancel settled it (its exit code, output) */
   readonly result: SendResult | undefined;
 
-  constructor(code: DshptyErrorCode, message: string, errors: DshptyError[] = [], result?: SendResult) {
-    super(message);
+  constructor(code: DshptyErrorCode, message: string, errors: DshptyError[] = [], result?: SendResult, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'DshptyError';
     this.code = code;
     this.errors = errors;

@@ -127,7 +127,7 @@ export class DshptyService {
     const deadline = (options.timeoutMs ?? this.sendTimeoutMs) + this.requestTimeoutMs;
     const { id, answer } = this.connection.request<unknown>('send', { owner: label, ...sendFields(sessionId, options) }, deadline);
     let answered = false;
-    // The caller's cancel() (ABORTED, with the send's result) or an AbortSignal (its reason).
+    // The caller's cancel() or an AbortSignal: ABORTED with the send's result either way.
     let cancelledBy: { reason: unknown } | 'cancel' | null = null;
     // The repl's word on the first cancel: false when the send had settled before it came.
     let cancelTook: Promise<boolean> | null = null;
@@ -151,8 +151,12 @@ export class DshptyService {
       answered = true;
       abortSignal?.removeEventListener('abort', onAbort);
     };
+    // Either way the rejection is ABORTED with what ran (its exit code, output); an
+    // AbortSignal's reason rides along as the error's `cause`.
     const aborted = (result?: SendResult): unknown =>
-      cancelledBy === 'cancel' ? new DshptyError('ABORTED', 'send cancelled', [], result) : cancelledBy!.reason;
+      cancelledBy === 'cancel'
+        ? new DshptyError('ABORTED', 'send cancelled', [], result)
+        : new DshptyError('ABORTED', 'send aborted by its AbortSignal', [], result, cancelledBy!.reason);
     const done = answer.then(
       async (wire) => {
         settle();

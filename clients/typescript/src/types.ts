@@ -49,6 +49,8 @@ export interface SpawnOptions {
   linger?: number | undefined;
   /** per-session limits (docs/security.md "Resource limits"): at most the operator's */
   limits?: Limits | undefined;
+  /** false: not recorded where the operator records every session (docs/watch.md) */
+  record?: boolean | undefined;
 }
 
 /** Per-session limits: processes and threads, bytes of memory, CPUs' worth of time. */
@@ -115,8 +117,10 @@ export interface SendOptions {
   /** answer at once with `{job, sessionId}`; the job's result comes through `output` once it ended
    *  (the client's send helpers wait for a result: use the raw request for a job) */
   background?: boolean | undefined;
-  /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects
-   *  with `signal.reason` once the send has answered */
+  /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects,
+   *  once the send has answered, with a DshptyError `ABORTED` whose `result` is the send's
+   *  answer and whose `cause` is `signal.reason` (a signal aborted before the send started
+   *  sends nothing and rejects with its reason itself) */
   signal?: AbortSignal | undefined;
 }
 
@@ -188,7 +192,7 @@ export interface SendOperation extends AsyncIterable<string> {
   readOutput(): Promise<OutputDelta>;
   /** SIGINT the session's foreground group; false once the send had settled. `done` then
    *  rejects with a DshptyError `ABORTED` whose `result` is the send's answer (an
-   *  AbortSignal gives its own reason instead). */
+   *  AbortSignal's reason is then the error's `cause`). */
   cancel(): Promise<boolean>;
 }
 

@@ -23,6 +23,7 @@ export function openFields(options: SpawnOptions): Record<string, unknown> {
     network,
     linger: options.linger,
     limits: options.limits,
+    record: options.record,
   });
 }
 

@@ -32,7 +32,15 @@ test('an AbortSignal stops a raw-mode program with a real SIGINT; the next send 
   await waitForeground(pid, 'python3');
 
   controller.abort(reason);
-  await assert.rejects(op.done, (error) => error === reason);
+  // ABORTED keeps what ran: the program's own exit status, its output; the reason is the cause.
+  await assert.rejects(op.done, (error) => {
+    assert.ok(error instanceof DshptyError, String(error));
+    assert.equal(error.code, 'ABORTED');
+    assert.equal(error.cause, reason);
+    assert.equal(error.result?.exitCode, 130, JSON.stringify(error.result));
+    assert.ok(error.result.viewport.includes('got-sigint'), error.result.viewport);
+    return true;
+  });
   const next = await service.startSend(agent, sessionId, { text: 'echo "after-$?"' }).done;
   assert.equal(next.waitReason, 'stdin_read');
   assert.ok(next.viewport.includes('after-130'), next.viewport);
@@ -92,7 +100,7 @@ test('while a send is live: list answers and a second send is refused SEND_ACTIV
 
   await waitForeground(pid, 'sleep');
   controller.abort();
-  await assert.rejects(live.done, { name: 'AbortError' });
+  await assert.rejects(live.done, (error) => error.code === 'ABORTED' && error.cause?.name === 'AbortError');
   const after = await service.startSend(agent, sessionId, { text: 'echo second' }).done;
   assert.ok(after.viewport.includes('second'), after.viewport);
 });

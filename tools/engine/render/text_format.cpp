@@ -186,6 +186,10 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions,
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
     if (const unsigned n = observers ? observers(session.id) : 0; n > 0) out += " observers=" + std::to_string(n);
+    // A recording is the operator's: the list speaks of it only when it stopped early.
+    if (session.recording && session.recording->state == RecordingState::failed)
+      out += " [recording failed: " + session.recording->error.value_or("") + "]";
+    if (session.recording && session.recording->state == RecordingState::cut) out += " [recording cut at its size cap]";
     out += '\n';
   }
   return out;

@@ -280,8 +280,10 @@ class _AsyncCalls:
                     shell: Union[ShellName, AbsolutePath, None] = None, rc: Optional[RcMode] = None,
                     history: Optional[str] = None, terminal: Optional[TerminalKind] = None,
                     sandbox: Optional[SandboxMode] = None, network: Union[NetworkMode, bool, None] = None,
-                    linger: Optional[int] = None, limits: Optional[Limits] = None) -> SpawnResult:
-        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)
+                    linger: Optional[int] = None, limits: Optional[Limits] = None,
+                    record: Optional[bool] = None) -> SpawnResult:
+        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits,
+                             record)
         return SpawnResult.from_wire(await self._call("open", fields))
 
     async def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,

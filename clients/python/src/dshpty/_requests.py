@@ -47,12 +47,13 @@ def given(**fields: Any) -> Dict[str, Any]:
 def open_fields(type: str, name: Optional[str], cwd: Optional[str], shell: Optional[str],
                 rc: Optional[str], history: Optional[str], terminal: Optional[str],
                 sandbox: Optional[str], network: Union[str, bool, None],
-                linger: Optional[int], limits: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+                linger: Optional[int], limits: Optional[Mapping[str, Any]] = None,
+                record: Optional[bool] = None) -> Dict[str, Any]:
     if isinstance(network, bool):
         network = "on" if network else "off"
     return given(type=type, name=name, cwd=cwd, shell=shell, rc=rc, history=history,
                  terminal=terminal, sandbox=sandbox, network=network, linger=linger,
-                 limits=dict(limits) if isinstance(limits, Mapping) else limits)
+                 limits=dict(limits) if isinstance(limits, Mapping) else limits, record=record)
 
 
 def send_fields(session_id: str, text: Optional[str], keys: Optional[Sequence[str]],

@@ -154,9 +154,11 @@ class _Calls:
               shell: Union[ShellName, AbsolutePath, None] = None, rc: Optional[RcMode] = None,
               history: Optional[str] = None, terminal: Optional[TerminalKind] = None,
               sandbox: Optional[SandboxMode] = None, network: Union[NetworkMode, bool, None] = None,
-              linger: Optional[int] = None, limits: Optional[Limits] = None) -> SpawnResult:
+              linger: Optional[int] = None, limits: Optional[Limits] = None,
+              record: Optional[bool] = None) -> SpawnResult:
         """Opens a session. Only the arguments given are sent (see docs/clients.md)."""
-        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits)
+        fields = open_fields(type, name, cwd, shell, rc, history, terminal, sandbox, network, linger, limits,
+                             record)
         return SpawnResult.from_wire(self._call("open", fields))
 
     def start_send(self, session_id: str, text: Optional[str] = None, keys: Optional[Sequence[str]] = None,

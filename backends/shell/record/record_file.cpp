@@ -1,0 +1,61 @@
+#include "record/record_file.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace dshpty::shell::record {
+
+namespace {
+constexpr std::size_t kMaxPartBytes = 64;
+// Two hosts sharing a directory may start sessions of the same id in the same second.
+constexpr unsigned kMaxAttempts = 100;
+}  // namespace
+
+std::string sanitize_name_part(std::string_view part) {
+  std::string out;
+  for (char c : part.substr(0, kMaxPartBytes)) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+    out.push_back(safe ? c : '_');
+  }
+  if (out.empty()) return "_";
+  if (out.front() == '.') out.front() = '_';
+  return out;
+}
+
+std::string recording_file_name(std::string_view owner, std::string_view session_id, std::time_t start,
+                                unsigned attempt) {
+  struct tm utc {};
+  ::gmtime_r(&start, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  std::string name = sanitize_name_part(owner) + "-" + sanitize_name_part(session_id) + "-" + stamp;
+  if (attempt > 1) name += "-" + std::to_string(attempt);
+  return name + ".cast";
+}
+
+Result<RecordingFile> create_recording_file(const std::string& dir, std::string_view owner,
+                                            std::string_view session_id, std::time_t start) {
+  proc::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return make_error(Code::INVALID_ARGUMENT,
+                        "record: the recording directory " + dir + " does not exist or is no directory", {}, err);
+    }
+    return make_system_error(Code::BACKEND_FAILED, "record: recording directory " + dir, err);
+  }
+  for (unsigned attempt = 1; attempt <= kMaxAttempts; ++attempt) {
+    const std::string name = recording_file_name(owner, session_id, start, attempt);
+    proc::UniqueFd fd(::openat(dir_fd.get(), name.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
+    const std::string path = (dir.ends_with('/') ? dir : dir + "/") + name;
+    if (fd.get() >= 0) return RecordingFile{std::move(fd), path};
+    if (errno != EEXIST) return make_system_error(Code::BACKEND_FAILED, "record: creating " + path, errno);
+  }
+  return make_error(Code::BACKEND_FAILED, "record: " + std::to_string(kMaxAttempts) + " recordings of session " +
+                                              std::string(session_id) + " started this second in " + dir);
+}
+
+}  // namespace dshpty::shell::record

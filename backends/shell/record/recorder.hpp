@@ -1,0 +1,96 @@
+// A session's recording: an observer (session_observer.hpp) that turns what it sees into
+// asciicast v2 events (asciicast.hpp) and writes them to its file without ever blocking the
+// loop: events are appended to a buffer, and the buffer is written when the file is
+// writable (an ev_io, which for a regular file means the next loop iteration), at most
+// kFlushDelay after its first event or at once when kWriteSoonBytes wait: a send's few
+// events then cost no system call of their own (a write and libev's epoll_ctl calls per
+// event were 10% of a send's round trip), and a flood's are written in large pieces.
+//
+// Its life, in RecordingState: recording -> cut (record_max_bytes reached: one last marker
+// says so, nothing more is recorded) or failed (a write failed, e.g. ENOSPC, or the buffer
+// grew past kMaxPendingBytes: the file ends where it stopped, the error is kept for `list`)
+// or closed (the session ended; what was buffered is written before on_session_end
+// returns, so a close answers only after its recording is complete). A failure never
+// touches the session.
+#pragma once
+
+#include <ev.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dshpty/session.hpp"
+#include "loop/timer.hpp"
+#include "record/asciicast.hpp"
+#include "record/record_file.hpp"
+#include "session_observer.hpp"
+
+namespace dshpty::shell::record {
+
+// What a marker and an input event show instead of what was typed to a reader with echo off.
+inline constexpr std::string_view kHiddenInput = "[hidden input]";
+
+// The `m` marker of a send: its text, then its keys' names ("keys: Escape : q Enter"), or
+// kHiddenInput, or "[check-in]".
+std::string send_marker(const SendNote& note);
+
+class Recorder final : public SessionObserver {
+ public:
+  // Starts with the header in the buffer. `max_bytes` bounds the whole file. `secret` (the
+  // session's mark nonce) never reaches the file: it is cut out of the output.
+  Recorder(struct ev_loop* loop, RecordingFile file, const CastHeader& header, std::size_t max_bytes,
+           std::string secret = {});
+  ~Recorder();  // as on_session_end
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  void on_output(std::string_view raw) override;
+  void on_input(std::string_view bytes, bool hidden) override;
+  void on_send(const SendNote& note) override;
+  void on_resize(unsigned rows, unsigned cols) override;
+  void on_session_end() override;
+
+  // A marker of the host's own (e.g. a take-over's start), as any `m` event.
+  void mark(std::string_view words);
+
+  // Path, state, bytes written so far, and the error of a failed one.
+  Recording state() const;
+
+  // Buffered and not yet written past this, the disk is not keeping up: the recording fails.
+  static constexpr std::size_t kMaxPendingBytes = std::size_t{16} << 20;
+  // Room kept below max_bytes for the cut marker.
+  static constexpr std::size_t kCutReserve = 192;
+  static constexpr std::chrono::milliseconds kFlushDelay{50};
+  static constexpr std::size_t kWriteSoonBytes = std::size_t{64} << 10;
+
+ private:
+  void add(char code, std::string_view data);
+  bool write_pending();  // false once failed
+  void fail(std::string why);
+  void stop_io();
+  double elapsed();
+  static void on_writable(struct ev_loop* loop, ev_io* w, int revents);
+  void on_flush_timer();
+
+  struct ev_loop* loop_;
+  ev_io io_{};
+  Timer flush_timer_;
+  proc::UniqueFd fd_;
+  Recording info_;
+  std::size_t max_bytes_;
+  std::uint64_t accepted_ = 0;  // header and events taken into the file (written or buffered)
+  std::uint64_t whole_lines_ = 0;  // the file's bytes up to its last complete line
+  std::string pending_;
+  std::size_t pending_from_ = 0;  // written already from pending_'s front
+  SecretScrub output_scrub_;
+  std::string scrubbed_;
+  Utf8Stream output_utf8_;
+  Utf8Stream input_utf8_;
+  std::string scratch_;
+  double start_ = 0.;
+  double last_ = 0.;
+};
+
+}  // namespace dshpty::shell::record

@@ -1,0 +1,48 @@
+// The session's observers (session_observer.hpp): who is told, and what input counts as
+// hidden.
+#include "shell_session.hpp"
+
+#include <algorithm>
+
+namespace dshpty::shell {
+
+void ShellSession::add_observer(SessionObserver& observer) {
+  if (telling_observers_ == 0) std::erase(observers_, nullptr);
+  observers_.push_back(&observer);
+}
+
+void ShellSession::remove_observer(SessionObserver& observer) {
+  // During a notification the list is being walked: leave a hole, swept at the next add.
+  std::replace(observers_.begin(), observers_.end(), &observer, static_cast<SessionObserver*>(nullptr));
+  if (telling_observers_ == 0) std::erase(observers_, nullptr);
+}
+
+bool ShellSession::input_hidden_now() const {
+  // The rule a result's input_hidden follows: a reader in canonical mode with echo off is
+  // waiting for something it does not show (a password). Raw-mode programs turn echo off
+  // too, but draw what they are typed themselves (an editor, a shell's line editor).
+  auto modes = channel_ ? channel_->terminal_modes() : std::nullopt;
+  return modes && !modes->echo && modes->canonical;
+}
+
+void ShellSession::note_input(std::string_view bytes) {
+  const bool hidden = input_hidden_now();
+  tell_observers([bytes, hidden](SessionObserver& o) { o.on_input(bytes, hidden); });
+}
+
+void ShellSession::note_send(const SendState& send, std::string_view text) {
+  const bool hidden = input_hidden_now();
+  const SendNote note{.text = text, .keys = send.key_names, .hidden = hidden};
+  tell_observers([&note, &send, hidden](SessionObserver& o) {
+    o.on_send(note);
+    o.on_input(send.bytes, hidden);
+  });
+}
+
+void ShellSession::end_observers() {
+  if (observers_.empty()) return;
+  tell_observers([](SessionObserver& o) { o.on_session_end(); });
+  observers_.clear();
+}
+
+}  // namespace dshpty::shell

@@ -1,0 +1,321 @@
+"""Recordings through dshpty-repl's JSON face (docs/watch.md, "Recordings"), real programs on
+the real shell backend: with --record-dir, a session running `echo`, a `read -s` password
+prompt and its answer, vim opened and quit, and a resize is written as asciicast v2 that
+parses line by line; `asciinema cat` prints the echoed text and `asciinema play` plays it (skipped, with the reason, where
+asciinema is not installed); the password appears nowhere in the file; there is one `m`
+marker per send, in order; the `r` event carries the new size; the file is complete when
+`close` answers. `record: false` opts out, `record: true` without a directory is refused, and
+a 1 MiB cap cuts the file with a last marker saying so; a full disk (a small tmpfs, where one
+can be mounted) fails the recording, never the session; a lingering session taken over is
+recorded on in the new host's file.
+
+Usage: record_e2e.py DSHPTY_REPL"""
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from repl_harness import JsonRepl, check, kill_quietly, wait_gone
+
+PASSWORD = "s3cr3t-Pa55-w0rd"
+
+
+def read_cast(path):
+    """The file's lines parsed: (header, events). Every line must be JSON."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data.endswith(b"\n"), f"{path}: the last line is not ended")
+    lines = data.decode("utf-8").split("\n")[:-1]
+    header = json.loads(lines[0])
+    events = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            event = json.loads(line)
+        except ValueError as e:
+            check(False, f"{path}:{number} is not JSON ({e}): {line[:200]!r}")
+        check(isinstance(event, list) and len(event) == 3 and isinstance(event[0], (int, float))
+              and event[1] in ("o", "i", "m", "r") and isinstance(event[2], str),
+              f"{path}:{number} is no asciicast v2 event: {line[:200]!r}")
+        events.append(event)
+    times = [e[0] for e in events]
+    check(times == sorted(times), f"{path}: event times go backwards")
+    return data, header, events
+
+
+def run_on_terminal(argv):
+    """Runs argv with a terminal of its own (asciinema cat opens /dev/tty): its exit status
+    and everything it printed."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    out = b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the terminal's last user closed it
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+    if time.monotonic() >= deadline:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out
+
+
+def recordings(directory):
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory))
+
+
+def session_run(repl_path, record_dir, state_dir):
+    repl = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "rec", "terminal": "xterm"})
+        sid = opened["sessionId"]
+        rec = opened.get("recording")
+        check(rec and rec["state"] == "recording", opened)
+        path = rec["path"]
+        check(os.path.dirname(path) == record_dir and path.endswith(".cast"), rec)
+        check(os.path.basename(path).startswith("default-" + sid + "-"), f"named by owner and session: {path}")
+        check(os.stat(path).st_mode & 0o777 == 0o600, f"{path}: mode {oct(os.stat(path).st_mode)}")
+
+        sends = []
+
+        def send(rid, fields, marker):
+            result = repl.ok({"id": rid, "op": "send", "sessionId": sid, **fields})
+            sends.append(marker)
+            return result
+
+        echoed = send(2, {"text": "echo hello-$((6*7))"}, "echo hello-$((6*7))")
+        check("hello-42" in echoed["viewport"], echoed)
+        prompt = send(3, {"text": "read -rs -p 'Password: ' pw; echo; echo got-${#pw}-chars"},
+                      "read -rs -p 'Password: ' pw; echo; echo got-${#pw}-chars")
+        check(prompt["waitReason"] == "stdin_read" and prompt.get("inputHidden") is True, prompt)
+        answered = send(4, {"text": PASSWORD}, "[hidden input]")
+        check(f"got-{len(PASSWORD)}-chars" in answered["viewport"], answered)
+        vim = send(5, {"text": "vim -u NONE -N -n", "idleMs": 500}, "vim -u NONE -N -n")
+        check(vim.get("screen", {}).get("alternate") is True, vim)
+        send(6, {"keys": ["Escape"]}, "keys: Escape")
+        quit_vim = send(7, {"text": ":q"}, ":q")
+        check("screen" not in quit_vim, quit_vim)
+        check(repl.ok({"id": 8, "op": "resize", "sessionId": sid, "rows": 30, "cols": 100}) == {}, "resize")
+        size = send(9, {"text": "stty size"}, "stty size")
+        check("30 100" in size["viewport"], size)
+        send(10, {}, "[check-in]")
+
+        listed = repl.ok({"id": 11, "op": "list"})["sessions"][0]
+        check(listed["recording"]["path"] == path and listed["recording"]["state"] == "recording", listed)
+
+        # Opted out: no file, no recording field.
+        before = recordings(record_dir)
+        plain = repl.ok({"id": 12, "op": "open", "type": "shell", "name": "plain", "record": False})
+        check("recording" not in plain, plain)
+        check(recordings(record_dir) == before, "record: false made a file")
+        repl.error({"id": 13, "op": "open", "type": "shell", "record": "yes"}, "INVALID_ARGUMENT")
+
+        repl.ok({"id": 14, "op": "close", "sessionId": sid})
+        # The close answered: the file is complete now.
+        data, header, events = read_cast(path)
+        check(repl.ok({"id": 15, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+
+    check(header["version"] == 2 and header["width"] == 160 and header["height"] == 40, header)
+    check(header["env"]["TERM"] == "xterm-256color" and header["env"]["SHELL"].endswith("bash"), header)
+    check(header["title"] == "rec" and isinstance(header["timestamp"], int), header)
+    check(PASSWORD.encode() not in data, "the password is in the recording")
+    # The prompt marks are there (the scrub had work), their nonce is not.
+    check(b"133;B;dshpty=" in data, "no prompt marks in the output")
+    check(not re.search(rb"dshpty=[0-9a-f]{6}", data), "the mark nonce is in the recording")
+    markers = [e[2] for e in events if e[1] == "m"]
+    check(markers == sends, f"markers {markers} vs sends {sends}")
+    inputs = [e[2] for e in events if e[1] == "i"]
+    check("echo hello-$((6*7))\r" in inputs and "[hidden input]" in inputs and "\x1b" in inputs, inputs)
+    resizes = [e[2] for e in events if e[1] == "r"]
+    check(resizes == ["100x30"], resizes)
+    output = "".join(e[2] for e in events if e[1] == "o")
+    check("hello-42" in output and f"got-{len(PASSWORD)}-chars" in output, "the output events")
+    check("\x1b[?1049h" in output, "vim's screen switch is in the output")
+    # Each marker comes before its input.
+    order = [(e[1], e[2]) for e in events if e[1] in ("m", "i")]
+    at = order.index(("m", "[hidden input]"))
+    check(order[at + 1] == ("i", "[hidden input]"), order[at:at + 2])
+
+    asciinema = shutil.which("asciinema")
+    if not asciinema:
+        print("SKIP (part): asciinema cat: asciinema is not installed (Debian package asciinema)", flush=True)
+        return
+    status, shown = run_on_terminal([asciinema, "cat", path])
+    check(status == 0, f"asciinema cat: exit status {status}: {shown[-500:]!r}")
+    check(b"hello-42" in shown and PASSWORD.encode() not in shown, "asciinema cat's text")
+    # And it plays (idle gaps capped, ten times the speed: the same text goes by).
+    status, played = run_on_terminal([asciinema, "play", "-i", "0.05", "-s", "10", path])
+    check(status == 0, f"asciinema play: exit status {status}: {played[-500:]!r}")
+    check(b"hello-42" in played and PASSWORD.encode() not in played, "asciinema play's text")
+
+
+def refused_without_directory(repl_path, state_dir):
+    repl = JsonRepl(repl_path, ["--state-dir", state_dir])
+    try:
+        err = repl.error({"id": 1, "op": "open", "type": "shell", "record": True}, "INVALID_ARGUMENT")
+        check("record" in err["message"], err)
+        plain = repl.ok({"id": 2, "op": "open", "type": "shell", "record": False})
+        check("recording" not in plain, plain)
+        check(repl.ok({"id": 3, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+    # A directory that is none fails at start-up.
+    bad = subprocess.run([repl_path, "--json", "--record-dir", "/nonexistent-dshpty-dir"], input=b"",
+                         capture_output=True, timeout=60)
+    check(bad.returncode != 0 and b"--record-dir" in bad.stderr, bad)
+
+
+def cut_at_cap(repl_path, record_dir, state_dir):
+    cap = 1 << 20
+    repl = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir,
+                                "--record-max-bytes", str(cap)])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "big"})
+        path = opened["recording"]["path"]
+        flood = repl.ok({"id": 2, "op": "send", "sessionId": opened["sessionId"],
+                         "text": "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo flood-done"})
+        check("flood-done" in flood["viewport"], "the flood ended")
+        listed = repl.ok({"id": 3, "op": "list"})["sessions"][0]
+        check(listed["recording"]["state"] == "cut", listed)
+        after = repl.ok({"id": 4, "op": "send", "sessionId": opened["sessionId"], "text": "echo after-$((2*3))"})
+        check("after-6" in after["viewport"], "the session runs on after the cut")
+        repl.ok({"id": 5, "op": "close", "sessionId": opened["sessionId"]})
+        data, _, events = read_cast(path)
+        check(len(data) <= cap, f"{len(data)} bytes past the cap {cap}")
+        check(len(data) > cap - 70000, f"cut far below the cap: {len(data)}")
+        check(events[-1][1] == "m" and "recording cut" in events[-1][2], events[-1])
+        check(not any("after-6" in e[2] for e in events), "recorded past the cut")
+        check(repl.ok({"id": 6, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+
+
+def full_disk(repl_path, top, state_dir):
+    """A recording directory that fills up (a 256 KiB tmpfs): the recording fails with its
+    cause in `list`, the file ends at its last whole line, the session runs on."""
+    casts = os.path.join(top, "full")
+    os.mkdir(casts)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", casts], capture_output=True)
+    if mounted.returncode != 0:
+        print(f"SKIP (part): full disk: cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}",
+              flush=True)
+        return
+    repl = JsonRepl(repl_path, ["--record-dir", casts, "--state-dir", state_dir])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "full"})
+        sid = opened["sessionId"]
+        flood = repl.ok({"id": 2, "op": "send", "sessionId": sid, "text": "seq 1 200000"})
+        check("200000" in flood["viewport"], flood)
+        rec = repl.ok({"id": 3, "op": "list"})["sessions"][0]["recording"]
+        check(rec["state"] == "failed" and "No space left on device" in rec.get("error", ""), rec)
+        after = repl.ok({"id": 4, "op": "send", "sessionId": sid, "text": "echo still-$((7*6))"})
+        check("still-42" in after["viewport"], "the session runs on")
+        repl.ok({"id": 5, "op": "close", "sessionId": sid})
+        data, _, _ = read_cast(rec["path"])  # every line whole and JSON
+        check(len(data) == rec["bytes"], (len(data), rec))
+        check(repl.ok({"id": 6, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+        subprocess.run(["umount", casts])
+
+
+def across_a_take_over(repl_path, record_dir, state_dir):
+    """A lingering session: the first host's file ends when it leaves; the host that takes it
+    over starts a file of its own with the take-over marker, the replay (what the session
+    printed while no host held it included), then live output."""
+    first = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    second = None
+    pid = None
+    try:
+        opened = first.ok({"id": 1, "op": "open", "type": "shell", "name": "keep", "linger": 60})
+        pid = opened["pid"]
+        first_path = opened["recording"]["path"]
+        first.ok({"id": 2, "op": "send", "sessionId": opened["sessionId"],
+                  "text": "(sleep 0.3; echo while-away-$((3*5))) & echo before-$((2*2))"})
+        first.proc.stdin.close()  # EOF: the host leaves, the session lingers
+        check(first.wait_exit() == 0, "exit status after EOF")
+        _, _, events = read_cast(first_path)
+        check(any("before-4" in e[2] for e in events if e[1] == "o"), "the first file has what its host saw")
+
+        second = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+        attached = second.ok({"id": 3, "op": "attach", "name": "keep"})["sessions"]
+        check(len(attached) == 1 and attached[0]["sessionId"], attached)
+        sid = attached[0]["sessionId"]
+        # The background echo ran while no host held the session (or just after): either
+        # way it is in the new file, in the replay or live.
+        seen = second.ok({"id": 4, "op": "send", "sessionId": sid, "text": "sleep 0.5; echo after-$((4*4))"})
+        check("after-16" in seen["viewport"], seen)
+        listed = second.ok({"id": 5, "op": "list"})["sessions"][0]
+        second_path = listed["recording"]["path"]
+        check(second_path != first_path, "the new host writes a file of its own")
+        second.ok({"id": 6, "op": "close", "sessionId": sid})
+        _, header, events = read_cast(second_path)
+        check(header["title"] == "keep", header)
+        check(events[0][1] == "m" and events[0][2].startswith("[taken over by a new host"), events[:2])
+        output = "".join(e[2] for e in events if e[1] == "o")
+        check("before-4" in output, "the replay is in the new file")
+        check("while-away-15" in output and "after-16" in output, "the output since is in the new file")
+        check(second.ok({"id": 7, "op": "shutdown"}) == {}, "shutdown")
+        check(second.wait_exit() == 0, "exit status")
+        wait_gone([pid], "close after attach")
+    finally:
+        first.close()
+        if second:
+            second.close()
+        if pid:
+            kill_quietly([pid])
+
+
+if __name__ == "__main__":
+    repl_path = sys.argv[1]
+    top = tempfile.mkdtemp(prefix="dshpty-record-")
+    try:
+        record_dir, state_dir, home = (os.path.join(top, n) for n in ("casts", "state", "home"))
+        for d in (record_dir, home):
+            os.mkdir(d)
+        os.mkdir(state_dir, 0o700)
+        os.environ["HOME"] = home
+        print("--- a recorded session", flush=True)
+        session_run(repl_path, record_dir, state_dir)
+        print("--- record without a directory", flush=True)
+        refused_without_directory(repl_path, state_dir)
+        print("--- a 1 MiB cap", flush=True)
+        cut_dir = os.path.join(top, "cut")
+        os.mkdir(cut_dir)
+        cut_at_cap(repl_path, cut_dir, state_dir)
+        print("--- a full disk", flush=True)
+        full_disk(repl_path, top, state_dir)
+        print("--- a lingering session taken over", flush=True)
+        across_a_take_over(repl_path, record_dir, state_dir)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

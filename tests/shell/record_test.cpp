@@ -1,0 +1,225 @@
+// The recording's parts (backends/shell/record/): asciicast lines, UTF-8 across reads, safe
+// file names, creation that never follows a planted link, the size cap, and a failed write
+// that ends the recording with its cause.
+#include <doctest/doctest.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "record/asciicast.hpp"
+#include "record/record_file.hpp"
+#include "record/recorder.hpp"
+
+using namespace dshpty;
+using namespace dshpty::shell;
+using namespace dshpty::shell::record;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char pattern[] = "/tmp/dshpty-record-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the loop until nothing is left to write: the recorder's flush timer and ev_io stop
+// themselves, and then no watcher is active.
+void drain(struct ev_loop* loop) {
+  for (int i = 0; i < 1000 && ev_run(loop, EVRUN_ONCE); ++i) {
+  }
+}
+
+}  // namespace
+
+TEST_CASE("asciicast lines: header, escapes, times") {
+  CastHeader h{.width = 100, .height = 30, .timestamp = 1700000000, .term = "xterm-256color",
+               .shell = "/bin/bash", .title = "a \"name\"\n"};
+  CHECK(encode_header(h) ==
+        "{\"version\": 2, \"width\": 100, \"height\": 30, \"timestamp\": 1700000000, \"env\": {\"TERM\": "
+        "\"xterm-256color\", \"SHELL\": \"/bin/bash\"}, \"title\": \"a \\\"name\\\"\\n\"}\n");
+  CHECK(encode_event(1.5, 'o', "a\x1b[0m\\\r\n\x7f") == "[1.500000, \"o\", \"a\\u001b[0m\\\\\\r\\n\\u007f\"]\n");
+  CHECK(encode_event(-1, 'm', "x") == "[0.000000, \"m\", \"x\"]\n");
+}
+
+TEST_CASE("JSON strings: every byte at every place of a word escaped as the plain rule says") {
+  auto reference = [](std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+      const auto b = static_cast<unsigned char>(c);
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\b') out += "\\b";
+      else if (c == '\f') out += "\\f";
+      else if (b < 0x20 || b == 0x7f) {
+        char e[8];
+        std::snprintf(e, sizeof e, "\\u%04x", b);
+        out += e;
+      } else out.push_back(c);
+    }
+    return out + "\"";
+  };
+  for (int byte = 0; byte < 256; ++byte) {
+    for (std::size_t at = 0; at < 17; ++at) {
+      std::string text(17, 'a');
+      text[at] = static_cast<char>(byte);
+      std::string out;
+      append_json_string(out, text);
+      REQUIRE_MESSAGE(out == reference(text), "byte " << byte << " at " << at);
+    }
+  }
+}
+
+TEST_CASE("UTF-8 across reads: a split character waits, ill-formed bytes become U+FFFD") {
+  Utf8Stream s;
+  std::string out;
+  s.feed("caf\xC3", out);
+  CHECK(out == "caf");
+  s.feed("\xA9 \xFF ok \xE2\x82", out);
+  CHECK(out == "caf\xC3\xA9 \xEF\xBF\xBD ok ");
+  s.feed("\xAC", out);
+  CHECK(out == "caf\xC3\xA9 \xEF\xBF\xBD ok \xE2\x82\xAC");
+  s.feed("\xF0\x9F", out);
+  s.finish(out);
+  CHECK(out.ends_with("\xEF\xBF\xBD\xEF\xBF\xBD"));
+}
+
+TEST_CASE("the mark nonce never reaches the file, however the reads split it") {
+  const std::string secret = "7f91dbf4495fce11";
+  const std::string stream = "a\x1b]133;A;dshpty=" + secret + "\x07dsh> 7f91 \x1b]133;B;dshpty=" + secret + "\x07";
+  const std::string want = "a\x1b]133;A;dshpty=\x07dsh> 7f91 \x1b]133;B;dshpty=\x07";
+  for (std::size_t step = 1; step <= stream.size(); ++step) {
+    SecretScrub scrub(secret);
+    std::string out;
+    for (std::size_t at = 0; at < stream.size(); at += step) scrub.feed(std::string_view(stream).substr(at, step), out);
+    scrub.finish(out);
+    CHECK_MESSAGE(out == want, "reads of " << step);
+  }
+  // The copy-free view: the bytes themselves when nothing is cut or held.
+  SecretScrub viewed(secret);
+  std::string scratch;
+  const std::string plain = "no secret here 7f9";
+  CHECK(viewed.view("no secret here", scratch).data() != scratch.data());
+  CHECK(viewed.view(plain, scratch) == "no secret here ");  // "7f9" may start it: held
+  CHECK(viewed.view("1dbf4495fce11!", scratch) == "!");
+  Utf8Stream utf;
+  CHECK(utf.view("caf\xC3\xA9", scratch) == "caf\xC3\xA9");
+  CHECK(utf.view("x\xFF", scratch) == "x\xEF\xBF\xBD");
+  SecretScrub none("");
+  std::string out;
+  none.feed("as is", out);
+  CHECK(out == "as is");
+}
+
+TEST_CASE("send markers: text, keys, hidden input, check-in") {
+  const std::string keys[] = {"Escape", ":", "q", "Enter"};
+  CHECK(send_marker({.text = "echo hi"}) == "echo hi");
+  CHECK(send_marker({.keys = keys}) == "keys: Escape : q Enter");
+  CHECK(send_marker({.text = "ls", .keys = std::span(keys, 1)}) == "ls keys: Escape");
+  CHECK(send_marker({.text = "s3cret", .hidden = true}) == "[hidden input]");
+  CHECK(send_marker({.check_in = true}) == "[check-in]");
+}
+
+TEST_CASE("file names: sanitized parts, no directory escapes") {
+  CHECK(sanitize_name_part("../etc/passwd") == "_._etc_passwd");
+  CHECK(sanitize_name_part("") == "_");
+  CHECK(sanitize_name_part(".hidden") == "_hidden");
+  CHECK(sanitize_name_part(std::string(200, 'a')).size() == 64);
+  CHECK(recording_file_name("mcp", "pty-1", 0) == "mcp-pty-1-19700101T000000Z.cast");
+  CHECK(recording_file_name("a/b", "pty-2", 0, 3) == "a_b-pty-2-19700101T000000Z-3.cast");
+}
+
+TEST_CASE("creation: mode 0600, never through a planted link, never over a file") {
+  TempDir dir;
+  TempDir elsewhere;
+  const std::string target = elsewhere.path + "/victim";
+  { std::ofstream(target) << "untouched"; }
+  const std::string planted = dir.path + "/" + recording_file_name("o", "pty-1", 0);
+  REQUIRE(::symlink(target.c_str(), planted.c_str()) == 0);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  CHECK(file->path == dir.path + "/" + recording_file_name("o", "pty-1", 0, 2));
+  struct stat st {};
+  REQUIRE(::fstat(file->fd.get(), &st) == 0);
+  CHECK(S_ISREG(st.st_mode));
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK((::fcntl(file->fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+  CHECK(slurp(target) == "untouched");
+
+  auto missing = create_recording_file(dir.path + "/nope", "o", "pty-1", 0);
+  REQUIRE(!missing);
+  CHECK(missing.error()->code == Code::INVALID_ARGUMENT);
+}
+
+TEST_CASE("the recorder: events in order, the cap cuts with a marker, the end flushes") {
+  TempDir dir;
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  const std::string path = file->path;
+  {
+    Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 4096);
+    r.on_send({.text = "echo hi"});
+    r.on_input("echo hi\r", false);
+    r.on_output("hi\r\n");
+    r.on_input("pw\r", true);
+    r.on_resize(30, 100);
+    drain(loop);
+    CHECK(r.state().state == RecordingState::recording);
+    CHECK(r.state().bytes == slurp(path).size());
+    for (int i = 0; i < 100; ++i) r.on_output(std::string(100, 'x'));
+    CHECK(r.state().state == RecordingState::cut);
+    r.on_output("after the cut");
+    r.on_session_end();  // no loop run: the end writes what is buffered itself
+    CHECK(r.state().state == RecordingState::cut);
+  }
+  const std::string data = slurp(path);
+  CHECK(data.size() <= 4096);
+  CHECK(data.find("[0.000000, \"m\", \"echo hi\"]\n") != std::string::npos);
+  CHECK(data.find("\"i\", \"[hidden input]\"") != std::string::npos);
+  CHECK(data.find("pw") == std::string::npos);
+  CHECK(data.find("\"r\", \"100x30\"") != std::string::npos);
+  CHECK(data.find("after the cut") == std::string::npos);
+  CHECK(data.ends_with("\"m\", \"[recording cut: it reached record_max_bytes (4096 bytes)]\"]\n"));
+  ev_loop_destroy(loop);
+}
+
+TEST_CASE("a full disk ends the recording with its cause, quietly") {
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  // /dev/full fails every write with ENOSPC.
+  RecordingFile full{proc::UniqueFd(::open("/dev/full", O_WRONLY | O_CLOEXEC | O_NONBLOCK)), "/dev/full"};
+  REQUIRE(full.fd.get() >= 0);
+  {
+    Recorder r(loop, std::move(full), CastHeader{}, 1 << 20);
+    r.on_output("hello");
+    drain(loop);
+    CHECK(r.state().state == RecordingState::failed);
+    REQUIRE(r.state().error);
+    CHECK(r.state().error->find("No space left on device") != std::string::npos);
+    r.on_output("more");  // ignored, no error
+    r.on_session_end();
+    CHECK(r.state().state == RecordingState::failed);
+  }
+  ev_loop_destroy(loop);
+}
