@@ -356,6 +356,17 @@ Status Service::kill(const Owner& owner, std::string_view id, Callback<bool> don
   return core_->kill(owner, id, std::move(done), std::move(reason));
 }
 
+Result<Observation> Service::observe(std::string_view id) const {
+  const Record* rec = core_->find_published(id);
+  if (!rec || !rec->session || rec->state == RecordState::closed) return make_error(Code::NO_SESSION);
+  auto view = rec->session->observe();
+  if (!view) return view;
+  view->session = core_->snapshot(*rec);
+  view->owner = rec->owner.label();
+  view->send_live = rec->live_send.has_value();
+  return view;
+}
+
 std::optional<SessionSnapshot> Service::snapshot(const Owner& owner, std::string_view id) const {
   auto fenced = core_->fence(owner, id);
   if (!fenced) return std::nullopt;

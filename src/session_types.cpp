@@ -52,6 +52,15 @@ std::string_view wait_reason_name(WaitReason reason) noexcept {
   return "unknown";
 }
 
+std::string_view observed_activity_name(ObservedActivity activity) noexcept {
+  switch (activity) {
+    case ObservedActivity::unknown: return "unknown";
+    case ObservedActivity::prompt: return "prompt";
+    case ObservedActivity::busy: return "busy";
+  }
+  return "unknown";
+}
+
 std::string_view limit_kind_name(LimitKind kind) noexcept {
   switch (kind) {
     case LimitKind::pids: return "pids";

@@ -144,6 +144,9 @@ class ProcessChannel {
   // The command line of process `pid` of the session (arguments joined by spaces, cut to a
   // few hundred bytes), or nullopt when it cannot be read.
   virtual std::optional<std::string> command_line(pid_t /*pid*/) const { return std::nullopt; }
+  // Whether terminal_facts() may ask the far side a question (a stream channel's facts come
+  // over its link): an observer, which must change nothing, does not ask then.
+  virtual bool facts_are_questions() const { return false; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
 

@@ -459,6 +459,32 @@ Result<ScreenSnapshot> ShellSession::screen() {
   return emulator_.snapshot();
 }
 
+Result<Observation> ShellSession::observe() const {
+  if (!config_.watchable) {
+    return make_error(Code::INVALID_ARGUMENT, "this host allows no observers (watchable is false)");
+  }
+  Observation view;
+  // No read_available() here, unlike screen(): an observer must not change when output is
+  // read (a send's settling follows the loop's own reads), so it sees what the loop read.
+  view.screen = emulator_.snapshot();
+  if (phase_ != Phase::running || !channel_ || channel_->output_ended() || !shell_pid_) return view;
+  if (channel_->facts_are_questions()) {
+    // A far terminal's facts cost a question on the link: the marks alone say prompt or busy.
+    if (shell_place_ != ShellPlace::unknown)
+      view.activity = shell_place_ == ShellPlace::prompt ? ObservedActivity::prompt : ObservedActivity::busy;
+    return view;
+  }
+  const pid_t foreground = channel_->foreground_group();
+  if (foreground > 0 && foreground != *shell_pid_) {
+    view.activity = ObservedActivity::busy;
+    view.command = channel_->command_line(foreground);
+  } else if (foreground == *shell_pid_ && shell_place_ != ShellPlace::unknown) {
+    // The shell's own group: at its prompt, or running a builtin of the line it read.
+    view.activity = shell_place_ == ShellPlace::prompt ? ObservedActivity::prompt : ObservedActivity::busy;
+  }
+  return view;
+}
+
 Status ShellSession::resize(unsigned rows, unsigned cols) {
   if (rows < 1 || rows > 4096 || cols < 1 || cols > 4096) {
     return make_error(Code::INVALID_ARGUMENT, "rows and cols must be 1..4096");

@@ -109,6 +109,9 @@ class ShellSession final : public BackendSession,
   // INVALID_ARGUMENT outside 1..4096; SESSION_CLOSING while closing; SESSION_EXITED once
   // the terminal is gone.
   Status resize(unsigned rows, unsigned cols) override;
+  // The observer's view (BackendSession::observe): the grid as the emulator holds it and
+  // what the foreground runs; no drain. ShellConfig::watchable false: INVALID_ARGUMENT.
+  Result<Observation> observe() const override;
   std::optional<AttachReport> attach_report() const override {
     return linger() ? linger()->attach_report() : std::nullopt;
   }

@@ -100,6 +100,12 @@ class BackendSession {
   virtual Result<ScreenSnapshot> screen() {
     return make_error(Code::INVALID_ARGUMENT, "this session has no screen");
   }
+  // What an observer sees (dshpty/session.hpp, Observation: screen, activity, command; the
+  // service fills the rest). Reads only what the session holds: never the terminal, so a
+  // watcher changes nothing the owner sees. A backend without a screen: INVALID_ARGUMENT.
+  virtual Result<Observation> observe() const {
+    return make_error(Code::INVALID_ARGUMENT, "this session has no screen to observe");
+  }
   // A session taken over from a lingering helper (docs/outlive.md): what its start
   // replayed. nullopt for a session this backend started.
   virtual std::optional<AttachReport> attach_report() const { return std::nullopt; }

@@ -184,6 +184,14 @@ class Service {
   Status kill(const Owner& owner, std::string_view session_id, Callback<bool> done,
               std::string reason = "model request");
 
+  // Observers (docs/watch.md, docs/contract.md "Observers"): a read-only look at any
+  // published session, whatever its owner, for the host's own watch faces. The host holds
+  // every owner already, so this grants it nothing new; whom it shows the view to is its
+  // call. Nothing here writes, resizes, signals, closes or reads the terminal. NO_SESSION
+  // for an id that names no published session; the backend's refusal (a session without a
+  // screen; a shell backend with ShellConfig::watchable false) as it gave it.
+  Result<Observation> observe(std::string_view session_id) const;
+
   // Fresh snapshots of the owner's published sessions, in publication order. Empty for an
   // owner that is not live. With ListDetail::activity (the default) each says what it runs
   // (SessionSnapshot::activity: a look at its processes and ports); basic skips that look.

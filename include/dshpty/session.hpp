@@ -284,6 +284,12 @@ struct LimitHit {
   friend bool operator==(const LimitHit&, const LimitHit&) = default;
 };
 
+// What an observer sees of a session (docs/watch.md): the screen as the session's emulator
+// holds it, and what runs, read without touching the terminal (no read, no write, no
+// resize, no signal), so watching never changes a send's result or its timing.
+enum class ObservedActivity { unknown, prompt, busy };
+// "unknown", "prompt", "busy".
+std::string_view observed_activity_name(ObservedActivity activity) noexcept;
 // A session's recording (ShellConfig::record_dir; docs/watch.md, "Recordings"): an
 // asciicast v2 file written as the session runs.
 enum class RecordingState {
@@ -335,6 +341,19 @@ struct SessionSnapshot {
   std::optional<LimitHit> limit_hit{};     // absent: no limit reached (or none set)
   std::optional<Recording> recording{};    // absent: not recorded
   std::optional<Activity> activity{};      // absent: the backend cannot say
+};
+
+// One observation (Service::observe): the session as list() shows it, whose it is, and
+// what its terminal shows now.
+struct Observation {
+  SessionSnapshot session{};
+  std::string owner{};       // the owner's label (display only, never authority)
+  bool send_live = false;    // an owner's send is live on the session
+  ScreenSnapshot screen{};
+  ObservedActivity activity = ObservedActivity::unknown;
+  // busy: the foreground job's command line (arguments joined by spaces), when known. Never
+  // what a send typed: that may be a password.
+  std::optional<std::string> command{};
 };
 
 }  // namespace dshpty

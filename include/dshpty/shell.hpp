@@ -128,6 +128,10 @@ struct ShellConfig {
   std::string state_dir;
   std::size_t linger_ring_bytes = 4u << 20;
 
+  // Whether people may watch the sessions (docs/watch.md): false makes every observe() of
+  // this backend's sessions fail, whatever face asks (the tools' --no-watch also opens no
+  // watch socket and no web page).
+  bool watchable = true;
   // Recordings (docs/watch.md, "Recordings"): with a directory, every session is recorded
   // (spawn option "record" "false" opts one out; "true" without a directory is
   // INVALID_ARGUMENT) as an asciicast v2 file created inside it (never through a symbolic

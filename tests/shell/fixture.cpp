@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -160,9 +161,13 @@ bool run_until(struct ev_loop* loop, const std::function<bool()>& pred,
 
 ShellFixture::ShellFixture(struct ev_loop* loop)
     : loop_(loop ? loop : ev_loop_new(EVFLAG_AUTO)), own_loop_(loop == nullptr),
-      marker_(fresh_marker("shell")) {}
+      marker_(fresh_marker("shell")) {
+  const char* observe = std::getenv("DSHPTY_TEST_OBSERVE");
+  observed_->on = observe && std::string_view(observe) == "1";
+}
 
 ShellFixture::~ShellFixture() {
+  if (observed_->on) std::fprintf(stderr, "observed sessions %zu times\n", static_cast<std::size_t>(observed_->count));
   kill_marked(marker_, helpers_);
   if (own_loop_) ev_loop_destroy(loop_);
 }
@@ -171,6 +176,12 @@ ShellConfig ShellFixture::config() const {
   ShellConfig c;
   c.env["DSHPTY_TEST_MARK"] = marker_;
   c.env["HISTFILE"] = "/dev/null";
+  if (observed_->on) {
+    c.on_raw_output = [observed = observed_](std::string_view id, std::string_view) {
+      auto it = observed->sessions.find(id);
+      if (it != observed->sessions.end() && it->second->observe()) ++observed->count;
+    };
+  }
   return c;
 }
 
@@ -186,6 +197,7 @@ Spawned ShellFixture::spawn(ShellConfig config, SpawnRequest request, AbortSigna
 Spawned ShellFixture::spawn_on(Backend& backend, SpawnRequest request, AbortSignal signal) {
   SpawnSpec spec;
   spec.session_id = fresh_marker("pty");
+  const std::string id = spec.session_id;
   spec.request = std::move(request);
   spec.signal = std::move(signal);
   bool done = false;
@@ -202,6 +214,7 @@ Spawned ShellFixture::spawn_on(Backend& backend, SpawnRequest request, AbortSign
     throw std::runtime_error("spawn did not complete");
   }
   remember(out);
+  if (observed_->on && out.session) observed_->sessions[id] = out.session.get();
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,11 +93,25 @@ class ShellFixture {
   // Helpers this fixture saw (for reaping in the destructor).
   void remember(const Spawned& s);
 
+  // With DSHPTY_TEST_OBSERVE=1 in the environment, every session spawned with config() is
+  // watched as a person's watcher would watch it, and more often: observe() after every
+  // chunk it prints (docs/watch.md). A suite run so shows that no observer changes a send's
+  // result or timing. How many observations were made:
+  std::uint64_t observations() const { return observed_->count; }
+
  private:
   struct ev_loop* loop_;
   bool own_loop_;
   std::string marker_;
   std::vector<pid_t> helpers_;
+  // The sessions by id, for the observing output hook: only the session printing calls it,
+  // so the one it finds is alive.
+  struct Observed {
+    bool on = false;
+    std::map<std::string, BackendSession*, std::less<>> sessions;
+    std::uint64_t count = 0;
+  };
+  std::shared_ptr<Observed> observed_ = std::make_shared<Observed>();
 };
 
 }  // namespace dshpty::test

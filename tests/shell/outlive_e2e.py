@@ -33,6 +33,12 @@ MCP = sys.argv[3] if len(sys.argv) > 3 else None
 WORK = tempfile.mkdtemp(prefix="dshpty-outlive-")
 HOME = os.path.join(WORK, "home")
 STATE = os.path.join(WORK, "state")
+
+
+def rendezvous():
+    """The state directory's files but the hosts' own watch sockets (docs/watch.md): a host
+    killed with SIGKILL leaves its host-PID.watch, which is no session's rendezvous."""
+    return [f for f in os.listdir(STATE) if not (f.startswith("host-") and f.endswith(".watch"))]
 os.mkdir(HOME)
 os.mkdir(STATE, 0o700)
 os.chmod(STATE, 0o700)
@@ -78,7 +84,7 @@ def record_named(name):
         fields = info(path)
         if fields.get("name") == name:
             return fields
-    fail(f"no rendezvous record named {name}: {os.listdir(STATE)}")
+    fail(f"no rendezvous record named {name}: {rendezvous()}")
 
 
 def read_all(h, sid):
@@ -284,7 +290,7 @@ def main():
 
     h2.ok({"id": 17, "op": "close", "sessionId": sid2})
     wait_gone([shell_pid, bg, helper], "close of the attached session")
-    check(records("sock") == [] and records("info") == [], f"the rendezvous is empty: {os.listdir(STATE)}")
+    check(records("sock") == [] and records("info") == [], f"the rendezvous is empty: {rendezvous()}")
 
     # ---- 2. without linger, the session dies with its host ------------------------------
     h3 = host()
@@ -293,7 +299,7 @@ def main():
     os.kill(h3.proc.pid, 9)
     h3.proc.wait()
     wait_gone([o["pid"]], "a session without linger after its host's death")
-    check(os.listdir(STATE) == [], "no rendezvous for a session without linger")
+    check(rendezvous() == [], "no rendezvous for a session without linger")
 
     # ---- 3. EOF detaches; linger runs out; the tombstone -------------------------------
     h4 = host()
@@ -314,14 +320,14 @@ def main():
     wait_until(lambda: records("tomb"), "the tombstone")
     wait_gone([o["pid"], helper, *escaped], "linger's expiry")
     check(pids_by_arg("4242") + pids_by_arg("4343") + pids_by_arg("4444") == [], "nothing of the tree is left")
-    check(records("sock") == [] and records("info") == [], f"only the tombstone is left: {os.listdir(STATE)}")
+    check(records("sock") == [] and records("info") == [], f"only the tombstone is left: {rendezvous()}")
     h5 = host()
     late = h5.ok({"id": 40, "op": "attach", "name": "short"})["sessions"]
     check(len(late) == 1 and late[0]["sessionId"] is None, f"a late attach gets the tombstone: {late}")
     check(late[0]["status"] == {"kind": "exited", "exitCode": None, "signal": "SIGKILL",
                                 "reason": "killed after linger"}, f"tombstone status: {late[0]}")
     h5.error({"id": 41, "op": "attach", "name": "short"}, "NO_SESSION")  # told once, then forgotten
-    check(os.listdir(STATE) == [], f"the tombstone is consumed: {os.listdir(STATE)}")
+    check(rendezvous() == [], f"the tombstone is consumed: {rendezvous()}")
 
     # ---- 4d. unsafe state directories ------------------------------------------------------
     loose = os.path.join(WORK, "loose")
@@ -382,7 +388,7 @@ def main():
     for h in (h5, h6, h8):
         h.ok({"id": 99, "op": "shutdown"})
         h.wait_exit()
-    check(os.listdir(STATE) == [], f"nothing is left in the state directory: {os.listdir(STATE)}")
+    check(rendezvous() == [], f"nothing is left in the state directory: {rendezvous()}")
 
     # ---- 6. the text face: --linger, EOF detaches, list and attach, quit kills --------------
     def text_repl(script):
@@ -401,7 +407,7 @@ def main():
     check("attached terminal session pty-1 (txt) [shell] running" in out, f"text attach: {out}")
     check("text-9" in out, f"a send after the text attach: {out}")
     wait_gone([int(rec["helper_pid"]), int(rec["shell_pid"])], "quit after the text attach")
-    check(os.listdir(STATE) == [], f"quit leaves nothing: {os.listdir(STATE)}")
+    check(rendezvous() == [], f"quit leaves nothing: {rendezvous()}")
 
     # ---- 7. MCP: SIGTERM detaches, a restarted server lists and attaches ------------------
     if MCP:
@@ -428,7 +434,7 @@ def main():
         m2.tool("terminal_close", {"session": "agent"})
         wait_gone([int(rec["helper_pid"]), int(rec["shell_pid"])], "MCP close after attach")
         check(m2.close_stdin_and_wait() == 0, "the MCP server exits 0")
-        check(os.listdir(STATE) == [], f"MCP leaves nothing: {os.listdir(STATE)}")
+        check(rendezvous() == [], f"MCP leaves nothing: {rendezvous()}")
     else:
         print("dshpty-mcp not built: its attach is not checked", flush=True)
 

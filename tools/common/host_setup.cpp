@@ -77,6 +77,7 @@ ShellConfig shell_config(const SessionOptions& options) {
   apply_policy(options, config);
   config.supervisor_path = find_supervisor();
   if (options.state_dir) config.state_dir = *options.state_dir;
+  config.watchable = options.watch;
   if (options.record_dir) config.record_dir = *options.record_dir;
   if (options.record_max_bytes) config.record_max_bytes = *options.record_max_bytes;
   return config;
@@ -93,6 +94,7 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   if (options.timeout) config.shell.send_timeout = *options.timeout;
   // Where this host keeps its lingering remote sessions' records (docs/outlive.md).
   if (options.state_dir) config.shell.state_dir = *options.state_dir;
+  config.shell.watchable = options.watch;
   if (options.record_dir) config.shell.record_dir = *options.record_dir;
   if (options.record_max_bytes) config.shell.record_max_bytes = *options.record_max_bytes;
   if (options.remote_timeout) {

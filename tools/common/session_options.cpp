@@ -78,6 +78,19 @@ std::optional<Status> parse_session_option(ArgReader& reader, SessionOptions& op
     (arg == "--rc" ? options.rc : options.history) = std::string(*text);
     return Status();
   }
+  if (arg == "--web") {
+    auto text = reader.value();
+    if (!text) return Status(text.error());
+    options.web = std::string(*text);
+    return Status();
+  }
+  if (arg == "--web-allow-remote") return reader.flag(options.web_allow_remote);
+  if (arg == "--no-watch") {
+    bool no_watch = false;
+    if (Status st = reader.flag(no_watch); !st) return st;
+    options.watch = false;
+    return Status();
+  }
   if (arg == "--state-dir") {
     auto text = reader.value();
     if (!text) return Status(text.error());
@@ -283,6 +296,11 @@ std::string_view session_options_usage() {
   --state-dir DIR         where lingering sessions wait for their next host (default
                           $XDG_RUNTIME_DIR/dshpty, else /tmp/dshpty-UID; it must be
                           a directory of ours with mode 0700)
+  --no-watch              nobody may watch the sessions (no watch socket in the state
+                          directory, no web page; docs/watch.md)
+  --web ADDR:PORT         serve a read-only web page of the sessions (loopback only; the
+                          token it needs is printed on stderr; docs/watch.md)
+  --web-allow-remote      let --web listen on an address other than loopback
   --record-dir DIR        record every session as an asciicast v2 file in DIR (a
                           session opened with record false is not; docs/watch.md)
   --record-max-bytes N    a recording's largest size (default 64 MiB): it ends with a

@@ -59,6 +59,13 @@ struct SessionOptions {
   // --state-dir: where lingering sessions meet their next host (docs/outlive.md); unset:
   // the default.
   std::optional<std::string> state_dir;
+  // --no-watch: nobody may watch this host's sessions (ShellConfig::watchable false, no watch
+  // socket, no web page; docs/watch.md).
+  bool watch = true;
+  // --web ADDR:PORT: the web page (docs/watch.md); --web-allow-remote lets ADDR be other
+  // than loopback.
+  std::optional<std::string> web;
+  bool web_allow_remote = false;
   // --record-dir DIR, --record-max-bytes N: recordings (ShellConfig::record_dir,
   // record_max_bytes; docs/watch.md "Recordings").
   std::optional<std::string> record_dir;

@@ -40,6 +40,8 @@ struct Settings {
   // makes the shell backend detach them when the host leaves (detach_lingering_on_close).
   std::string state_dir{};
   std::function<void()> detach_lingering{};
+  // How many people watch a session now (docs/watch.md); unset: nobody can.
+  std::function<unsigned(std::string_view session_id)> observers{};
   // The operator's confinement policy as the faces describe it (docs/security.md): the
   // mode a session gets when it names none, the modes it may name, the network fixed off.
   // The backend enforces it; the engine and the MCP schema only say it.
@@ -96,6 +98,10 @@ class Engine {
   bool has_activity(std::string_view owner);
   // The owner's sessions, in publication order.
   std::vector<SessionSnapshot> list(std::string_view owner);
+  // How many observers watch the session (`list` shows it); 0 when nobody can.
+  unsigned observers(std::string_view session_id) const {
+    return settings_.observers ? settings_.observers(session_id) : 0;
+  }
   // The limit one session reached (as list() says it), without a snapshot of every session.
   std::optional<LimitHit> limit_hit(std::string_view owner, std::string_view session_id);
   // The same, each with what it runs (SessionSnapshot::activity): what a face's list shows.

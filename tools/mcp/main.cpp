@@ -12,6 +12,8 @@
 #include "dshpty/shell.hpp"
 #include "engine.hpp"
 #include "host_setup.hpp"
+#include "host_watch.hpp"
+#include "web_face.hpp"
 #include "mcp_options.hpp"
 #include "mcp_server.hpp"
 #include "output_writer.hpp"
@@ -85,10 +87,13 @@ int main(int argc, char** argv) {
     mcp::McpServer* output_sink = nullptr;
     ShellConfig config = tool::shell_config(options);
     // Progress notifications learn of new output here, without polling.
-    config.on_raw_output = [&output_sink](std::string_view session_id, std::string_view) {
-      if (output_sink) output_sink->output_arrived(session_id);
-    };
     Service service(loop);
+    // People watching (docs/watch.md) learn of new output through the same tap.
+    watch::HostWatch watch(loop, service);
+    config.on_raw_output = [&output_sink, &watch](std::string_view session_id, std::string_view) {
+      if (output_sink) output_sink->output_arrived(session_id);
+      watch.output_arrived(session_id);
+    };
     // The remotes get the hook too: their sessions run the same terminal layer, which calls it
     // (remote.hpp's list of unused fields names it, but ShellSession reads it either way).
     std::vector<std::shared_ptr<Backend>> lingering;
@@ -97,8 +102,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dshpty-mcp: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
     } else {
-      engine::Engine engine(service, tool::engine_settings(options, std::move(lingering)));
-      exit_code = serve(loop, engine, output_sink);
+      engine::Settings settings = tool::engine_settings(options, std::move(lingering));
+      settings.observers = [&watch](std::string_view id) { return watch.observers(id); };
+      engine::Engine engine(service, std::move(settings));
+      // The watch socket is on by default: a state directory it cannot use is said, not
+      // fatal (the sessions work; only `watch` cannot find this host). --web is asked for.
+      if (Status watching = watch.start(options, tool::find_supervisor()); !watching)
+        std::fprintf(stderr, "dshpty-mcp: dshpty-repl watch cannot reach this host: %s\n", describe(watching.error()).c_str());
+      auto page = web::start_web_page(loop, watch.hub(), options, "dshpty-mcp");
+      if (!page) {
+        std::fprintf(stderr, "dshpty-mcp: %s\n", describe(page.error()).c_str());
+        exit_code = 1;
+      } else {
+        exit_code = serve(loop, engine, output_sink);
+      }
     }
   }
   ev_loop_destroy(loop);

@@ -253,7 +253,7 @@ void McpServer::run(const std::string& key, ToolCall call, Json progress_token) 
             if (!status) fail(key, status.error());
           },
           [&](ListCall&) {
-            std::string text = render::format_list(engine_.list_activity(kOwner));
+            std::string text = render::format_list(engine_.list_activity(kOwner), [this](std::string_view id) { return engine_.observers(id); });
             // Lingering sessions nobody holds; an unusable state directory just shows none.
             if (auto lingering = engine_.lingering(kOwner))
               text += render::format_lingering(*lingering, "terminal_attach");

@@ -227,6 +227,7 @@ void JsonServer::dispatch(jp::Request request) {
                   const Json parsed = Json::parse(*key, nullptr, /*allow_exceptions=*/false);
                   if (!parsed.is_discarded()) s["activity"]["job"]["sendId"] = parsed;
                 }
+              s["observers"] = engine_.observers(session.id);  // people watching (docs/watch.md)
               sessions.push_back(std::move(s));
             }
             respond(id, Json{{"sessions", std::move(sessions)}});

@@ -15,6 +15,9 @@
 #include "field_dump.hpp"
 #include "modes.hpp"
 #include "host_setup.hpp"
+#include "host_watch.hpp"
+#include "web_face.hpp"
+#include "watch_client.hpp"
 #include "options.hpp"
 #include "output_writer.hpp"
 
@@ -23,6 +26,8 @@ using namespace dshpty::repl;
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  // `dshpty-repl watch ...`: a person's read-only view of another host's session.
+  if (!args.empty() && args.front() == "watch") return watch::run_watch({args.begin() + 1, args.end()});
   auto parsed = parse_options(args);
   if (!parsed) {
     std::fprintf(stderr, "dshpty-repl: %s\nTry 'dshpty-repl --help'.\n", parsed.error()->message.c_str());
@@ -61,15 +66,31 @@ int main(int argc, char** argv) {
     if (options.json) out_flags.set_nonblocking();
 
     Service service(loop);
+    // People watching (docs/watch.md): the sessions' output tells the hub to redraw.
+    watch::HostWatch watch(loop, service);
+    ShellConfig config = tool::shell_config(options);
+    config.on_raw_output = [&watch](std::string_view session_id, std::string_view) { watch.output_arrived(session_id); };
     std::vector<std::shared_ptr<Backend>> lingering;
-    auto registration = tool::register_backends(service, loop, tool::shell_config(options), options, &lingering);
+    auto registration = tool::register_backends(service, loop, std::move(config), options, &lingering);
     if (!registration) {
       std::fprintf(stderr, "dshpty-repl: %s\n", describe(registration.error()).c_str());
       exit_code = 1;
     } else {
-      engine::Engine engine(service, tool::engine_settings(options, std::move(lingering)));
-      tool::OutputWriter out(loop, STDOUT_FILENO);
-      exit_code = options.json ? run_json_mode(loop, engine, out) : run_text_mode(loop, engine, out, options);
+      engine::Settings settings = tool::engine_settings(options, std::move(lingering));
+      settings.observers = [&watch](std::string_view id) { return watch.observers(id); };
+      engine::Engine engine(service, std::move(settings));
+      // The watch socket is on by default: a state directory it cannot use is said, not
+      // fatal (the sessions work; only `watch` cannot find this host). --web is asked for.
+      if (Status watching = watch.start(options, tool::find_supervisor()); !watching)
+        std::fprintf(stderr, "dshpty-repl: dshpty-repl watch cannot reach this host: %s\n", describe(watching.error()).c_str());
+      auto page = web::start_web_page(loop, watch.hub(), options, "dshpty-repl");
+      if (!page) {
+        std::fprintf(stderr, "dshpty-repl: %s\n", describe(page.error()).c_str());
+        exit_code = 1;
+      } else {
+        tool::OutputWriter out(loop, STDOUT_FILENO);
+        exit_code = options.json ? run_json_mode(loop, engine, out) : run_text_mode(loop, engine, out, options);
+      }
     }
   }
   ev_loop_destroy(loop);

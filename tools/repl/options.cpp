@@ -44,6 +44,7 @@ std::string version_text() { return "dshpty-repl " DSHPTY_VERSION "\n"; }
 
 std::string usage_text() {
   return R"HELP(Usage: dshpty-repl [OPTIONS]
+       dshpty-repl watch [--state-dir DIR] [NAME|ID] | watch --list   (docs/watch.md)
 
 Drive persistent PTY sessions of a dshpty service (local shell backend, and the
 remote ones of --remote) from a terminal, or from another program with --json. One

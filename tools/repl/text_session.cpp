@@ -69,7 +69,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       quit_requested_ = true;
       break;
     case Kind::list:
-      print_(format_list(engine_.list_activity(kOwner)));
+      print_(format_list(engine_.list_activity(kOwner), [this](std::string_view id) { return engine_.observers(id); }));
       if (auto lingering = engine_.lingering(kOwner)) print_(format_lingering(*lingering, "attach"));
       break;
     case Kind::attach:

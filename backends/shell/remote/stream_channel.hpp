@@ -119,6 +119,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   std::optional<std::size_t> take_back_input(std::size_t own) override;
   Status resize(unsigned rows, unsigned cols) override;
   TerminalFacts terminal_facts(FactSet wanted) const override;
+  bool facts_are_questions() const override { return true; }
   Status signal_group(pid_t pgid, int signo) override;
   bool proves_readers() const override { return has(frames::kCapProvesReaders); }
   void mark_readers() override;

@@ -223,7 +223,8 @@ std::string format_activity(const Activity& activity) {
   return out;
 }
 
-std::string format_list(const std::vector<SessionSnapshot>& sessions) {
+std::string format_list(const std::vector<SessionSnapshot>& sessions,
+                        const std::function<unsigned(std::string_view)>& observers) {
   if (sessions.empty()) return "(no terminal sessions)\n";
   std::string out;
   for (const auto& session : sessions) {
@@ -231,6 +232,7 @@ std::string format_list(const std::vector<SessionSnapshot>& sessions) {
     if (session.pid) out += " pid=" + std::to_string(*session.pid);
     if (session.confinement) out += " " + format_confinement(*session.confinement, false);
     if (session.limit_hit) out += " " + format_limit_hit(*session.limit_hit);
+    if (const unsigned n = observers ? observers(session.id) : 0; n > 0) out += " observers=" + std::to_string(n);
     // A recording is the operator's: the list speaks of it only when it stopped early.
     if (session.recording && session.recording->state == RecordingState::failed)
       out += " [recording failed: " + session.recording->error.value_or("") + "]";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,9 @@ std::string format_close(const std::string& session_id, bool closed_by_this_call
 // What a session runs, after its list line's status: " busy 42s: npm run dev (6 processes;
 // listening 127.0.0.1:5173)", or at the prompt only the ports something still listens on.
 std::string format_activity(const Activity& activity);
-std::string format_list(const std::vector<SessionSnapshot>& sessions);
+// `observers`, when given, says how many people watch each session (shown when any do).
+std::string format_list(const std::vector<SessionSnapshot>& sessions,
+                        const std::function<unsigned(std::string_view)>& observers = {});
 std::string format_use(const SessionSnapshot& session);
 // "error: CODE: message", an aggregate's children indented below.
 std::string format_error(const Error& error);
