@@ -153,7 +153,7 @@ struct SendResult {
   // the terminal's input queue. Then no signal was sent. 0 otherwise.
   std::uint64_t taken_back_bytes = 0;
   // The shell did not run the send's line (LineState); nullopt when it did, or nothing
-  // says otherwise. queued_behind is set with LineState::queued when the command is known.
+  // says otherwise. queued_behind is set with LineState::queued (and ::swallowed) when the command is known.
   std::optional<LineState> line_state{};
   std::optional<QueuedBehind> queued_behind{};
 };
