@@ -77,6 +77,9 @@ struct SendState {
   bool write_started() const noexcept { return stage >= Stage::writing; }
   bool landed() const noexcept { return stage == Stage::landed; }
   bool typed_ahead = true;  // written while the shell may not have been reading
+  // Typed ahead while another command held the terminal (its group's leader, at the write):
+  // if no command start (C) follows, that command read the line (LineState::swallowed).
+  std::optional<QueuedBehind> typed_behind;
   // One line written at the shell's own idle prompt (no keys, no line break but the final
   // Enter): the only new prompt that can follow is the one after that line ran, so its
   // marks alone settle it (send_readiness.cpp, check_prompt_readiness).

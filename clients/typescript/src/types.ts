@@ -170,7 +170,7 @@ export interface SendResult {
   extra: Extra;
 }
 
-export type LineState = 'continuation' | 'kept' | 'queued' | 'refused';
+export type LineState = 'continuation' | 'kept' | 'queued' | 'refused' | 'swallowed';
 
 export interface OutputDelta {
   delta: string;
