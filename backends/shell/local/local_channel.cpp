@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -267,6 +268,12 @@ std::optional<std::size_t> LocalChannel::read_input_unread() const {
   // Holding it for the instant of one ioctl cannot delay EIO on the master.
   UniqueFd peer(::ioctl(master_.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!peer.valid()) return std::nullopt;
+  // A poll of the slave waits for the kernel's worker to hand over what the master took
+  // (local/pty.cpp): without it a line written a moment ago reads as not there, while the
+  // shell still sleeps at its prompt about to get it.
+  pollfd p{peer.get(), POLLIN, 0};
+  while (::poll(&p, 1, 0) < 0 && errno == EINTR) {
+  }
   int unread = 0;
   if (::ioctl(peer.get(), FIONREAD, &unread) < 0) return std::nullopt;
   return static_cast<std::size_t>(unread);
