@@ -526,6 +526,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   }
   if (send_) note_line_state(*send_, reason, result);
   if (reason == WaitReason::matched && send_) result.match = send_->match;
+  if (send_) note_relayed_cancel(*send_, result);
   auto send = release_send();
   send->end_echo(false);
   if (send->write_started()) {

@@ -86,8 +86,10 @@ struct SendState {
   bool single_line_at_prompt = false;
   // A cancel under way: asked before the write landed (nothing is written if it had not
   // started; else a SIGINT once it lands), or waiting for the line's own command to start
-  // (its C mark: the line was typed behind another command and could not be taken back).
-  enum class Cancel { none, on_landing, on_command };
+  // (its C mark: the line was typed behind another command and could not be taken back),
+  // or left alone: the line went through a relay (ssh) to a far side whose marks are not
+  // seen, where a ^C could hit a command in front of it (SendResult::line_state queued).
+  enum class Cancel { none, on_landing, on_command, relayed };
   Cancel cancel = Cancel::none;
   // A cancel took all of the text back from the terminal's input queue before the shell
   // read it (SendResult::taken_back_bytes): the send is a check-in from then on.

@@ -220,6 +220,7 @@ class ShellSession final : public BackendSession,
   void note_taken_back(SendState& send);
   bool shell_owns_terminal() const;
   bool clear_held_line();
+  void note_relayed_cancel(const SendState& send, SendResult& result);
   void interrupt_foreground(bool own_command_only = false);
   void note_line_state(const SendState& send, WaitReason reason, SendResult& result);
 
