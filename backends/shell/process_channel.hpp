@@ -196,6 +196,10 @@ class ProcessChannel {
   // terminal as a relay does (proc/stdin_probe.hpp: beside a socket or a PTY master it
   // relays, or with a short timeout); false when that cannot be told.
   virtual bool foreground_relays() const { return false; }
+  // Of such a relay: it waits on another input beside the terminal (a socket, a PTY master:
+  // ssh, script), not on the terminal alone with a short timeout (vim waiting out its
+  // escape timeout). True when that cannot be told.
+  virtual bool foreground_relays_input() const { return foreground_relays(); }
 
   // ---- the tree -----------------------------------------------------------------------
   // SIGHUP/SIGTERM to the tree, SIGKILL to all of it after `grace`, until none is left;

@@ -23,12 +23,12 @@ bool ShellSession::cancel_send(SendState& send) {
     deferred_.post([this, weak = std::weak_ptr<SendState>(send_)] {
       auto s = weak.lock();
       if (!s || s != send_ || s->settled || s->write_started()) return;
-      s->check_in = true;
+      s->writes = SendState::Writes::nothing;
       begin_check_in(s);
     });
     return true;
   }
-  if (!send.check_in && take_back(send)) return true;
+  if (!send.checks_in() && take_back(send)) return true;
   if (!send.landed()) {
     // Written in part, and the channel cannot take it back: SIGINT once the rest landed.
     send.cancel = SendState::Cancel::on_landing;
@@ -109,7 +109,7 @@ void ShellSession::note_taken_back(SendState& send) {
   // still the one the check-in may settle at.
   if (send.landed() && !prompt_watch_.marker_seen()) prompt_watch_ = before_write_;
   send.taken_back = send.bytes.size();
-  send.check_in = true;
+  send.writes = SendState::Writes::nothing;
   send.cancel = SendState::Cancel::none;
   send.echo_pending = false;
   send.echo.clear();
@@ -120,7 +120,7 @@ void ShellSession::note_taken_back(SendState& send) {
 // A far side's answer to a take-back: when it took all of the live send's text, the
 // cancel's held SIGINT (waiting for the line's own command) is dropped.
 void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
-  if (!send_ || send_->settled || send_->check_in || send_->bytes.size() != own || taken < own) return;
+  if (!send_ || send_->settled || send_->checks_in() || send_->bytes.size() != own || taken < own) return;
   if (send_->cancel == SendState::Cancel::none &&
       std::none_of(held_signals_.begin(), held_signals_.end(),
                    [&](const HeldSignal& h) { return !h.signal && h.send == send_; })) {

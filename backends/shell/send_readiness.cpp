@@ -61,7 +61,7 @@ bool printable_line(std::string_view line) {
 // brought: the command read the line and ended; the shell never saw it. (A line the shell
 // read itself starts a command, or brings a second prompt: empty, a comment, refused.)
 bool line_swallowed(const SendState& send, const text::PromptWatch& watch) {
-  return send.typed_behind && send.landed() && !send.check_in && !watch.command_started() &&
+  return send.typed_behind && send.landed() && !send.checks_in() && !watch.command_started() &&
          watch.prompts() == 1 && watch.line_state().empty();
 }
 
@@ -95,6 +95,15 @@ std::pair<std::size_t, std::size_t> longest_line(std::string_view text) {
   return {longest, at};
 }
 }  // namespace
+
+// After foreground_reading() said no: the program in front took the terminal out of line
+// mode and relays no other input, so it reads keys itself (vim waiting out its escape
+// timeout, a pager drawing): what is typed now is its input, not a line typed ahead of it.
+// A relay (script, ssh) passes the line on to whoever is behind it.
+bool ShellSession::reads_keys_itself() const {
+  const auto modes = channel_->terminal_modes();
+  return modes && !modes->canonical && !channel_->foreground_relays_input();
+}
 
 bool ShellSendOperation::cancel() {
   if (state_->settled || !state_->session) return false;
@@ -133,8 +142,9 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   }
   auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
-  send->check_in = request.checks_in();
-  send->typed_text = !request.text.empty();
+  send->writes = request.checks_in()     ? SendState::Writes::nothing
+                 : request.text.empty() ? SendState::Writes::keys
+                                        : SendState::Writes::text;
   send->bytes = std::move(request.text);
   send->keys = std::move(*keys);
   if (Status st = arm_until(*send, request.until); !st) return st.error();
@@ -153,7 +163,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   deferred_.post([this, weak = std::weak_ptr<SendState>(send)] {
     auto s = weak.lock();
     if (!s || s != send_ || s->settled || s->cancel != SendState::Cancel::none) return;
-    if (s->check_in) {
+    if (s->checks_in()) {
       begin_check_in(s);
     } else if (aftermath_) {
       hold_write();
@@ -210,10 +220,10 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     // Another command holds the terminal, busy (not provably blocked reading it: a REPL at
     // its prompt is typed to, not typed ahead of): the line may be read by it, not by the
     // shell. Where readers cannot be proved nothing is claimed.
-    if (send->typed_text && send->submit && !params_.mark_nonce.empty() && shell_pid_ &&
+    if (send->writes == SendState::Writes::text && send->submit && !params_.mark_nonce.empty() && shell_pid_ &&
         channel_->proves_readers()) {
       const pid_t front = channel_->foreground_group();
-      if (front > 0 && front != *shell_pid_ && !channel_->foreground_reading())
+      if (front > 0 && front != *shell_pid_ && !channel_->foreground_reading() && !reads_keys_itself())
         send->typed_behind =
             QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
     }
@@ -591,7 +601,7 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.queued_behind = send.typed_behind;
     return;
   }
-  if (send.check_in || !send.landed() || !send.typed_text || prompt_watch_.line_taken()) return;
+  if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;
   const pid_t foreground = channel_->foreground_group();
   if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
     // The shell reads at its own prompt and took no line since the write: what was typed

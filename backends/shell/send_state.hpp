@@ -64,8 +64,11 @@ struct SendState {
   std::string bytes;          // what the write sends: the text, then the keys and "\r"
   std::vector<screen::Key> keys;  // encoded when the write starts, in the modes of then
   bool submit = true;             // "\r" after the text and keys
-  bool typed_text = false;        // the request had text (not keys alone: C-c, Up)
-  bool check_in = false;          // nothing to write: a look at what happened since (SendRequest)
+  // What the send writes: nothing (a check-in, a look at what happened since; a cancel that
+  // took the text back makes it one), keys alone (C-c, Up, a bare Enter), or text.
+  enum class Writes { nothing, keys, text };
+  Writes writes = Writes::nothing;
+  bool checks_in() const noexcept { return writes == Writes::nothing; }
   std::uint64_t lands_at = 0; // the session's written-byte count once the write landed
   // How far the write got, in order: queued (it starts from the loop), gated (it waits for
   // a reader after a signal: the write gate), writing, landed (every byte reached the

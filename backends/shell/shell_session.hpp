@@ -219,6 +219,7 @@ class ShellSession final : public BackendSession,
   bool take_back(SendState& send);
   void note_taken_back(SendState& send);
   bool shell_owns_terminal() const;
+  bool reads_keys_itself() const;
   bool clear_held_line();
   void note_relayed_cancel(const SendState& send, SendResult& result);
   void interrupt_foreground(bool own_command_only = false);

@@ -35,7 +35,7 @@ bool ShellSession::shell_starting_command() {
 // The live send typed a whole line (its Enter written) on a session whose shell marks its
 // prompts.
 bool ShellSession::send_typed_line() const {
-  return send_ && send_->landed() && !send_->check_in && send_->submit && !params_.mark_nonce.empty();
+  return send_ && send_->landed() && !send_->checks_in() && send_->submit && !params_.mark_nonce.empty();
 }
 
 Status ShellSession::deliver_signal(pid_t pgid, int signo) {

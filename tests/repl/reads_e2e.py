@@ -109,7 +109,7 @@ def test_refusals(repl_path):
         # Strict fields.
         err = repl.error({"id": 2, "op": "send", "sessionId": "pty-1", "text": "echo x", "timeout": 5}, "INVALID_ARGUMENT")
         check(err["message"] == 'unknown field "timeout" for op "send" (valid: id, op, owner, sessionId, text, '
-                                'keys, submit, timeoutMs, idleMs)', err)
+                                'keys, submit, timeoutMs, idleMs, until, background)', err)
         err = repl.error({"id": 3, "op": "cancel", "sendId": 1, "session": "pty-1"}, "INVALID_ARGUMENT")
         check(err["message"] == 'unknown field "session" for op "cancel" (valid: id, op, owner, sendId)', err)
         # Wait bounds: 1..86400000 ms, the same on every face.

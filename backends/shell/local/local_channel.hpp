@@ -59,6 +59,7 @@ class LocalChannel final : public ProcessChannel {
   void forget_readers() override;
   bool foreground_reading() override;
   bool foreground_relays() const override { return relaying_; }
+  bool foreground_relays_input() const override { return relaying_input_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
   // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
@@ -151,6 +152,7 @@ class LocalChannel final : public ProcessChannel {
   static constexpr std::size_t kWrittenTail = 16 * 1024;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
   bool relaying_ = false;                  // the last probe found a relay, not a reader
+  bool relaying_input_ = false;            // ... waiting on another input beside the terminal
   // The newest limit reached: reported by the helper where the kernel signals it (v1 OOM,
   // v2 events), else read from the counters when asked; the counts already taken in.
   mutable std::optional<LimitHit> limit_hit_;

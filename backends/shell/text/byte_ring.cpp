@@ -87,4 +87,19 @@ std::size_t ByteRing::count(std::uint64_t from, std::uint64_t to, char byte) con
                                   std::count(data, data + (n - first), byte));
 }
 
+void ByteRing::append_keeping_newest(std::string_view text) {
+  if (text.empty()) return;
+  if (text.size() >= limit_) {
+    const std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit_);
+    reset_at(end() + skip);
+    append(text.substr(skip));
+    return;
+  }
+  if (size_ + text.size() > limit_) {
+    const std::uint64_t cut = boundary_at_or_after(begin_ + (size_ + text.size() - limit_));
+    drop_front(static_cast<std::size_t>(cut - begin_));
+  }
+  append(text);
+}
+
 }  // namespace dshpty::text

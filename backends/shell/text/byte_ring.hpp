@@ -25,6 +25,9 @@ class ByteRing {
 
   // Precondition: size() + bytes.size() <= limit().
   void append(std::string_view bytes);
+  // Appends `bytes` and drops whole UTF-8 characters from the front to stay within the
+  // limit (of a chunk longer than the limit, only its own tail is stored).
+  void append_keeping_newest(std::string_view bytes);
   // Forgets the bytes from `offset` on: the next byte appended has offset `offset`.
   // Precondition: begin() <= offset <= end().
   void truncate(std::uint64_t offset) noexcept { size_ = static_cast<std::size_t>(offset - begin_); }

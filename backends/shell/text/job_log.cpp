@@ -10,19 +10,7 @@ JobLog::JobLog(std::size_t window) : ring_(std::max<std::size_t>(window, 1)) {}
 
 void JobLog::append(std::string_view text) {
   if (text.empty()) return;
-  const std::size_t limit = ring_.limit();
-  if (text.size() >= limit) {
-    // Only the chunk's own tail is kept: its head is dropped without ever being stored.
-    std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
-    ring_.reset_at(ring_.end() + skip);
-    ring_.append(text.substr(skip));
-    return;
-  }
-  if (ring_.size() + text.size() > limit) {
-    std::uint64_t cut = ring_.boundary_at_or_after(ring_.begin() + (ring_.size() + text.size() - limit));
-    ring_.drop_front(static_cast<std::size_t>(cut - ring_.begin()));
-  }
-  ring_.append(text);
+  ring_.append_keeping_newest(text);  // a chunk longer than the window: only its tail is stored
 }
 
 Result<JobRead> JobLog::read(std::uint64_t offset, std::size_t max_bytes) const {

@@ -16,18 +16,7 @@ void TailBuffer::append(std::string_view text, std::size_t newlines) {
   if (text.empty()) return;
   lines_ += newlines;
   if (line_before_ != 0 && newlines > 0) line_before_ = 0;
-  const std::size_t limit = ring_.limit();
-  if (text.size() >= limit) {
-    std::size_t skip = utf8::boundary_at_or_after(text, text.size() - limit);
-    ring_.reset_at(ring_.end() + skip);
-    ring_.append(text.substr(skip));
-    return;
-  }
-  if (ring_.size() + text.size() > limit) {
-    std::uint64_t cut = ring_.boundary_at_or_after(ring_.begin() + (ring_.size() + text.size() - limit));
-    ring_.drop_front(static_cast<std::size_t>(cut - ring_.begin()));
-  }
-  ring_.append(text);
+  ring_.append_keeping_newest(text);
 }
 
 std::size_t TailBuffer::rewrite_line(std::string_view line, std::size_t changed_from) {
