@@ -144,6 +144,10 @@ class ProcessChannel {
   virtual std::optional<std::string> command_line(pid_t /*pid*/) const { return std::nullopt; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
+  // Whether a signal_group(pgid, signo) just now reached no running process (its leader had
+  // ended on its own, nothing else of the group lives): the shell between two commands of a
+  // list still had that group in front. False when it cannot be told.
+  virtual bool signal_missed(pid_t /*pgid*/, int /*signo*/) const { return false; }
 
   // Readers of terminal_facts, one fact each.
   // The terminal's foreground process group, or -1 when it has none.

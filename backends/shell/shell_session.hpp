@@ -242,6 +242,10 @@ class ShellSession final : public BackendSession,
     // since the write), or the shell itself while it holds the line (at the deadline, its
     // group in front); never a command the line was typed ahead of.
     bool own_command_only = false;
+    // A cancel's SIGINT that reached this group too late (its command had exited, the shell
+    // not yet past it: ProcessChannel::signal_missed): it goes to the line's next command,
+    // once another group is in front, until the deadline.
+    pid_t missed = 0;
   };
   static constexpr std::chrono::milliseconds kSignalHold{500};
   static constexpr std::chrono::milliseconds kSignalHoldTick{1};
