@@ -116,6 +116,7 @@ SendText format_send_parts(const SendResult& result, std::size_t cap) {
   // cursor movement stripped: noise. The screen is what it shows.
   out.output = result.screen ? format_screen(*result.screen, cap) : viewport_lines(result, "(no new output)");
   out.screen = result.screen.has_value();
+  if (out.screen && !result.viewport.empty()) out.before_screen = viewport_lines(result, "");
   out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) + match_words(result) +
                (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
   if (result.taken_back_bytes > 0) out.status += "[cancelled: the text was taken back before the shell read it]\n";
