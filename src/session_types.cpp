@@ -37,6 +37,7 @@ std::string_view line_state_name(LineState state) noexcept {
     case LineState::kept: return "kept";
     case LineState::queued: return "queued";
     case LineState::refused: return "refused";
+    case LineState::swallowed: return "swallowed";
   }
   return "unknown";
 }

@@ -149,6 +149,10 @@ class ProcessChannel {
   virtual bool facts_are_questions() const { return false; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
+  // Whether a signal_group(pgid, signo) just now reached no running process (its leader had
+  // ended on its own, nothing else of the group lives): the shell between two commands of a
+  // list still had that group in front. False when it cannot be told.
+  virtual bool signal_missed(pid_t /*pgid*/, int /*signo*/) const { return false; }
 
   // Readers of terminal_facts, one fact each.
   // The terminal's foreground process group, or -1 when it has none.
@@ -201,6 +205,10 @@ class ProcessChannel {
   // terminal as a relay does (proc/stdin_probe.hpp: beside a socket or a PTY master it
   // relays, or with a short timeout); false when that cannot be told.
   virtual bool foreground_relays() const { return false; }
+  // Of such a relay: it waits on another input beside the terminal (a socket, a PTY master:
+  // ssh, script), not on the terminal alone with a short timeout (vim waiting out its
+  // escape timeout). True when that cannot be told.
+  virtual bool foreground_relays_input() const { return foreground_relays(); }
 
   // ---- the tree -----------------------------------------------------------------------
   // SIGHUP/SIGTERM to the tree, SIGKILL to all of it after `grace`, until none is left;

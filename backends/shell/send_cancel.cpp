@@ -87,6 +87,16 @@ bool ShellSession::clear_held_line() {
     return !h.signal && h.own_command_only && h.send == send_;
   });
   if (held == held_signals_.end()) return false;
+  // The shell seen asleep at its prompt may not have the line yet: the kernel hands the
+  // master's bytes over from a worker. A SIGINT then hit an empty prompt and the line ran
+  // to its end after it (3 of 28 cancels 0.5-4 ms after a send). So the queue is looked at
+  // once the worker is done (input_unread), and the shell seen still reading after that.
+  if (input_waiting() || !channel_->foreground_reading()) return false;
+  if (channel_->read_available() && (!send_ || prompt_watch_.command_started())) return false;
+  held = std::find_if(held_signals_.begin(), held_signals_.end(), [&](const HeldSignal& h) {
+    return !h.signal && h.own_command_only && h.send == send_;
+  });
+  if (held == held_signals_.end()) return false;
   held_signals_.erase(held);
   if (held_signals_.empty()) signal_hold_timer_.stop();
   (void)deliver_signal(*shell_pid_, SIGINT);
@@ -124,11 +134,14 @@ void ShellSession::on_taken_back(std::size_t own, std::size_t taken) {
 
 void ShellSession::interrupt_foreground(bool own_command_only) {
   // A relay in the foreground (ssh, script, docker -t) took the line for its far side: no
-  // mark says when the far command starts, and a signal would end the relay (ssh exits on
-  // one) or wait forever for that mark. The interrupt key goes through the relay instead, as
-  // a person's Ctrl-C would, to the far terminal's foreground.
+  // mark says whether the far side started it or holds it typed ahead behind a command
+  // still running there. A ^C through the relay would interrupt that command, not the
+  // line's own (measured: `sleep 2.5; echo FIRST-0`, then a send cancelled 50 ms later:
+  // FIRST-0 never printed); a signal would end the relay (ssh exits on one). So nothing is
+  // sent: the line was delivered and will run, and the result says so (note_relayed_cancel).
+  // Keys ["C-c"] interrupt the far foreground when the caller means it.
   if (own_command_only && !shell_owns_terminal() && channel_->foreground_relays()) {
-    channel_->write("\x03");
+    if (send_) send_->cancel = SendState::Cancel::relayed;
     return;
   }
   // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
@@ -137,6 +150,17 @@ void ShellSession::interrupt_foreground(bool own_command_only) {
     return;
   }
   (void)deliver_signal(channel_->foreground_group(), SIGINT);
+}
+
+// A cancel left a relayed line alone (interrupt_foreground): the result says the line is
+// delivered, not taken back, and waits (or runs) behind the relay.
+void ShellSession::note_relayed_cancel(const SendState& send, SendResult& result) {
+  if (send.cancel != SendState::Cancel::relayed || result.line_state || !channel_) return;
+  result.line_state = LineState::queued;
+  const pid_t relay = channel_->foreground_group();
+  if (relay > 0 && (!shell_pid_ || relay != *shell_pid_)) {
+    result.queued_behind = QueuedBehind{static_cast<int>(relay), channel_->command_line(relay).value_or(std::string())};
+  }
 }
 
 }  // namespace dshpty::shell

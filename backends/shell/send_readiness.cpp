@@ -56,6 +56,15 @@ bool printable_line(std::string_view line) {
   return out.text == line && out.markers.empty() && !out.line_controls;
 }
 
+// A line typed while another command held the terminal, settled at the shell's next prompt
+// with no command start (C) since the write and only the one prompt that command's end
+// brought: the command read the line and ended; the shell never saw it. (A line the shell
+// read itself starts a command, or brings a second prompt: empty, a comment, refused.)
+bool line_swallowed(const SendState& send, const text::PromptWatch& watch) {
+  return send.typed_behind && send.landed() && !send.checks_in() && !watch.command_started() &&
+         watch.prompts() == 1 && watch.line_state().empty();
+}
+
 // Where the shell's echo of a typed line ends in `chunk`: its first command start (C: the
 // line was read) or new prompt or line state (P, L: it was not run), if any.
 const text::PromptMarker* echo_end(const text::SanitizedText& chunk) {
@@ -86,6 +95,15 @@ std::pair<std::size_t, std::size_t> longest_line(std::string_view text) {
   return {longest, at};
 }
 }  // namespace
+
+// After foreground_reading() said no: the program in front took the terminal out of line
+// mode and relays no other input, so it reads keys itself (vim waiting out its escape
+// timeout, a pager drawing): what is typed now is its input, not a line typed ahead of it.
+// A relay (script, ssh) passes the line on to whoever is behind it.
+bool ShellSession::reads_keys_itself() const {
+  const auto modes = channel_->terminal_modes();
+  return modes && !modes->canonical && !channel_->foreground_relays_input();
+}
 
 bool ShellSendOperation::cancel() {
   if (state_->settled || !state_->session) return false;
@@ -202,6 +220,16 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     // so its prompt cannot be read as one printed after the write.
     channel_->read_available();
     if (send != send_) return;  // the output settled it (the shell exited)
+    // Another command holds the terminal, busy (not provably blocked reading it: a REPL at
+    // its prompt is typed to, not typed ahead of): the line may be read by it, not by the
+    // shell. Where readers cannot be proved nothing is claimed.
+    if (send->writes == SendState::Writes::text && send->submit && !params_.mark_nonce.empty() && shell_pid_ &&
+        channel_->proves_readers()) {
+      const pid_t front = channel_->foreground_group();
+      if (front > 0 && front != *shell_pid_ && !channel_->foreground_reading() && !reads_keys_itself())
+        send->typed_behind =
+            QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
+    }
   }
   // No answer to a query waits in front of this write: the reader that asked gets it now
   // (it is blocked in its read), or nobody does (terminal_answers.cpp).
@@ -508,7 +536,10 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
       // The shell's own prompt: its line editor reads, never a hidden input. The status and
       // the cwd are the shell's own words, from its marks (the cwd from the kernel when the
       // integration could not say it).
-      result.exit_code = prompt_watch_.last_status();
+      // The status is this send's only if its line started a command after the write; a
+      // line typed behind another command may have ended that command's read instead.
+      if (!send_ || !send_->typed_behind || prompt_watch_.command_started())
+        result.exit_code = prompt_watch_.last_status();
       result.cwd = prompt_watch_.cwd();
       if (!result.cwd) result.cwd = channel_->shell_cwd();
       idle_at_prompt_ = !aftermath_;
@@ -518,6 +549,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   }
   if (send_) note_line_state(*send_, reason, result);
   if (reason == WaitReason::matched && send_) result.match = send_->match;
+  if (send_) note_relayed_cancel(*send_, result);
   auto send = release_send();
   send->end_echo(false);
   if (send->write_started()) {
@@ -576,6 +608,11 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
   }
   if (said == "refused") {
     result.line_state = LineState::refused;
+    return;
+  }
+  if (reason == WaitReason::stdin_read && line_swallowed(send, prompt_watch_)) {
+    result.line_state = LineState::swallowed;
+    result.queued_behind = send.typed_behind;
     return;
   }
   if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;

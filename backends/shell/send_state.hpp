@@ -107,14 +107,19 @@ struct SendState {
   bool write_started() const noexcept { return stage >= Stage::writing; }
   bool landed() const noexcept { return stage == Stage::landed; }
   bool typed_ahead = true;  // written while the shell may not have been reading
+  // Typed ahead while another command held the terminal (its group's leader, at the write):
+  // if no command start (C) follows, that command read the line (LineState::swallowed).
+  std::optional<QueuedBehind> typed_behind;
   // One line written at the shell's own idle prompt (no keys, no line break but the final
   // Enter): the only new prompt that can follow is the one after that line ran, so its
   // marks alone settle it (send_readiness.cpp, check_prompt_readiness).
   bool single_line_at_prompt = false;
   // A cancel under way: asked before the write landed (nothing is written if it had not
   // started; else a SIGINT once it lands), or waiting for the line's own command to start
-  // (its C mark: the line was typed behind another command and could not be taken back).
-  enum class Cancel { none, on_landing, on_command };
+  // (its C mark: the line was typed behind another command and could not be taken back),
+  // or left alone: the line went through a relay (ssh) to a far side whose marks are not
+  // seen, where a ^C could hit a command in front of it (SendResult::line_state queued).
+  enum class Cancel { none, on_landing, on_command, relayed };
   Cancel cancel = Cancel::none;
   // A cancel took all of the text back from the terminal's input queue before the shell
   // read it (SendResult::taken_back_bytes): the send is a check-in from then on.

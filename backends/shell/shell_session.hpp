@@ -247,7 +247,9 @@ class ShellSession final : public BackendSession,
   bool take_back(SendState& send);
   void note_taken_back(SendState& send);
   bool shell_owns_terminal() const;
+  bool reads_keys_itself() const;
   bool clear_held_line();
+  void note_relayed_cancel(const SendState& send, SendResult& result);
   void interrupt_foreground(bool own_command_only = false);
   void note_line_state(const SendState& send, WaitReason reason, SendResult& result);
 
@@ -268,6 +270,10 @@ class ShellSession final : public BackendSession,
     // since the write), or the shell itself while it holds the line (at the deadline, its
     // group in front); never a command the line was typed ahead of.
     bool own_command_only = false;
+    // A cancel's SIGINT that reached this group too late (its command had exited, the shell
+    // not yet past it: ProcessChannel::signal_missed): it goes to the line's next command,
+    // once another group is in front, until the deadline.
+    pid_t missed = 0;
   };
   static constexpr std::chrono::milliseconds kSignalHold{500};
   static constexpr std::chrono::milliseconds kSignalHoldTick{1};

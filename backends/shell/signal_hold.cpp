@@ -69,13 +69,28 @@ void ShellSession::release_held_signals() {
   if (channel_ && !channel_->output_ended()) channel_->read_available();
   if (held_signals_.empty()) return;
   const bool waiting = shell_starting_command();
+  const pid_t front = channel_->foreground_group();
   const ev_tstamp now = ev_now(loop_);
   std::vector<HeldSignal> due;
   for (auto it = held_signals_.begin(); it != held_signals_.end();) {
     // A cancel of a typed line waits for its own command's start (its C mark), however the
     // terminal looks: a command still running in front of a line typed ahead is not it.
     const bool own_started = !it->own_command_only || prompt_watch_.command_started();
-    if ((waiting || !own_started) && now < it->deadline) {
+    bool hold = (waiting || !own_started) && now < it->deadline;
+    // The line's command started and the shell has the terminal again: between two commands
+    // of its list (it was seen "reading" there, and a SIGINT to it let the list run on), or
+    // the line is over and its prompt settles the send. The next command gets it.
+    if (it->own_command_only && own_started && shell_pid_ && front == *shell_pid_) hold = now < it->deadline;
+    if (it->missed) {
+      // Its SIGINT missed the line's command: the next one in front gets it. Nothing new
+      // in front by the deadline (the list over, or a long builtin): dropped.
+      if (now >= it->deadline || it->send != send_ || !send_ || send_->settled) {
+        it = held_signals_.erase(it);
+        continue;
+      }
+      hold = waiting || front <= 0 || front == it->missed || (shell_pid_ && front == *shell_pid_);
+    }
+    if (hold) {
       ++it;
       continue;
     }
@@ -99,7 +114,16 @@ void ShellSession::release_held_signals() {
         held.send->cancel = SendState::Cancel::on_command;
         continue;
       }
-      (void)deliver_signal(foreground, held.signo);
+      const Status delivered = deliver_signal(foreground, held.signo);
+      // Measured before this: 10 of 80 cancels a few ms after the write of
+      // `touch f; sleep 0.3; echo x` hit touch's group just after touch exited, while bash
+      // had not yet reaped it and taken the terminal back; the list then ran to its end.
+      if (held.own_command_only && (!shell_pid_ || foreground != *shell_pid_) && now < held.deadline &&
+          (!delivered || channel_->signal_missed(foreground, held.signo))) {
+        held.missed = foreground;
+        held_signals_.push_back(std::move(held));
+        signal_hold_timer_.start_if_idle(kSignalHoldTick, kSignalHoldTick);
+      }
       continue;
     }
     const pid_t pgid = channel_->foreground_group();

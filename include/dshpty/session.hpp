@@ -86,11 +86,14 @@ std::string_view evidence_name(Evidence evidence) noexcept;
 //                 running command (SendResult::queued_behind), and runs when it ends
 //   refused       the shell refused the line (fish, a syntax error) and the integration
 //                 cleared it: nothing of it ran, nothing of it is left
-enum class LineState { continuation, kept, queued, refused };
-// "continuation", "kept", "queued", "refused".
+//   swallowed     typed ahead, and read by the command in front (SendResult::queued_behind),
+//                 which then ended: the shell never ran it, and never will
+enum class LineState { continuation, kept, queued, refused, swallowed };
+// "continuation", "kept", "queued", "refused", "swallowed".
 std::string_view line_state_name(LineState state) noexcept;
 
-// The command a queued line waits behind: the foreground group's leader.
+// The command a queued line waits behind (or a swallowed line was typed behind): the
+// foreground group's leader.
 struct QueuedBehind {
   int pid = 0;
   std::string command{};  // its command line, arguments joined by spaces (may be empty)
@@ -177,7 +180,7 @@ struct SendResult {
   // the terminal's input queue. Then no signal was sent. 0 otherwise.
   std::uint64_t taken_back_bytes = 0;
   // The shell did not run the send's line (LineState); nullopt when it did, or nothing
-  // says otherwise. queued_behind is set with LineState::queued when the command is known.
+  // says otherwise. queued_behind is set with LineState::queued (and ::swallowed) when the command is known.
   std::optional<LineState> line_state{};
   std::optional<QueuedBehind> queued_behind{};
   // WaitReason::matched: what held.

@@ -10,7 +10,9 @@ the stdin probe. Through the real dshpty-repl --json:
           too, and the answer reaches it; `exit` is back at the shell's prompt.
   local   `script -q -c`, a python `select([stdin], [], [], 0.5)` loop and a python PTY relay
           (what apt does with dpkg) run to their end; the positive controls `read x` and
-          python `input()` still settle stdin_read (evidence stdin_probe).
+          python `input()` still settle stdin_read (evidence stdin_probe); a cancel through
+          a relay interrupts nothing (a line typed ahead of a far command leaves it running)
+          and says lineState queued.
   far     the same relay on a remote session (`sh -c 'exec SUPERVISOR --stdio'`): the far
           helper's probe says relay, the host's result says so too.
 
@@ -178,29 +180,56 @@ def case_local():
         face.close()
 
 
-def cancel_through_relay(face, session):
-    """A cancel of a send the relay took: the interrupt key goes through the relay (as a
-    person's Ctrl-C), the far command stops, and the relay's shell reads again."""
-    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
-    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
+def start_send(face, session, text):
+    """A send answered later (face.repl.response): its id."""
     face.n += 1
     rid = face.n
-    face.repl.request({"id": rid, "op": "send", "sessionId": session, "text": "sleep 20; echo LONG-$((6*7))",
-                       "idleMs": 30000, "timeoutMs": 60000})
+    face.repl.request({"id": rid, "op": "send", "sessionId": session, "text": text,
+                       "idleMs": IDLE_MS, "timeoutMs": 60000})
+    return rid
+
+
+def wait_for_echo(face, rid, needle):
     seen = ""
     for _ in range(400):  # the far side has the line once its echo came back
         seen += face.call("output", sendId=rid)["delta"]
-        if "sleep 20" in seen:
-            break
+        if needle in seen:
+            return
         time.sleep(0.01)
-    check("sleep 20" in seen, f"the echo never came: {seen!r}")
+    fail(f"the echo never came: {seen!r}")
+
+
+def cancel_through_relay(face, session):
+    """A cancel of a send the relay took interrupts nothing: no mark says whether the far
+    side runs the line or holds it behind a command of its own, and a ^C there would hit
+    that command. The result says the line is queued behind the relay; the key C-c, sent
+    on purpose, still interrupts the far foreground. A line typed ahead of a far command
+    and cancelled leaves that command to finish."""
+    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
+    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
+    # Typed ahead: the far command in front runs to its end; the cancelled line runs after.
+    front = face.send(session, "sleep 2; echo FIRST-$((6*7))", idleMs=300)
+    check("FIRST-42" not in front["viewport"], f"the far command ended too soon: {show(front)}")
+    rid = start_send(face, session, "echo SECOND-$((6*7))")
+    wait_for_echo(face, rid, "echo SECOND")
     check(face.call("cancel", sendId=rid)["cancelled"] is True, "cancel")
     cancelled = face.repl.response(rid)
     check(cancelled.get("ok") is True, f"the cancelled send: {cancelled}")
+    check(cancelled["result"].get("lineState") == "queued",
+          f"a relayed cancel says its line is queued: {cancelled['result']}")
+    both = run_to_end(face, session, "echo THIRD-$((6*7))")
+    seen = cancelled["result"]["viewport"] + both["viewport"]
+    check("FIRST-42" in seen and "SECOND-42" in seen and "THIRD-42" in seen,
+          f"the command in front was interrupted: {show(cancelled['result'])} then {show(both)}")
+    # Its own command: the cancel leaves it too; C-c is how the caller interrupts it.
+    rid = start_send(face, session, "sleep 20; echo LONG-$((6*7))")
+    wait_for_echo(face, rid, "sleep 20")
+    check(face.call("cancel", sendId=rid)["cancelled"] is True, "cancel")
+    check(face.repl.response(rid)["result"].get("lineState") == "queued", "own command: queued")
+    face.send(session, keys=["C-c"], idleMs=300)
     after = face.send(session, "echo ALIVE-$((6*7))")
     expect_relay_output(after, "ALIVE-42", "the inner shell reads again")
-    check("LONG-42" not in after["viewport"] and "LONG-42" not in cancelled["result"]["viewport"],
-          f"the far command ran on: {show(after)}")
+    check("LONG-42" not in after["viewport"], f"the far command ran on after C-c: {show(after)}")
     expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
 
 

@@ -168,3 +168,16 @@ TEST_CASE("a line not run: a continuation mark until the line is taken; a refuse
   s.feed(mark("L;state=continuation", "ffffffffffffffff"));
   CHECK(s.watch.line_state().empty());
 }
+
+TEST_CASE("prompts since the write: one for a line the command in front read, two for one the shell read") {
+  Session s;
+  // The command in front ends: its status, one new prompt, no command start.
+  CHECK(s.feed(prompt(0)));
+  CHECK(s.watch.prompts() == 1);
+  CHECK_FALSE(s.watch.command_started());
+  // The shell then reads an empty line (bash: the prompt hook again, no C).
+  CHECK(s.feed("\r\n" + mark("P;cwd=/tmp;n=2") + mark("D;0") + mark("A") + "dsh> " + mark("B")));
+  CHECK(s.watch.prompts() == 2);
+  s.watch.reset();
+  CHECK(s.watch.prompts() == 0);
+}

@@ -10,6 +10,7 @@
 #include "render/linger_format.hpp"
 #include "render/text_format.hpp"
 #include "session_lookup.hpp"
+#include "text/truncation.hpp"
 
 #ifndef DSHPTY_VERSION
 #define DSHPTY_VERSION "unknown"
@@ -422,15 +423,45 @@ void McpServer::finish(const std::string& key, std::string text, bool is_error) 
 void McpServer::fail(const std::string& key, const Error& error) { finish(key, render::format_error(error), true); }
 
 void McpServer::finish_send(const std::string& key, const SendResult& result) {
+  const auto it = calls_.find(key);
+  if (it == calls_.end()) return;
+  const std::string session = it->second.session_id;
   // The cap bounds the output (the backend cut the viewport to it); the status lines are
   // never cut.
   render::SendText parts = render::format_send_parts(result, cap());
+  // Ended on the alternate screen: what was printed before the switch, then the screen.
+  std::string printed = parts.screen ? parts.before_screen : result.viewport.empty() ? "" : parts.output;
+  if (it->second.cancelled) {
+    // No response goes out, but the result moved the session's shown-output cursor: what it
+    // held (the command in front's output, say) is the next send's on this session.
+    if (!printed.empty()) {
+      Unshown& held = unshown_[session];
+      held.output = fit(held.output + printed);
+      held.call = it->second.id.token();
+    }
+    answer(key, Json());
+    return;
+  }
+  if (const auto held = unshown_.find(session); held != unshown_.end()) {
+    parts.output = fit(held->second.output + (parts.screen ? parts.before_screen + parts.output : printed));
+    parts.status += "[first: the output of cancelled call " + held->second.call + ", which got no response]\n";
+    unshown_.erase(held);
+  } else if (parts.screen && !parts.before_screen.empty()) {
+    parts.output = fit(parts.before_screen + parts.output);
+  }
   // A limit the session reached, read when the send settled (as terminal_list shows it).
   if (const auto it = calls_.find(key); it != calls_.end())
     if (auto hit = engine_.limit_hit(kOwner, it->second.session_id))
       parts.status += render::format_limit_hit(*hit) + "\n";
   answer(key, Json{{"content", Json::array({text_item(std::move(parts.output)), text_item(std::move(parts.status))})},
                    {"isError", false}});
+}
+
+std::string McpServer::fit(std::string text) const {
+  if (text.size() <= cap()) return text;
+  std::string out = text::cut_to_fit(text, cap()).text;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
 }
 
 void McpServer::answer(const std::string& key, Json result) {

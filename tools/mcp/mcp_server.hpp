@@ -90,6 +90,8 @@ class McpServer {
   // A send's result: the output, then the status lines, as two content items, so no output
   // can pose as a status (render::format_send_parts).
   void finish_send(const std::string& key, const SendResult& result);
+  // Output joined from two parts, cut to the cap by the one truncation rule if over it.
+  std::string fit(std::string text) const;
   void answer(const std::string& key, Json result);
   void write(const Json& message);
   // A response: into the batch being handled, if any, else out.
@@ -119,6 +121,13 @@ class McpServer {
   std::uint64_t jobs_minted_ = 0;
   static constexpr std::size_t kJobsKept = 256;
   struct ev_loop* loop_ = nullptr;
+  // Output a cancelled send's result held, by session id: the call gets no response, so the
+  // session's next send result carries it first (its shown-output cursor moved past it).
+  struct Unshown {
+    std::string output;
+    std::string call;  // the cancelled call's request id, as the client wrote it
+  };
+  std::map<std::string, Unshown, std::less<>> unshown_;
   bool shutdown_started_ = false;
   std::string version_;             // the revision initialize agreed on ("" before it)
   std::shared_ptr<Batch> batch_;    // the batch whose items are being handled now

@@ -139,6 +139,7 @@ inline constexpr std::uint8_t kStateModesKnown = 4;
 inline constexpr std::uint8_t kStateReading = 8;        // the foreground group blocked reading
 inline constexpr std::uint8_t kStateLeaderIsShell = 16;  // its leader not exec'd yet
 inline constexpr std::uint8_t kStateRelaying = 32;  // no reader: it waits as a relay does
+inline constexpr std::uint8_t kStateRelayingInput = 64;  // ... on another input (not a timeout)
 
 enum class Type : std::uint8_t {
   // host -> helper

@@ -407,12 +407,14 @@ void LocalChannel::forget_readers() {
 }
 
 bool LocalChannel::foreground_reading() {
-  relaying_ = false;
+  relaying_ = relaying_input_ = false;
   if (!probe_) return false;
   pid_t pgid = read_foreground();
   if (pgid <= 0) return false;
-  const proc::ProbeVerdict verdict = probe_->check(pgid);
+  proc::ProbeEvidence evidence;
+  const proc::ProbeVerdict verdict = probe_->check(pgid, &evidence);
   relaying_ = verdict == proc::ProbeVerdict::relaying;
+  relaying_input_ = relaying_ && evidence.relayed_fd >= 0;
   return verdict == proc::ProbeVerdict::blocked_reading;
 }
 

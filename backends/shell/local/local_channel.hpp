@@ -53,12 +53,14 @@ class LocalChannel final : public ProcessChannel {
   TerminalFacts terminal_facts(FactSet wanted) const override;
   std::optional<std::string> command_line(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
+  bool signal_missed(pid_t pgid, int signo) const override { return proc::signal_missed(pgid, signo); }
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
   void mark_shell_reader(pid_t shell) override;
   void forget_readers() override;
   bool foreground_reading() override;
   bool foreground_relays() const override { return relaying_; }
+  bool foreground_relays_input() const override { return relaying_input_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
   // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
@@ -154,6 +156,7 @@ class LocalChannel final : public ProcessChannel {
   static constexpr std::size_t kWrittenTail = 16 * 1024;
   std::optional<proc::StdinProbe> probe_;  // where this platform can tell
   bool relaying_ = false;                  // the last probe found a relay, not a reader
+  bool relaying_input_ = false;            // ... waiting on another input beside the terminal
   // The newest limit reached: reported by the helper where the kernel signals it (v1 OOM,
   // v2 events), else read from the counters when asked; the counts already taken in.
   mutable std::optional<LimitHit> limit_hit_;

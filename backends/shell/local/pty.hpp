@@ -23,9 +23,9 @@ Result<PtyPair> open_pty(unsigned rows, unsigned cols);
 Status set_window_size(int master, unsigned rows, unsigned cols);
 // Removes what the terminal's reader has not taken from its input queue (the line
 // discipline's buffer, a canonical line included, and what the kernel has not handed to
-// it yet): the bytes removed, or nullopt when the terminal could not be asked. In
-// canonical mode an unfinished last line is removed but not counted (the kernel counts
-// whole lines only).
+// it yet): the bytes removed, or nullopt when the terminal could not be asked. The bytes
+// are read off the queue, so a reader racing the call gets each byte or this count does,
+// never both. In canonical mode an unfinished last line is removed but not counted.
 std::optional<std::size_t> flush_unread_input(int master);
 
 }  // namespace dshpty::shell

@@ -2,6 +2,10 @@
 // the session's tree where one is given, else a scan of /proc.
 #include "proc/stdin_probe.hpp"
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "proc/procfs.hpp"
 #include "proc/process_tree.hpp"
 
@@ -34,5 +38,26 @@ std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {
 }
 
 #endif
+
+bool signal_missed(pid_t pgid, int signo) {
+  procfs::Stat leader;
+  if (pgid <= 0) return false;
+  if (!procfs::read_stat(pgid, leader)) return ::kill(-pgid, 0) < 0 && errno == ESRCH;
+  if (leader.state != 'Z' && leader.state != 'X') return false;
+  int status = 0;
+  if (procfs::exit_status(pgid, status) && WIFSIGNALED(status) && WTERMSIG(status) == signo) return false;
+  // The leader ended on its own; a pipeline's later commands, its group's other members,
+  // are its siblings (the shell forked them all).
+  procfs::Stat parent;
+  if (!procfs::read_stat(leader.ppid, parent)) return false;
+  bool live = false;
+  const auto read = procfs::for_each_child(leader.ppid, parent.threads, [&](pid_t child) {
+    procfs::Stat member;
+    if (child != pgid && procfs::read_stat(child, member) && member.pgrp == pgid && member.state != 'Z' &&
+        member.state != 'X')
+      live = true;
+  });
+  return read == procfs::ChildrenRead::ok && !live;
+}
 
 }  // namespace dshpty::proc

@@ -120,6 +120,30 @@ inline bool read_stat(pid_t pid, Stat& out) {
   return true;
 }
 
+// A zombie's status as waitpid would report it: field 52 (exit_code) of its stat, which
+// Linux has since 3.5. False when the process is gone or the field is not there.
+inline bool exit_status(pid_t pid, int& out) {
+  char buf[1024];
+  const long n = read_small(Path(pid).text("/stat").c_str(), buf, sizeof buf);
+  if (n <= 0) return false;
+  const char* p = std::strrchr(buf, ')');
+  if (!p) return false;
+  long field = 2;  // ')' ends field 2 (comm)
+  long value = 0;
+  for (++p; *p == ' ';) {
+    ++p;
+    if (!parse_decimal(p, value)) {
+      while (*p && *p != ' ') ++p;  // the state, a letter
+    }
+    ++field;
+    if (field == 52) {
+      out = static_cast<int>(value);
+      return true;
+    }
+  }
+  return false;
+}
+
 // The signals a process ignores: the SigIgn line of /proc/<pid>/status, a hex mask with
 // bit signo-1 for each. 0 when the process is gone (or pid is none).
 inline unsigned long long ignored_signals(pid_t pid) {

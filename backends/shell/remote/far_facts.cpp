@@ -13,7 +13,9 @@ void FarFacts::apply(const frames::State& state) {
   if (state.seq != 0 && state.seq > stale_before_) {
     answered_seq_ = std::max(answered_seq_, state.seq);
     reading_ = (facts_.flags & frames::kStateReading) != 0;
-    relaying_ = (facts_.flags & frames::kStateRelaying) != 0;
+    relay_ = !(facts_.flags & frames::kStateRelaying)     ? Relay::none
+             : (facts_.flags & frames::kStateRelayingInput) ? Relay::input
+                                                             : Relay::timed;
     leader_is_shell_ = (facts_.flags & frames::kStateLeaderIsShell) != 0;
   }
 }

@@ -46,7 +46,8 @@ class FarFacts {
   // `probe`, a probe's answer (readers, the leader). No foreground is -1.
   frames::TerminalFacts current(bool bound, bool probe) const;
   bool foreground_reading();
-  bool relaying() const { return relaying_; }
+  bool relaying() const { return relay_ != Relay::none; }
+  bool relaying_input() const { return relay_ == Relay::input; }
 
  private:
   enum class Need { bound_facts, probe_answer };
@@ -59,7 +60,10 @@ class FarFacts {
   std::function<void(std::string)> post_;
   frames::TerminalFacts facts_;
   bool reading_ = false;         // from the latest fresh answer, until output follows it
-  bool relaying_ = false;        // the same answer found a relay (kStateRelaying)
+  // The same answer found a relay (kStateRelaying): on another input (kStateRelayingInput),
+  // or on the terminal alone with a short timeout.
+  enum class Relay { none, timed, input };
+  Relay relay_ = Relay::none;
   bool leader_is_shell_ = true;  // likewise
   mutable std::uint32_t next_seq_ = 0;  // the last PROBE's seq
   std::uint32_t stale_before_ = 0;      // answers to probes up to this seq are stale

@@ -127,6 +127,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   void forget_readers() override;
   bool foreground_reading() override { return facts_.foreground_reading(); }
   bool foreground_relays() const override { return facts_.relaying(); }
+  bool foreground_relays_input() const override { return facts_.relaying_input(); }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_ && transport_ended(); }
   void release() override;

@@ -33,7 +33,8 @@ frames::TerminalFacts Bridge::cheap_facts() const {
 void Bridge::queue_state(std::uint32_t seq, const frames::TerminalFacts& f) {
   link_.queue(frames::State{seq, sent_, f});
   last_ = f;
-  last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateRelaying | frames::kStateLeaderIsShell));
+  last_.flags &= static_cast<std::uint8_t>(~(frames::kStateReading | frames::kStateRelaying |
+                                              frames::kStateRelayingInput | frames::kStateLeaderIsShell));
 }
 
 void Bridge::answer_probe(std::uint32_t seq) {
@@ -51,6 +52,7 @@ void Bridge::answer_probe(std::uint32_t seq) {
     f.ignored_signals = procfs::ignored_signals(f.foreground);
     if (!paused_ && channel_->foreground_reading()) f.flags |= frames::kStateReading;
     if (!paused_ && channel_->foreground_relays()) f.flags |= frames::kStateRelaying;
+    if (!paused_ && channel_->foreground_relays_input()) f.flags |= frames::kStateRelayingInput;
     if (shell_pid_ > 0 && channel_->leader_is_shell_copy(f.foreground, shell_pid_)) {
       f.flags |= frames::kStateLeaderIsShell;
     }

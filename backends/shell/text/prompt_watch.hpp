@@ -34,6 +34,7 @@ class PromptWatch {
     status_.reset();
     command_started_ = false;
     new_prompt_ = false;
+    prompts_ = 0;
     line_state_.clear();
   }
 
@@ -59,6 +60,9 @@ class PromptWatch {
   // The shell took a line since reset(): it started a command (C), or printed a new
   // prompt (P: an empty line, a syntax error, or a line of builtins already run).
   bool line_taken() const noexcept { return command_started_ || new_prompt_; }
+  // New prompts (P) since reset(): a line typed behind a running command that the shell
+  // read itself (empty, a comment, refused) brings a second one after the command's.
+  int prompts() const noexcept { return prompts_; }
   // The shell's word for the line typed since reset(), from the last L or P mark
   // ("continuation" from an L that no command start or new prompt followed; "refused" from
   // the new prompt after a line the shell refused; empty: none).
@@ -78,6 +82,7 @@ class PromptWatch {
     if (mark.kind == 'P') {
       cwd_ = mark.cwd;
       new_prompt_ = true;
+      ++prompts_;
       line_state_ = mark.line_state;
     }
     if (mark.kind == 'L') line_state_ = mark.line_state;
@@ -98,6 +103,7 @@ class PromptWatch {
   std::optional<int> status_;
   bool command_started_ = false;
   bool new_prompt_ = false;  // a cwd mark since reset(): the prompt hook ran
+  int prompts_ = 0;          // cwd marks since reset()
   std::string line_state_;   // the last L mark's state since reset(), until a C or P
   std::optional<std::string> cwd_;
 };

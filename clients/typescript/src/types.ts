@@ -241,7 +241,7 @@ export interface JobOperation extends SendOperation {
   readonly started: Promise<JobStarted>;
 }
 
-export type LineState = 'continuation' | 'kept' | 'queued' | 'refused';
+export type LineState = 'continuation' | 'kept' | 'queued' | 'refused' | 'swallowed';
 
 export interface OutputDelta {
   delta: string;

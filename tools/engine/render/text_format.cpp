@@ -47,6 +47,7 @@ std::string line_state_words(const SendResult& result) {
     case LineState::kept: return ", line kept: send keys [\"C-c\"] to clear it";
     case LineState::queued: return ", queued: the text waits for the running command to end";
     case LineState::refused: return ", line refused: the shell did not run it and cleared it";
+    case LineState::swallowed: return ", line swallowed: the command in front read it; the shell never ran it";
   }
   return {};
 }
@@ -141,11 +142,13 @@ SendText format_send_parts(const SendResult& result, std::size_t cap) {
   // cursor movement stripped: noise. The screen is what it shows.
   out.output = result.screen ? format_screen(*result.screen, cap) : viewport_lines(result, "(no new output)");
   out.screen = result.screen.has_value();
+  if (out.screen && !result.viewport.empty()) out.before_screen = viewport_lines(result, "");
   out.status = "[wait: " + std::string(wait_reason_name(result.wait_reason)) + match_words(result) +
                (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
   if (result.taken_back_bytes > 0) out.status += "[cancelled: the text was taken back before the shell read it]\n";
   if (result.queued_behind) {
-    out.status += "[queued behind: " + std::to_string(result.queued_behind->pid) +
+    const bool swallowed = result.line_state == LineState::swallowed;
+    out.status += (swallowed ? "[read by: " : "[queued behind: ") + std::to_string(result.queued_behind->pid) +
                   (result.queued_behind->command.empty() ? "" : " " + escape(result.queued_behind->command)) + "]\n";
   }
   if (result.exit_code) out.status += "[exit: " + std::to_string(*result.exit_code) + "]\n";

@@ -41,6 +41,9 @@ struct SendText {
   std::string output;
   std::string status;
   bool screen = false;  // `output` is the screen (format_screen)
+  // With a screen: what the program printed on the normal screen before the switch (the
+  // viewport), "" when nothing.
+  std::string before_screen;
 };
 SendText format_send_parts(const SendResult& result, std::size_t cap);
 // Jobs: "started background job job-1 in session pty-1"; a condition's answer while the
