@@ -65,6 +65,21 @@ TEST_CASE("a six-byte UTF-8 form through the emulator shows a replacement charac
   CHECK(emulator.snapshot().lines == std::vector<std::string>{"a\xEF\xBF\xBD" "b"});
 }
 
+TEST_CASE("the shortest stream found that hands the grid a stale code point, written over") {
+  // Shrunk from `cat` of random bytes: G0 designated an unknown set (so all of it goes
+  // through libvterm), a 3-byte lead cut by a control, a stray continuation, a 4-byte lead
+  // cut by 'i'. libvterm 0.1 then puts a glyph whose code point is whatever its buffer held
+  // (0xfffff954 with ASLR off): the grid took its top bit as "marks in the row's map".
+  Emulator emulator(5, 20, nullptr);
+  emulator.on_bytes("\x1b(k5\xE9\x06z\xA6\xF6i");
+  auto lines = emulator.snapshot().lines;
+  REQUIRE(lines.size() == 1);
+  CHECK(valid_utf8(lines[0]));
+  // Over every cell of the row, through libvterm (a non-ASCII character): was SIGSEGV.
+  emulator.on_bytes("\x1b(B\r\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9");
+  CHECK(emulator.snapshot().lines == std::vector<std::string>{"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"});
+}
+
 TEST_CASE("megabytes of random bytes at several sizes, resized in between, crash nothing") {
   struct Size {
     unsigned rows, cols;
