@@ -80,6 +80,18 @@ TEST_CASE("the shortest stream found that hands the grid a stale code point, wri
   CHECK(emulator.snapshot().lines == std::vector<std::string>{"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"});
 }
 
+TEST_CASE("a cursor restored below a shrunk screen writes no row of the ring") {
+  // libvterm 0.1 keeps a saved cursor (ESC 7) as it was through a shrink, and ESC 8 puts its
+  // cursor back on row 39 of 24: the plain-text path wrote there, which the ring took for
+  // row 15 (or, past twice the rows, a row beyond the vector: a leaked row under ASan).
+  Emulator emulator(40, 20, nullptr);
+  emulator.on_bytes("top\x1b[40;1H\x1b" "7");
+  emulator.resize(24, 20);
+  emulator.on_bytes("\x1b" "8abc");
+  CHECK(emulator.snapshot().rows == 24);
+  for (const std::string& line : emulator.snapshot().lines) CHECK(line.find("ab") == std::string::npos);
+}
+
 TEST_CASE("megabytes of random bytes at several sizes, resized in between, crash nothing") {
   struct Size {
     unsigned rows, cols;
