@@ -449,6 +449,9 @@ std::size_t Emulator::Impl::plain_run(std::string_view bytes) {
   vterm_state_get_cursorpos(state, &pos);
   // libvterm's pending wrap is invisible; it can only be pending in the last two columns.
   if (cols < 3 || static_cast<unsigned>(pos.col) + 2 >= cols) return 0;
+  // libvterm 0.1 can leave its cursor below the last row after a shrink (random bytes,
+  // then a resize): the grid has no such row, so libvterm places the run itself.
+  if (pos.row < 0 || static_cast<unsigned>(pos.row) >= rows) return 0;
   auto row = static_cast<unsigned>(pos.row), col = static_cast<unsigned>(pos.col);
   std::size_t at = 0;
   while (at < bytes.size()) {

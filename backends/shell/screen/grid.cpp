@@ -46,6 +46,13 @@ bool Grid::blank_row(unsigned row) const {
   return !r.cells || std::all_of(r.cells.get(), r.cells.get() + r.used, [](char32_t c) { return c == kBlank; });
 }
 
+// A cell's flags and sentinels sit above Unicode's last code point, so only the grid may
+// write them: anything else from the parser (libvterm 0.1 decodes 5- and 6-byte forms, and
+// hands over a stale 32-bit value after some malformed input) is a replacement character.
+char32_t Grid::scalar(char32_t c) noexcept {
+  return c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) ? U'\uFFFD' : c;
+}
+
 void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned width) {
   if (row >= rows() || col >= cols_ || chars.empty()) return;
   Row& r = at(row);
@@ -54,9 +61,13 @@ void Grid::put(unsigned row, unsigned col, std::u32string_view chars, unsigned w
   if (cells[col] == kWideTail && col > 0 && (cells[col - 1] & kWide)) set(r, col - 1, kBlank);
   unsigned end = std::min(col + width, cols_);
   if (end < cols_ && cells[end] == kWideTail) set(r, end, kBlank);
-  char32_t base = chars[0] | (width > 1 ? kWide : 0);
+  char32_t base = scalar(chars[0]) | (width > 1 ? kWide : 0);
   set(r, col, chars.size() > 1 ? (base | kCombined) : base);
-  if (chars.size() > 1) marks_of(r)[col] = std::u32string(chars.substr(1));
+  if (chars.size() > 1) {
+    std::u32string& marks = marks_of(r)[col];
+    marks.assign(chars.substr(1));
+    for (char32_t& mark : marks) mark = scalar(mark);
+  }
   for (unsigned c = col + 1; c < end; ++c) set(r, c, kWideTail);
 }
 

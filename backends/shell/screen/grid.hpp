@@ -143,6 +143,7 @@ class Grid {
     return row.cells.get();
   }
   static Marks& marks_of(Row& row);
+  static char32_t scalar(char32_t c) noexcept;
   void set(Row& row, unsigned col, char32_t cell);
   void clear_row(Row& row) {
     // Keeps the allocation: a flood clears and rewrites the same rows.
