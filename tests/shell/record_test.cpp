@@ -17,6 +17,8 @@
 #include "record/asciicast.hpp"
 #include "record/record_file.hpp"
 #include "record/recorder.hpp"
+#include "dshpty/shell.hpp"
+#include "fixture.hpp"
 
 using namespace dshpty;
 using namespace dshpty::shell;
@@ -222,4 +224,31 @@ TEST_CASE("a full disk ends the recording with its cause, quietly") {
     CHECK(r.state().state == RecordingState::failed);
   }
   ev_loop_destroy(loop);
+}
+
+TEST_CASE("the directory is held from the host's start: a link swapped in at its path changes nothing") {
+  TempDir root;
+  const std::string dir = root.path + "/rec";
+  const std::string moved = root.path + "/rec-moved";
+  const std::string elsewhere = root.path + "/elsewhere";
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  REQUIRE(::mkdir(elsewhere.c_str(), 0700) == 0);
+  test::ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.record_dir = dir;
+  auto backend = make_shell_backend(fx.loop(), config);
+  auto first = fx.spawn_on(*backend);
+  REQUIRE_MESSAGE(first.session, describe(first.error));
+  // Someone who can write the parent moves the directory away and plants a link at its name.
+  REQUIRE(::rename(dir.c_str(), moved.c_str()) == 0);
+  REQUIRE(::symlink(elsewhere.c_str(), dir.c_str()) == 0);
+  auto second = fx.spawn_on(*backend);
+  REQUIRE_MESSAGE(second.session, describe(second.error));
+  REQUIRE(second.session->recording());
+  const std::string name = std::filesystem::path(second.session->recording()->path).filename();
+  // The file is in the directory held open (now at its new name), nothing went through the link.
+  CHECK(std::filesystem::is_empty(elsewhere));
+  CHECK(std::filesystem::exists(moved + "/" + name));
+  CHECK(fx.close(*first.session).ok());
+  CHECK(fx.close(*second.session).ok());
 }

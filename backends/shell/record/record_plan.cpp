@@ -19,10 +19,12 @@ Result<bool> wants_recording(const std::map<std::string, std::string>& options, 
   return true;
 }
 
-Result<std::unique_ptr<Recorder>> open_recorder(struct ev_loop* loop, const ShellConfig& config,
+Result<std::unique_ptr<Recorder>> open_recorder(struct ev_loop* loop, const ShellConfig& config, const RecordDir& dir,
                                                 const SpawnSpec& spec, const SessionFacts& facts) {
   const std::time_t now = std::time(nullptr);
-  auto file = create_recording_file(config.record_dir, spec.owner.label(), spec.session_id, now);
+  auto fd = dir.fd();
+  if (!fd) return fd.error();
+  auto file = create_recording_file_at(*fd, dir.configured_path(), spec.owner.label(), spec.session_id, now);
   if (!file) return file.error();
   CastHeader header;
   header.width = facts.cols;
