@@ -252,3 +252,29 @@ TEST_CASE("the directory is held from the host's start: a link swapped in at its
   CHECK(fx.close(*first.session).ok());
   CHECK(fx.close(*second.session).ok());
 }
+
+TEST_CASE("a long session name cannot push the file over the cap: the header's title is bounded") {
+  TempDir dir;
+  test::ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.record_dir = dir.path;
+  config.record_max_bytes = 4096;  // the least the tools allow
+  std::string emoji;
+  for (int i = 0; i < 1020; ++i) emoji += "\xF0\x9F\x98\x80";
+  for (const std::string& name : {std::string(4090, 'N'), emoji, std::string(1000, '\x01')}) {
+    SpawnRequest request;
+    request.name = name;
+    auto s = fx.spawn(config, request);
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    REQUIRE(s.session->recording());
+    const std::string path = s.session->recording()->path;
+    CHECK(fx.close(*s.session).ok());
+    const std::string data = slurp(path);
+    CHECK_MESSAGE(data.size() <= 4096, data.size());
+    // Cut at a character's start: the header is still valid UTF-8 JSON, the title's head kept.
+    const std::string header = data.substr(0, data.find('\n'));
+    CHECK(header.find("\"title\": \"") != std::string::npos);
+    CHECK(header.ends_with("\"}"));
+    if (name == emoji) CHECK(header.find("\xF0\x9F\x98\x80\"}") != std::string::npos);
+  }
+}
