@@ -278,3 +278,21 @@ TEST_CASE("a long session name cannot push the file over the cap: the header's t
     if (name == emoji) CHECK(header.find("\xF0\x9F\x98\x80\"}") != std::string::npos);
   }
 }
+
+TEST_CASE("a cut recording's bytes are the file's final size, before the buffer is written") {
+  TempDir dir;
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  const std::string path = file->path;
+  {
+    Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 4096);
+    for (int i = 0; i < 100; ++i) r.on_output(std::string(100, 'x'));  // no loop run: all buffered
+    REQUIRE(r.state().state == RecordingState::cut);
+    const std::uint64_t told = r.state().bytes;
+    drain(loop);
+    CHECK(told == slurp(path).size());
+    CHECK(r.state().bytes == slurp(path).size());
+  }
+  ev_loop_destroy(loop);
+}
