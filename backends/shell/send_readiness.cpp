@@ -543,8 +543,8 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
       result.cwd = prompt_watch_.cwd();
       if (!result.cwd) result.cwd = channel_->shell_cwd();
       idle_at_prompt_ = !aftermath_;
-    } else if (auto modes = channel_->terminal_modes()) {
-      result.input_hidden = !modes->echo && modes->canonical;
+    } else {
+      result.input_hidden = input_hidden_now();
     }
   }
   if (send_) note_line_state(*send_, reason, result);

@@ -18,11 +18,18 @@ void ShellSession::remove_observer(SessionObserver& observer) {
 }
 
 bool ShellSession::input_hidden_now() const {
-  // The rule a result's input_hidden follows: a reader in canonical mode with echo off is
-  // waiting for something it does not show (a password). Raw-mode programs turn echo off
-  // too, but draw what they are typed themselves (an editor, a shell's line editor).
+  // The rule a result's input_hidden follows: a reader with echo off is waiting for
+  // something it does not show (a password). In canonical mode always. Non-canonical
+  // programs turn echo off too but mostly draw what they are typed themselves (an editor on
+  // the alternate screen, the shell's or a REPL's line editor): there only the shell itself
+  // reading while its marks say a command runs is hidden (bash's `read -s -n 8`, `-d X`),
+  // never on the alternate screen. A child in raw mode without echo is not told apart from
+  // a REPL's line editor, and is shown (docs/watch.md).
   auto modes = channel_ ? channel_->terminal_modes() : std::nullopt;
-  return modes && !modes->echo && modes->canonical;
+  if (!modes || modes->echo) return false;
+  if (modes->canonical) return true;
+  return !emulator_.alternate() && shell_place_ == ShellPlace::command && shell_pid_ &&
+         channel_->foreground_group() == *shell_pid_;
 }
 
 void ShellSession::note_input(std::string_view bytes) {

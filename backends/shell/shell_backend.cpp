@@ -77,7 +77,7 @@ std::string resolve_in_path(const std::string& name, const ShellConfig& config) 
 class ShellBackend final : public Backend, public shell::LeavingBackend {
  public:
   ShellBackend(struct ev_loop* loop, ShellConfig config)
-      : loop_(loop), config_(std::move(config)), deferred_(loop), admission_(loop) {}
+      : loop_(loop), config_(std::move(config)), record_dir_(config_.record_dir), deferred_(loop), admission_(loop) {}
 
   const std::string& type() const override { return type_; }
 
@@ -112,7 +112,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (!p || config_.record_dir.empty()) return p;
     // The new host records what it sees of the session from here on: the replay first.
     auto recorder = shell::record::open_recorder(
-        loop_, config_, spec, {p->rows, p->cols, shell::term_name(config_.terminal), p->argv.front(), p->mark_nonce});
+        loop_, config_, record_dir_, spec, {p->rows, p->cols, shell::term_name(config_.terminal), p->argv.front(), p->mark_nonce});
     if (!recorder) return recorder.error();
     (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
     p->recorder = std::move(*recorder);
@@ -136,6 +136,8 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     auto sandbox = shell::parse_sandbox_options(spec.request.options, config_);
     if (!sandbox) return sandbox.error();
     p.sandbox = std::move(*sandbox);
+    // The mask goes where the recordings do: the directory held open, wherever it is now.
+    if (std::string now = record_dir_.where_now(); !now.empty()) p.sandbox.record_dir = std::move(now);
     auto linger = shell::parse_linger(spec.request.options);
     if (!linger) return linger.error();
     // A confined helper dies with its parent and cannot see a later host's peers.
@@ -217,7 +219,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
                                      {.allow_list_only = p.sandbox.confined(), .pass = config_.env_pass});
     // The recording's file, last of all: a spawn refused above leaves none behind.
     if (*recorded) {
-      auto recorder = shell::record::open_recorder(loop_, config_, spec, {p.rows, p.cols, term, p.argv.front(), p.mark_nonce});
+      auto recorder = shell::record::open_recorder(loop_, config_, record_dir_, spec, {p.rows, p.cols, term, p.argv.front(), p.mark_nonce});
       if (!recorder) return recorder.error();
       p.recorder = std::move(*recorder);
     }
@@ -253,6 +255,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
   std::shared_ptr<const std::string> seccomp_;
   struct ev_loop* loop_;
   ShellConfig config_;
+  shell::record::RecordDir record_dir_;  // opened once, here: recordings go where it was then
   Deferred deferred_;
   shell::SpawnAdmission admission_;
 };

@@ -110,6 +110,18 @@ def session_run(repl_path, record_dir, state_dir):
         check(prompt["waitReason"] == "stdin_read" and prompt.get("inputHidden") is True, prompt)
         answered = send(4, {"text": PASSWORD}, "[hidden input]")
         check(f"got-{len(PASSWORD)}-chars" in answered["viewport"], answered)
+        # Echo off without canonical mode, read by the shell itself (a PIN, a key, a
+        # delimiter): hidden too. The full-screen vim below is not.
+        pin = send(40, {"text": "read -s -n 8 -p 'PIN: ' pin; echo; echo pin-${#pin}"},
+                   "read -s -n 8 -p 'PIN: ' pin; echo; echo pin-${#pin}")
+        check(pin["waitReason"] == "stdin_read" and pin.get("inputHidden") is True, pin)
+        pinned = send(41, {"text": "SECRETD5", "submit": False}, "[hidden input]")
+        check("pin-8" in pinned["viewport"], pinned)
+        delim = send(42, {"text": "read -s -d X -p 'P: ' pw2; echo; echo delim-${#pw2}"},
+                     "read -s -d X -p 'P: ' pw2; echo; echo delim-${#pw2}")
+        check(delim.get("inputHidden") is True, delim)
+        delimited = send(43, {"text": "SECRETK13X", "submit": False}, "[hidden input]")
+        check("delim-9" in delimited["viewport"], delimited)
         vim = send(5, {"text": "vim -u NONE -N -n", "idleMs": 500}, "vim -u NONE -N -n")
         check(vim.get("screen", {}).get("alternate") is True, vim)
         send(6, {"keys": ["Escape"]}, "keys: Escape")
@@ -143,6 +155,7 @@ def session_run(repl_path, record_dir, state_dir):
     check(header["env"]["TERM"] == "xterm-256color" and header["env"]["SHELL"].endswith("bash"), header)
     check(header["title"] == "rec" and isinstance(header["timestamp"], int), header)
     check(PASSWORD.encode() not in data, "the password is in the recording")
+    check(b"SECRETD5" not in data and b"SECRETK13" not in data, "a non-canonical secret is in the recording")
     # The prompt marks are there (the scrub had work), their nonce is not.
     check(b"133;B;dshpty=" in data, "no prompt marks in the output")
     check(not re.search(rb"dshpty=[0-9a-f]{6}", data), "the mark nonce is in the recording")

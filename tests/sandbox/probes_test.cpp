@@ -488,3 +488,61 @@ TEST_CASE("a socket in a directory the session cannot search needs no mask and b
   ::chmod(hidden.c_str(), 0755);
   CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
 }
+
+TEST_CASE("the recordings' directory: hidden from every confined session, outside /tmp too") {
+  // Under the build tree, not /tmp: the sandbox's private /tmp would hide it by accident.
+  ScratchDir scratch;
+  const std::string ws = scratch.sub("ws");
+  const std::string rec = scratch.sub("rec");
+  // Another owner's transcript, as the host would have left it (same uid, 0600).
+  {
+    std::ofstream planted(rec + "/alice-pty-9.cast");
+    planted << "{\"version\": 2}\n[0.1, \"o\", \"ALICE-PRIVATE-OUTPUT\"]\n";
+  }
+  REQUIRE(::chmod((rec + "/alice-pty-9.cast").c_str(), 0600) == 0);
+  // The pattern split, so the echoed command line does not match itself.
+  const std::string look = "grep -rho 'ALICE[-]PRIVATE[A-Z-]*' " + rec + "/ 2>&1; ls -A " + rec + " | wc -l";
+  for (SandboxMode mode : {SandboxMode::read_only, SandboxMode::workspace_write}) {
+    const std::string mode_name = mode == SandboxMode::read_only ? "read-only" : "workspace-write";
+    CAPTURE(mode_name);
+    ShellFixture fx;
+    auto config = patient(sandbox_config(fx, mode));
+    config.record_dir = rec;
+    auto s = fx.spawn(config, in_dir(ws));
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    auto r = run(fx, *s.session, look);
+    CHECK_MESSAGE(r.output.find("ALICE-PRIVATE-OUTPUT") == std::string::npos, r.output);
+    CHECK_MESSAGE(contains(r.output, "\n0"), r.output);  // an empty tmpfs: no entry at all
+    // A write lands in the session's own tmpfs, never in the host's directory.
+    probe(fx, *s.session, "write " + rec + "/planted");
+    CHECK(fx.close(*s.session).ok());
+    CHECK(::access((rec + "/planted").c_str(), F_OK) != 0);
+    CHECK_MESSAGE(left_behind(fx.marker()).empty(), left_behind(fx.marker()));
+  }
+  // The positive control: an unconfined session of the same host reads it.
+  ShellFixture control_fx;
+  auto config = patient(control_fx.config());
+  config.record_dir = rec;
+  auto control = control_fx.spawn(config, in_dir(ws));
+  REQUIRE_MESSAGE(control.session, describe(control.error));
+  CHECK(contains(run(control_fx, *control.session, "grep -rho ALICE-PRIVATE-OUTPUT " + rec + "/").output,
+                 "ALICE-PRIVATE-OUTPUT"));
+  CHECK(control_fx.close(*control.session).ok());
+}
+
+TEST_CASE("a confined session's cwd or workspace in the recordings' directory is refused") {
+  ScratchDir scratch;
+  const std::string rec = scratch.sub("rec");
+  const std::string inner = scratch.sub("rec/ws");
+  for (const std::string& cwd : {rec, inner}) {
+    for (SandboxMode mode : {SandboxMode::read_only, SandboxMode::workspace_write}) {
+      ShellFixture fx;
+      auto config = sandbox_config(fx, mode);
+      config.record_dir = rec;
+      auto s = fx.spawn(config, in_dir(cwd));
+      CHECK_FALSE(s.session);
+      if (s.session) CHECK(fx.close(*s.session).ok());
+      if (!s.session) CHECK_MESSAGE(contains(s.error->message, "recordings' directory"), describe(s.error));
+    }
+  }
+}

@@ -17,6 +17,8 @@
 #include "record/asciicast.hpp"
 #include "record/record_file.hpp"
 #include "record/recorder.hpp"
+#include "dshpty/shell.hpp"
+#include "fixture.hpp"
 
 using namespace dshpty;
 using namespace dshpty::shell;
@@ -220,6 +222,77 @@ TEST_CASE("a full disk ends the recording with its cause, quietly") {
     r.on_output("more");  // ignored, no error
     r.on_session_end();
     CHECK(r.state().state == RecordingState::failed);
+  }
+  ev_loop_destroy(loop);
+}
+
+TEST_CASE("the directory is held from the host's start: a link swapped in at its path changes nothing") {
+  TempDir root;
+  const std::string dir = root.path + "/rec";
+  const std::string moved = root.path + "/rec-moved";
+  const std::string elsewhere = root.path + "/elsewhere";
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  REQUIRE(::mkdir(elsewhere.c_str(), 0700) == 0);
+  test::ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.record_dir = dir;
+  auto backend = make_shell_backend(fx.loop(), config);
+  auto first = fx.spawn_on(*backend);
+  REQUIRE_MESSAGE(first.session, describe(first.error));
+  // Someone who can write the parent moves the directory away and plants a link at its name.
+  REQUIRE(::rename(dir.c_str(), moved.c_str()) == 0);
+  REQUIRE(::symlink(elsewhere.c_str(), dir.c_str()) == 0);
+  auto second = fx.spawn_on(*backend);
+  REQUIRE_MESSAGE(second.session, describe(second.error));
+  REQUIRE(second.session->recording());
+  const std::string name = std::filesystem::path(second.session->recording()->path).filename();
+  // The file is in the directory held open (now at its new name), nothing went through the link.
+  CHECK(std::filesystem::is_empty(elsewhere));
+  CHECK(std::filesystem::exists(moved + "/" + name));
+  CHECK(fx.close(*first.session).ok());
+  CHECK(fx.close(*second.session).ok());
+}
+
+TEST_CASE("a long session name cannot push the file over the cap: the header's title is bounded") {
+  TempDir dir;
+  test::ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.record_dir = dir.path;
+  config.record_max_bytes = 4096;  // the least the tools allow
+  std::string emoji;
+  for (int i = 0; i < 1020; ++i) emoji += "\xF0\x9F\x98\x80";
+  for (const std::string& name : {std::string(4090, 'N'), emoji, std::string(1000, '\x01')}) {
+    SpawnRequest request;
+    request.name = name;
+    auto s = fx.spawn(config, request);
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    REQUIRE(s.session->recording());
+    const std::string path = s.session->recording()->path;
+    CHECK(fx.close(*s.session).ok());
+    const std::string data = slurp(path);
+    CHECK_MESSAGE(data.size() <= 4096, data.size());
+    // Cut at a character's start: the header is still valid UTF-8 JSON, the title's head kept.
+    const std::string header = data.substr(0, data.find('\n'));
+    CHECK(header.find("\"title\": \"") != std::string::npos);
+    CHECK(header.ends_with("\"}"));
+    if (name == emoji) CHECK(header.find("\xF0\x9F\x98\x80\"}") != std::string::npos);
+  }
+}
+
+TEST_CASE("a cut recording's bytes are the file's final size, before the buffer is written") {
+  TempDir dir;
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  const std::string path = file->path;
+  {
+    Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 4096);
+    for (int i = 0; i < 100; ++i) r.on_output(std::string(100, 'x'));  // no loop run: all buffered
+    REQUIRE(r.state().state == RecordingState::cut);
+    const std::uint64_t told = r.state().bytes;
+    drain(loop);
+    CHECK(told == slurp(path).size());
+    CHECK(r.state().bytes == slurp(path).size());
   }
   ev_loop_destroy(loop);
 }

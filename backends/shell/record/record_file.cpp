@@ -46,9 +46,14 @@ Result<RecordingFile> create_recording_file(const std::string& dir, std::string_
     }
     return make_system_error(Code::BACKEND_FAILED, "record: recording directory " + dir, err);
   }
+  return create_recording_file_at(dir_fd.get(), dir, owner, session_id, start);
+}
+
+Result<RecordingFile> create_recording_file_at(int dir_fd, const std::string& dir, std::string_view owner,
+                                               std::string_view session_id, std::time_t start) {
   for (unsigned attempt = 1; attempt <= kMaxAttempts; ++attempt) {
     const std::string name = recording_file_name(owner, session_id, start, attempt);
-    proc::UniqueFd fd(::openat(dir_fd.get(), name.c_str(),
+    proc::UniqueFd fd(::openat(dir_fd, name.c_str(),
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
     const std::string path = (dir.ends_with('/') ? dir : dir + "/") + name;
     if (fd.get() >= 0) return RecordingFile{std::move(fd), path};

@@ -31,5 +31,9 @@ struct RecordingFile {
 // naming the path otherwise.
 Result<RecordingFile> create_recording_file(const std::string& dir, std::string_view owner,
                                             std::string_view session_id, std::time_t start);
+// The same, relative to `dir_fd` (RecordDir's, held from the host's start): `dir` only names
+// the directory in paths and messages.
+Result<RecordingFile> create_recording_file_at(int dir_fd, const std::string& dir, std::string_view owner,
+                                               std::string_view session_id, std::time_t start);
 
 }  // namespace dshpty::shell::record

@@ -12,6 +12,7 @@
 
 #include "dshpty/backend.hpp"
 #include "dshpty/shell.hpp"
+#include "record/record_dir.hpp"
 #include "record/recorder.hpp"
 
 namespace dshpty::shell::record {
@@ -30,9 +31,9 @@ struct SessionFacts {
   std::string_view mark_nonce;  // cut out of the recorded output
 };
 
-// The session's file in config.record_dir and its recorder (the header buffered): errors as
-// create_recording_file's.
-Result<std::unique_ptr<Recorder>> open_recorder(struct ev_loop* loop, const ShellConfig& config,
+// The session's file in `dir` (config.record_dir, held open since the host started) and its
+// recorder (the header buffered): errors as create_recording_file's.
+Result<std::unique_ptr<Recorder>> open_recorder(struct ev_loop* loop, const ShellConfig& config, const RecordDir& dir,
                                                 const SpawnSpec& spec, const SessionFacts& facts);
 
 }  // namespace dshpty::shell::record

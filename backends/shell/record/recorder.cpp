@@ -180,6 +180,12 @@ void Recorder::stop_io() {
   if (ev_is_active(&io_)) ev_io_stop(loop_, &io_);
 }
 
-Recording Recorder::state() const { return info_; }
+Recording Recorder::state() const {
+  // While it runs (or once cut) the file holds, within a flush delay, all that was taken in:
+  // a reader told "cut" expects the final size, not what the last write had reached.
+  Recording shown = info_;
+  if (info_.state == RecordingState::recording || info_.state == RecordingState::cut) shown.bytes = accepted_;
+  return shown;
+}
 
 }  // namespace dshpty::shell::record

@@ -55,7 +55,8 @@ class Recorder final : public SessionObserver {
   // A marker of the host's own (e.g. a take-over's start), as any `m` event.
   void mark(std::string_view words);
 
-  // Path, state, bytes written so far, and the error of a failed one.
+  // Path, state, bytes (taken in: the file's size once the buffer is written; written, once
+  // failed), and the error of a failed one.
   Recording state() const;
 
   // Buffered and not yet written past this, the disk is not keeping up: the recording fails.

@@ -28,7 +28,7 @@ std::string program_name(const std::string& path) {
 class RemoteBackend final : public Backend, public shell::LeavingBackend {
  public:
   RemoteBackend(struct ev_loop* loop, RemoteConfig config)
-      : loop_(loop), config_(std::move(config)), deferred_(loop) {}
+      : loop_(loop), config_(std::move(config)), record_dir_(config_.shell.record_dir), deferred_(loop) {}
 
   const std::string& type() const override { return config_.type; }
 
@@ -114,7 +114,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     auto recorded = shell::record::wants_recording(options, config_.shell);
     if (!recorded) return recorded.error();
     if (*recorded) {
-      auto recorder = shell::record::open_recorder(loop_, config_.shell, spec,
+      auto recorder = shell::record::open_recorder(loop_, config_.shell, record_dir_, spec,
                                                    {p.rows, p.cols, launch.term, p.argv.front(), p.mark_nonce});
       if (!recorder) return recorder.error();
       p.recorder = std::move(*recorder);
@@ -188,7 +188,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     // The new host records what it sees of the session from here on: the replay first.
     if (!config_.shell.record_dir.empty()) {
       auto recorder = shell::record::open_recorder(
-          loop_, config_.shell, spec,
+          loop_, config_.shell, record_dir_, spec,
           {p.rows, p.cols, shell::term_name(config_.shell.terminal), p.argv.front(), p.mark_nonce});
       if (!recorder) return recorder.error();
       (*recorder)->mark("[taken over by a new host: the lingering session's replay follows]");
@@ -200,6 +200,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
 
   struct ev_loop* loop_;
   RemoteConfig config_;
+  shell::record::RecordDir record_dir_;  // opened once, here: recordings go where it was then
   Deferred deferred_;
 };
 

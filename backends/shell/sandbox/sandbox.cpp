@@ -111,13 +111,16 @@ std::vector<std::string> runtime_dirs(const std::map<std::string, std::optional<
 
 // The directories masked by an empty tmpfs: where host services keep their rendezvous
 // sockets (/run: D-Bus's system bus, docker.sock, databases; /var/run when it is not a link
-// to /run; $XDG_RUNTIME_DIR: the session bus, ssh and gpg agents). Canonical, existing,
-// outermost first.
-std::vector<std::string> dirs_to_mask(const std::map<std::string, std::optional<std::string>>& env) {
+// to /run; $XDG_RUNTIME_DIR: the session bus, ssh and gpg agents), and the recordings'
+// directory: every owner's transcripts, input included, are files of the host's uid, which
+// the session runs as. Canonical, existing, outermost first.
+std::vector<std::string> dirs_to_mask(const std::map<std::string, std::optional<std::string>>& env,
+                                      const std::string& record_dir) {
   std::vector<std::string> candidates = {"/run", "/var/run"};
   for (const auto& xdg : runtime_dirs(env)) {
     if (!xdg.empty() && xdg.front() == '/') candidates.push_back(xdg);
   }
+  if (!record_dir.empty()) candidates.push_back(record_dir);
   std::vector<std::string> dirs;
   for (const auto& c : candidates) {
     char real[PATH_MAX];
@@ -346,6 +349,7 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
   spec.allow_sockets = config.allow_sockets;
   spec.workspaces = config.workspaces;
   spec.env = config.env;
+  spec.record_dir = config.record_dir;
   spec.tmpfs_bytes = config.sandbox_tmpfs_bytes > 0 ? config.sandbox_tmpfs_bytes : default_tmpfs_bytes();
   return spec;
 }
@@ -408,7 +412,19 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
   std::vector<std::string> writable;
   if (spec.workspace) writable.push_back(*spec.workspace);
   writable.insert(writable.end(), spec.writable_roots.begin(), spec.writable_roots.end());
-  spec.masked_dirs = dirs_to_mask(spec.env);
+  spec.masked_dirs = dirs_to_mask(spec.env, spec.record_dir);
+  // The mask is undone by a bind at or below it: a cwd or writable root there would show
+  // (and in workspace-write, open to writing) every owner's recordings.
+  if (const std::string rec = canonical_or_empty(spec.record_dir.c_str()); !rec.empty()) {
+    std::vector<std::string> shown = writable;
+    if (cwd) shown.push_back(canonical_or_empty(lexically_absolute(*cwd).c_str()));
+    for (const auto& dir : shown) {
+      if (!dir.empty() && inside_or_at(dir, rec)) {
+        return make_error(Code::INVALID_ARGUMENT, "a confined session's cwd or writable root may not be in "
+                                                  "the recordings' directory " + rec + " (" + dir + ")");
+      }
+    }
+  }
   spec.allowed_sockets.clear();
   for (const auto& path : spec.allow_sockets) {
     auto canonical = resolve_unplanted(path, writable);

@@ -44,13 +44,14 @@ struct SandboxSpec {
   std::vector<std::string> allow_sockets;       // ShellConfig::allow_sockets, as given
   std::vector<std::string> workspaces;          // ShellConfig::workspaces: where a cwd may be
   std::map<std::string, std::optional<std::string>> env;  // ShellConfig::env (XDG_RUNTIME_DIR)
+  std::string record_dir;                       // ShellConfig::record_dir: masked, every owner's
   std::shared_ptr<const std::string> seccomp_program;     // the backend's filter (BPF)
   std::size_t tmpfs_bytes = 0;                  // each tmpfs's size; 0: unsized (setuid bwrap)
 
   // Resolved by check_sandbox, on the host, before the argv is built:
   std::string bwrap;                            // the resolved bwrap path
   bool bwrap_setuid = false;                    // no --disable-userns then (bwrap refuses it)
-  std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR
+  std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR, recordings
   std::vector<std::string> masked_sockets;      // the host's other path sockets: /dev/null
   std::vector<std::string> allowed_sockets;     // canonical, bound back in
   std::vector<ProtectedMount> protected_mounts; // over the writable roots, outer first
