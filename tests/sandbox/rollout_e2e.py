@@ -10,13 +10,15 @@ Usage: rollout_e2e.py DSHPTY_REPL [SESSIONS]"""
 
 import json
 import os
-import resource
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench"))
+from host_capacity import alive, capacity, descendants  # noqa: E402
 
 SKIP = 77
 DEADLINE_S = 540.0
@@ -27,53 +29,14 @@ def fail(message):
     raise SystemExit(1)
 
 
-def read_int(path):
-    with open(path) as f:
-        return int(f.read().split()[0])
-
-
 def shortfall(n):
     """Why this host cannot hold n confined sessions, or None."""
-    ptys_free = read_int("/proc/sys/kernel/pty/max") - read_int("/proc/sys/kernel/pty/nr")
-    if ptys_free < n + 16:
-        return f"kernel.pty.max leaves {ptys_free} PTYs free, {n} sessions need {n + 16}"
-    procs = sum(1 for d in os.listdir("/proc") if d.isdigit())
-    pids_free = read_int("/proc/sys/kernel/pid_max") - procs
-    if pids_free < 3 * n + 256:
-        return f"kernel.pid_max leaves {pids_free} pids free, {n} sessions need {3 * n + 256}"
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    if hard != resource.RLIM_INFINITY and hard < 4 * n + 64:
-        return f"the hard RLIMIT_NOFILE is {hard}, {n} sessions need {4 * n + 64}"
+    fit, worst, limits = capacity(n)
+    if fit < n:
+        return f"{worst} holds {max(fit, 0)} confined sessions, {n} needed (docs/scale.md)"
     if not shutil.which("bwrap"):
         return "bwrap is not installed"
     return None
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def descendants(root):
-    children = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(d))
-    out, stack = [], [root]
-    while stack:
-        for kid in children.get(stack.pop(), []):
-            out.append(kid)
-            stack.append(kid)
-    return out
 
 
 class Repl:

@@ -14,7 +14,6 @@ Usage: rollout_bench.py DSHPTY_REPL [--sessions N] [--quick] [--json]"""
 import argparse
 import json
 import os
-import resource
 import select
 import shutil
 import subprocess
@@ -22,30 +21,12 @@ import sys
 import tempfile
 import time
 
-PER_SESSION_PIDS = 3  # bwrap, helper, shell (docs/scale.md)
-PER_SESSION_FDS = 4
-
-
-def read_int(path):
-    with open(path) as f:
-        return int(f.read().split()[0])
+from host_capacity import alive, capacity, descendants
 
 
 def pct(samples, p):
     s = sorted(samples)
     return s[min(len(s) - 1, int(p / 100.0 * len(s)))] if s else float("nan")
-
-
-def fit(n):
-    """How many confined sessions this host holds, and what limits it."""
-    ptys = read_int("/proc/sys/kernel/pty/max") - read_int("/proc/sys/kernel/pty/nr") - 16
-    procs = sum(1 for d in os.listdir("/proc") if d.isdigit())
-    pids = (read_int("/proc/sys/kernel/pid_max") - procs - 512) // PER_SESSION_PIDS
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    fds = n if hard == resource.RLIM_INFINITY else (hard - 64) // PER_SESSION_FDS
-    limits = {"kernel.pty.max": ptys, "kernel.pid_max": pids, "the hard RLIMIT_NOFILE": fds}
-    worst = min(limits, key=limits.get)
-    return min(n, limits[worst]), worst, limits
 
 
 def status_field(pid, name):
@@ -72,31 +53,6 @@ def pss_kib(pid):
 
 def switches(pid):
     return status_field(pid, "voluntary_ctxt_switches") + status_field(pid, "nonvoluntary_ctxt_switches")
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-def descendants(root):
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(d))
-            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-                pass
-    out, stack = [], [root]
-    while stack:
-        for kid in children.get(stack.pop(), []):
-            out.append(kid)
-            stack.append(kid)
-    return out
 
 
 class Repl:
@@ -291,7 +247,7 @@ def main():
             print(f"{key}: {value}", flush=True)
 
     say("machine", f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
-    n, worst, limits = fit(args.sessions)
+    n, worst, limits = capacity(args.sessions)
     say("host settings (sessions each allows)", limits)
     if n < args.sessions:
         say("skipped", f"{args.sessions} sessions: {worst} holds {max(n, 0)} (docs/scale.md says what to set)")
