@@ -494,6 +494,7 @@ def lingering_hint():
         opened = first.tool("terminal_open", {"name": "agent", "linger": 60})
         check("(agent)" in opened, opened)
         pid = int(re.search(r"pty-\d+ \(agent\) \[shell\] running pid=(\d+)", first.tool("terminal_list"))[1])
+        first_job = first.tool("terminal_send", {"session": "agent", "run_in_background": True, "text": "true"}).split()[3]
         os.kill(first.proc.pid, signal.SIGTERM)
         check(first.proc.wait(timeout=30) == 0, "the MCP server exits 0 on SIGTERM")
         second = McpServer(BINARY, ["--state-dir", state])
@@ -505,6 +506,9 @@ def lingering_hint():
         text = second.tool_error("terminal_send", {"session": "nobody", "text": "true"}, "NO_SESSION")
         check("terminal_attach" not in text, text)
         check("attached terminal session" in second.tool("terminal_attach", {"name": "agent"}), "attach")
+        # A job id the model kept from before the restart names no job of this server.
+        second_job = second.tool("terminal_send", {"session": "agent", "run_in_background": True, "text": "true"}).split()[3]
+        check(second_job != first_job, f"job ids repeat across a restart: {first_job}")
         check("closed" in second.tool("terminal_close", {"session": "agent"}), "close")
         deadline = time.monotonic() + 30
         while pid_alive(pid) and time.monotonic() < deadline:
@@ -592,6 +596,20 @@ def background_jobs(server):
     check("have-kept" in server.tool("terminal_send", {"session": "jobs", "text": "echo have-$KEEP"}), "state kept")
     err = server.tool_error("terminal_output", {"job": "job-999"}, "INVALID_ARGUMENT")
     check("no background job job-999" in err, err)
+    # An ended job's output and status stay readable after many other sends settled (an
+    # agent polling another session): they are in no other result.
+    ended = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
+                                          "text": "echo BUILD-FAILED-LINE-42; (exit 2)"}).split()[3]
+    for _ in range(200):  # until the job ended: list stops saying busy
+        if not re.search(r"\(jobs\) .* busy", server.tool("terminal_list")):
+            break
+        time.sleep(0.05)
+    server.tool("terminal_open", {"name": "poller"})
+    for _ in range(70):
+        server.tool("terminal_send", {"session": "poller"})
+    items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": ended}))
+    check(is_error is False and "BUILD-FAILED-LINE-42" in items[0] and "[exit: 2]" in items[1], items)
+    server.tool("terminal_close", {"session": "poller"})
     server.tool("terminal_close", {"session": "jobs"})
 
 

@@ -124,6 +124,7 @@ Status Engine::start_send(std::string_view owner, SessionSend request, std::stri
   // The backend cuts the viewport to the face's cap: one cut, head and tail kept.
   if (!request.request.max_bytes) request.request.max_bytes = settings_.max_result_bytes;
   std::string session_id = request.session_id;
+  const bool job = request.request.background;
   auto send = service_.start_send(
       owners_.get(owner), request.session_id, std::move(request.request),
       counted<SendResult>([this, send_key, session_id, done = std::move(done)](Result<SendResult> result) {
@@ -140,7 +141,7 @@ Status Engine::start_send(std::string_view owner, SessionSend request, std::stri
       }));
   if (!send) return send.error();
   ++pending_;
-  sends_.add_live(std::move(send_key), std::string(owner), std::move(send.value()), std::move(session_id));
+  sends_.add_live(std::move(send_key), std::string(owner), std::move(send.value()), std::move(session_id), job);
   return {};
 }
 

@@ -1,6 +1,8 @@
 #include "mcp_server.hpp"
 
 #include <cstdio>
+
+#include <sys/random.h>
 #include <utility>
 
 #include <ev.h>
@@ -50,6 +52,11 @@ McpServer::McpServer(struct ev_loop* loop, engine::Engine& engine, Hooks hooks)
       }) {
   loop_ = loop;
   engine_.owner(kOwner);  // minted now, as the server starts
+  // Job numbers start at a random point, so a job id a model kept from before a restart of
+  // the server (lingering sessions outlive it) names no job of this one.
+  std::uint32_t seed = 0;
+  if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed) seed = static_cast<std::uint32_t>(ev_time() * 1e6);
+  jobs_minted_ = 100 + seed % 900000;
 }
 
 void McpServer::write(const Json& message) {

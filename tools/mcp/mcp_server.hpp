@@ -104,7 +104,7 @@ class McpServer {
   Deferred deferred_;
   ProgressPump progress_;
   std::map<std::string, Call, std::less<>> calls_;
-  // Background jobs by the id this server minted (job-N): their session, when they started,
+  // Background jobs by the id this server minted (job-N, N from a random start): their session, when they started,
   // and their result once they ended (what terminal_output's status says). Bounded: past
   // kJobsKept ended jobs the oldest ended one is forgotten.
   struct Job {
