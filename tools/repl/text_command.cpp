@@ -485,11 +485,12 @@ std::string help_text() {
   return open_usage() + "\n"
          "                               start a session (TYPE: shell) and print its start-up output;\n"
          "                               with --linger it outlives this REPL for SECONDS (see attach)\n"
-         "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] TEXT...\n"
+         "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] [--background]\n"
+         "     [--until-output RE] [--until-port N] TEXT...\n"
          "                               type TEXT (then the keys) and Enter, print what it produced;\n"
-         "                               --until-output RE, --until-port N: also done once a new line matches\n"
-         "                               RE (quote it) or something in the session listens on TCP port N;\n"
-         "                               --background: a job, answered at once (with --until: once it holds)\n"
+         "                               --until-*: also done once a new line matches RE (quote it) or\n"
+         "                               something in the session listens on TCP port N; --background:\n"
+         "                               a job, answered at once (with --until-*: once it holds)\n"
          "output JOB [--wait MS]         a job's new output, then [job: running 4.2s] or how it ended\n"
          "stop JOB                       stop a job (SIGINT, SIGTERM, SIGKILL) and say what remains\n"
          "keys [ID] KEY...               press named keys (Enter Escape Tab Up Down PageUp F1 C-c M-x q ...), no Enter added\n"
@@ -504,7 +505,8 @@ std::string help_text() {
          "help                           this list\n"
          "quit                           close every session and exit; Ctrl-D (end of input), SIGTERM and\n"
          "                               SIGHUP close them too, but leave sessions opened with --linger running\n"
-         "ID is a session id (pty-1) or its name. Ctrl-C cancels a live send.\n";
+         "ID is a session id (pty-1) or its name; JOB the number send --background printed. Ctrl-C\n"
+         "cancels a live send (a job waiting for its condition too) and ends an output --wait.\n";
 }
 
 }  // namespace dshpty::repl
