@@ -5,6 +5,7 @@
 // lines; `stop JOB` says which signals went and what remains. The engine runs them; this
 // file only numbers, remembers and prints.
 #include <algorithm>
+#include <string_view>
 
 #include "render/status_lookalikes.hpp"
 #include "render/text_format.hpp"
@@ -152,16 +153,25 @@ void TextSession::print_output(std::uint64_t number, const engine::SendOutputAns
     print_(format_error(no_job(number)));
     return;
   }
-  job->offset = std::max(job->offset, answer.next_offset);
+  std::string_view delta = answer.delta.text;
+  std::uint64_t next = answer.next_offset;
+  // Cut by the cap with more to come: end at the last whole line, the rest is the next read's.
+  if (next < answer.output_end) {
+    if (const auto end = delta.rfind('\n'); end != std::string_view::npos && end + 1 < delta.size()) {
+      next -= delta.size() - (end + 1);
+      delta = delta.substr(0, end + 1);
+    }
+  }
+  job->offset = std::max(job->offset, next);
   std::string text;
   // The job's log keeps its newest bytes: a reader that fell behind is told, never a silent gap.
   if (answer.dropped_bytes > 0)
     text += "[earlier output dropped: " + std::to_string(answer.dropped_bytes) + " bytes]\n";
-  if (answer.delta.text.empty()) {
+  if (delta.empty()) {
     text += "(no new output)\n";
   } else {
     // Output and our status lines share this text: a line posing as ours is marked.
-    text += mark_status_lookalikes(answer.delta.text);
+    text += mark_status_lookalikes(delta);
     if (text.back() != '\n') text += '\n';
   }
   if (answer.done && job->offset < answer.output_end) {
@@ -182,17 +192,17 @@ void TextSession::run_stop(const TextCommand& command) {
     return finish();
   }
   const std::string name = std::to_string(number);
+  // It ended (its session may be gone too, which a stop would report as an error): nothing to stop.
+  if (job->result) {
+    print_(format_stop(name, StopResult{.stopped = true, .signals = {}, .remaining = {}}) + "\n");
+    return finish();
+  }
   auto status = engine_.stop_send(kOwner, job->key, [this, name](Result<StopResult> result) {
     print_(result ? format_stop(name, *result) + "\n" : format_error(result.error()));
     finish();
   });
   if (status) return;
-  // A job the engine no longer keeps has ended: nothing to stop.
-  if (job->result && status.error()->code == Code::INVALID_ARGUMENT) {
-    print_(format_stop(name, StopResult{.stopped = true, .signals = {}, .remaining = {}}) + "\n");
-  } else {
-    print_(format_error(status.error()));
-  }
+  print_(format_error(status.error()));
   finish();
 }
 
