@@ -348,6 +348,57 @@ TEST_CASE("parse_text_command: the other commands and their errors") {
   CHECK_FALSE(split_words("a 'b"));
 }
 
+TEST_CASE("jobs on the text face: send --background/--until-*, output JOB [--wait MS], stop JOB") {
+  const auto context = context_with({"pty-1", "main"}, true);
+  auto job = parse_text_command("send main --background --until-output 'Serving HTTP on \\S+' --until-port 8123 "
+                                "python3 -m http.server 8123", context);
+  REQUIRE(job);
+  CHECK(job->background);
+  CHECK(*job->target == "main");
+  CHECK(*job->until.output_regex == "Serving HTTP on \\S+");
+  CHECK(*job->until.port == 8123);
+  CHECK(job->text == "python3 -m http.server 8123");
+  // Without --background: a send that also settles on the condition; the text stays verbatim.
+  auto until = parse_text_command("send --until-output ready  npm run  dev", context);
+  REQUIRE(until);
+  CHECK_FALSE(until->background);
+  CHECK(*until->until.output_regex == "ready");
+  CHECK_FALSE(until->until.port);
+  CHECK(until->text == "npm run  dev");
+  CHECK_FALSE(parse_text_command("send main echo --background", context)->background);
+
+  CHECK(parse_text_command("send --until-port x true", context).error()->message ==
+        "--until-port needs a TCP port number (1..65535), not \"x\"");
+  CHECK(parse_text_command("send --until-output", context).error()->message.rfind("--until-output needs a regex", 0) == 0);
+  CHECK(parse_text_command("send --until-output 'open true", context).error()->message == "unterminated quote");
+
+  auto output = parse_text_command("output 3 --wait 2500", context);
+  REQUIRE(output);
+  CHECK(output->kind == Kind::output);
+  CHECK(output->job == 3u);
+  CHECK(output->wait == std::chrono::milliseconds(2500));
+  CHECK_FALSE(parse_text_command("output 3", context)->wait);
+  CHECK(parse_text_command("output --wait=10 4", context)->job == 4u);
+  auto stop = parse_text_command("stop 12", context);
+  REQUIRE(stop);
+  CHECK(stop->kind == Kind::stop);
+  CHECK(stop->job == 12u);
+
+  for (const char* bad : {"output job-1", "output x", "output 0", "output -1", "stop 1.5", "stop 99999999999999999999999"}) {
+    auto refused = parse_text_command(bad, context);
+    REQUIRE_FALSE(refused);
+    CHECK_MESSAGE(refused.error()->message.rfind("JOB must be a job number as send --background printed it", 0) == 0, bad);
+  }
+  for (const char* bad : {"output 1 --wait 0", "output 1 --wait 86400001", "output 1 --wait", "output 1 --wait x"}) {
+    auto refused = parse_text_command(bad, context);
+    REQUIRE_FALSE(refused);
+    CHECK_MESSAGE(refused.error()->message.rfind("--wait must be an integer from 1 to 86400000 ms", 0) == 0, bad);
+  }
+  CHECK(parse_text_command("output", context).error()->message == "usage: output JOB [--wait MS]");
+  CHECK(parse_text_command("stop 1 2", context).error()->message == "usage: stop JOB");
+  CHECK(parse_text_command("stop 1 --wait 5", context).error()->message == "usage: stop JOB");
+}
+
 TEST_CASE("help lists every command, one line each") {
   const std::string help = help_text();
   for (const auto& name : command_names()) {
@@ -379,7 +430,8 @@ TEST_CASE("resolve_session: ids first, then names") {
 TEST_CASE("completion_candidates: commands, sessions, signals, types") {
   const std::vector<SessionSnapshot> sessions{snapshot("pty-1", "main"), snapshot("pty-2", "build")};
   const std::vector<std::string> types{"shell"};
-  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"send", "screen", "signal"});
+  CHECK(completion_candidates("", "s", sessions, types) == std::vector<std::string>{"send", "screen", "signal", "stop"});
+  CHECK(completion_candidates("", "o", sessions, types) == std::vector<std::string>{"open", "output"});
   CHECK(completion_candidates("", "", sessions, types).size() == command_names().size());
   CHECK(completion_candidates("send ", "", sessions, types) ==
         std::vector<std::string>{"pty-1", "pty-2", "main", "build"});

@@ -137,7 +137,7 @@ Status Engine::start_send(std::string_view owner, SessionSend request, std::stri
           });
         done(std::move(result));
         // After the face had the result: a reader waiting on this send may now say done.
-        wake_waits(send_key);
+        answer_output_waits(send_key);
       }));
   if (!send) return send.error();
   ++pending_;

@@ -139,6 +139,9 @@ class Engine {
                           Callback<SendOutputAnswer> done);
   // Stops the send's job (Send::stop). Errors as cancel_send(), or the backend's own.
   Status stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done);
+  // Answers the readers waiting on the send's output now, with what there is (a face's
+  // Ctrl-C: the reader stops waiting, the job runs on). False when none waited.
+  bool answer_output_waits(std::string_view send_key);
   // A background send with a condition: `done` with its outcome while the job runs on
   // (Send::when_condition); never when the send settles first. False when no live send has
   // that key.
@@ -195,7 +198,6 @@ class Engine {
   // their wait runs out, or when the send settles (after its face had the result).
   struct OutputWait;
   void finish_wait(const std::shared_ptr<OutputWait>& wait);
-  void wake_waits(std::string_view send_key);
   Result<SendOutputAnswer> take_output(const SendTable::Entry& entry, std::string_view send_key,
                                        const SendOutputRead& read);
   std::vector<std::shared_ptr<OutputWait>> waits_;

@@ -26,6 +26,7 @@ Result<SendOutputAnswer> Engine::take_output(const SendTable::Entry& entry, std:
                                              const SendOutputRead& read) {
   SendOutputAnswer out;
   out.done = !sends_.is_live(send_key);
+  out.output_end = entry.send->output_end();
   if (!read.offset) {
     out.delta = entry.send->read_output();
     out.next_offset = entry.send->output_end();
@@ -99,11 +100,12 @@ void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait) {
   held->done(std::move(answer));
 }
 
-void Engine::wake_waits(std::string_view send_key) {
+bool Engine::answer_output_waits(std::string_view send_key) {
   std::vector<std::shared_ptr<OutputWait>> woken;
   for (const auto& w : waits_)
     if (w->key == send_key) woken.push_back(w);
   for (const auto& w : woken) finish_wait(w);
+  return !woken.empty();
 }
 
 Status Engine::stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done) {

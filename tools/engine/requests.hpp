@@ -58,6 +58,7 @@ struct SendOutputAnswer {
   std::uint64_t next_offset = 0;   // where the next read by offset starts
   std::uint64_t dropped_bytes = 0; // by offset: bytes the retained window no longer had
   bool done = false;               // the send had ended (its face has its result)
+  std::uint64_t output_end = 0;    // the send's bytes so far: past next_offset, more to read
 };
 
 struct SessionRead {

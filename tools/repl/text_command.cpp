@@ -1,5 +1,6 @@
 #include "text_command.hpp"
 
+#include "engine.hpp"
 #include "requests.hpp"
 
 #include <charconv>
@@ -47,7 +48,45 @@ bool names_session(const ParseContext& context, std::string_view word) {
 }
 
 constexpr std::string_view kSendUsage =
-    "send [ID] [--no-submit] [--keys K1,K2...] [--timeout MS] [--idle MS] [--] TEXT...";
+    "send [ID] [--no-submit] [--keys K1,K2...] [--timeout MS] [--idle MS] [--background] [--until-output RE] "
+    "[--until-port N] [--] TEXT...";
+
+// One word by split_words()'s rules (quotes group, a backslash escapes) from `pos` on;
+// `pos` moves past it. For a value that may hold blanks, a regex: 'port \d+' stays as typed.
+Result<std::string> next_quoted_word(std::string_view line, std::size_t& pos) {
+  while (pos < line.size() && is_blank(line[pos])) ++pos;
+  std::string word;
+  char quote = 0;
+  for (; pos < line.size(); ++pos) {
+    const char c = line[pos];
+    if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && pos + 1 < line.size()) {
+        word += line[++pos];
+      } else {
+        word += c;
+      }
+    } else if (is_blank(c)) {
+      break;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '\\' && pos + 1 < line.size()) {
+      word += line[++pos];
+    } else {
+      word += c;
+    }
+  }
+  if (quote) return make_error(Code::INVALID_ARGUMENT, "unterminated quote");
+  return word;
+}
+
+// The job number of `output JOB` and `stop JOB`, as `send --background` printed it.
+Result<std::uint64_t> parse_job(std::string_view word, std::string_view usage_line) {
+  if (const auto job = parse_decimal<std::uint64_t>(word); job && *job > 0) return *job;
+  return make_error(Code::INVALID_ARGUMENT, "JOB must be a job number as send --background printed it, not \"" +
+                                                std::string(word) + "\" (usage: " + std::string(usage_line) + ")");
+}
 
 // send keeps its text verbatim, so it is scanned raw rather than split into words.
 Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const ParseContext& context) {
@@ -82,6 +121,28 @@ Result<TextCommand> parse_send(std::string_view line, std::size_t pos, const Par
           start = comma + 1;
         }
       }
+      pos = after;
+      continue;
+    }
+    if (word == "--background") {
+      command.background = true;
+      pos = after;
+      continue;
+    }
+    if (word == "--until-output") {
+      if (rest_after_blanks(line, after).empty())
+        return make_error(Code::INVALID_ARGUMENT, "--until-output needs a regex (quote it: 'port \\d+')");
+      auto regex = next_quoted_word(line, after);
+      if (!regex) return regex.error();
+      command.until.output_regex = std::move(regex.value());
+      pos = after;
+      continue;
+    }
+    if (word == "--until-port") {
+      const std::string_view value = next_raw_word(line, after);
+      const auto port = parse_decimal<int>(value);
+      if (!port) return make_error(Code::INVALID_ARGUMENT, "--until-port needs a TCP port number (1..65535), not \"" + std::string(value) + "\"");
+      command.until.port = *port;  // the backend checks the range, as on every face
       pos = after;
       continue;
     }
@@ -276,6 +337,35 @@ Result<TextCommand> parse_resize(std::vector<std::string> args, const ParseConte
   return command;
 }
 
+// output JOB [--wait MS] and stop JOB.
+Result<TextCommand> parse_job_command(Kind kind, const std::vector<std::string>& args) {
+  const std::string_view kUsage = kind == Kind::output ? "output JOB [--wait MS]" : "stop JOB";
+  TextCommand command;
+  command.kind = kind;
+  std::optional<std::string> job;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (kind == Kind::output) {
+      if (auto wait = flag_value(args, i, "--wait")) {
+        const auto ms = *wait ? parse_ms(**wait) : std::nullopt;
+        // One bound for every face's wait (engine::kMaxWaitMs).
+        if (!ms || ms->count() < 1 || ms->count() > engine::kMaxWaitMs)
+          return make_error(Code::INVALID_ARGUMENT, "--wait must be an integer from 1 to " +
+                                                        std::to_string(engine::kMaxWaitMs) + " ms, not \"" +
+                                                        wait->value_or("") + "\" (usage: " + std::string(kUsage) + ")");
+        command.wait = ms;
+        continue;
+      }
+    }
+    if (job) return usage(kUsage);
+    job = args[i];
+  }
+  if (!job) return usage(kUsage);
+  auto number = parse_job(*job, kUsage);
+  if (!number) return number.error();
+  command.job = *number;
+  return command;
+}
+
 Result<TextCommand> parse_close(std::vector<std::string> args, const ParseContext& context) {
   TextCommand command;
   command.kind = Kind::close;
@@ -346,6 +436,8 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
   if (verb == "signal") return parse_signal_command(std::move(args), context);
   if (verb == "close") return parse_close(std::move(args), context);
   if (verb == "list") return no_args(Kind::list);
+  if (verb == "output") return parse_job_command(Kind::output, args);
+  if (verb == "stop") return parse_job_command(Kind::stop, args);
   if (verb == "attach") {
     TextCommand command;
     command.kind = Kind::attach;
@@ -366,8 +458,8 @@ Result<TextCommand> parse_text_command(std::string_view line, const ParseContext
 }
 
 const std::vector<std::string>& command_names() {
-  static const std::vector<std::string> names{"open", "send",  "keys", "read", "screen", "resize", "signal",
-                                              "close", "list", "use",  "help", "quit", "attach"};
+  static const std::vector<std::string> names{"open", "send", "keys", "read",  "screen", "resize", "signal", "close",
+                                              "list", "use",  "help", "quit", "attach", "output", "stop"};
   return names;
 }
 
@@ -393,8 +485,14 @@ std::string help_text() {
   return open_usage() + "\n"
          "                               start a session (TYPE: shell) and print its start-up output;\n"
          "                               with --linger it outlives this REPL for SECONDS (see attach)\n"
-         "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] TEXT...\n"
-         "                               type TEXT (then the keys) and Enter, print what it produced\n"
+         "send [ID] [--no-submit] [--keys K1,K2] [--timeout MS] [--idle MS] [--background]\n"
+         "     [--until-output RE] [--until-port N] TEXT...\n"
+         "                               type TEXT (then the keys) and Enter, print what it produced;\n"
+         "                               --until-*: also done once a new line matches RE (quote it) or\n"
+         "                               something in the session listens on TCP port N; --background:\n"
+         "                               a job, answered at once (with --until-*: once it holds)\n"
+         "output JOB [--wait MS]         a job's new output, then [job: running 4.2s] or how it ended\n"
+         "stop JOB                       stop a job (SIGINT, SIGTERM, SIGKILL) and say what remains\n"
          "keys [ID] KEY...               press named keys (Enter Escape Tab Up Down PageUp F1 C-c M-x q ...), no Enter added\n"
          "read [ID] [OFFSET [COUNT]]     page retained output, OFFSET lines back from the newest (COUNT 500)\n"
          "screen [ID]                    show the terminal's screen now: size, cursor, rows (for full-screen programs)\n"
@@ -407,7 +505,8 @@ std::string help_text() {
          "help                           this list\n"
          "quit                           close every session and exit; Ctrl-D (end of input), SIGTERM and\n"
          "                               SIGHUP close them too, but leave sessions opened with --linger running\n"
-         "ID is a session id (pty-1) or its name. Ctrl-C cancels a live send.\n";
+         "ID is a session id (pty-1) or its name; JOB the number send --background printed. Ctrl-C\n"
+         "cancels a live send (a job waiting for its condition too) and ends an output --wait.\n";
 }
 
 }  // namespace dshpty::repl

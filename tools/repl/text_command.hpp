@@ -17,7 +17,7 @@
 namespace dshpty::repl {
 
 struct TextCommand {
-  enum class Kind { empty, open, send, read, screen, resize, signal, close, list, use, help, quit, attach };
+  enum class Kind { empty, open, send, read, screen, resize, signal, close, list, use, help, quit, attach, output, stop };
   Kind kind = Kind::empty;
 
   // A session as the user wrote it (an id or a name); unset: the current session.
@@ -37,6 +37,12 @@ struct TextCommand {
   std::optional<bool> submit;  // unset: Enter unless only keys are sent
   std::optional<std::chrono::milliseconds> timeout;
   std::optional<std::chrono::milliseconds> idle;
+  bool background = false;  // --background: a job, answered at once (with a condition: once it holds)
+  SendUntil until;          // --until-output RE, --until-port N (the backend checks both)
+
+  // output, stop: the job's number, as `send --background` printed it; output's --wait.
+  std::uint64_t job = 0;
+  std::optional<std::chrono::milliseconds> wait;
 
   // read
   std::optional<std::int64_t> offset;

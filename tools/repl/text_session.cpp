@@ -29,8 +29,8 @@ std::string TextSession::target_id(const std::optional<std::string>& target) con
 
 void TextSession::finish() {
   busy_ = false;
-  send_live_ = false;
-  open_pending_ = false;
+  pending_ = Pending::none;
+  pending_key_.clear();
   auto done = std::move(done_);
   done_ = nullptr;
   if (done) done();
@@ -73,7 +73,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       if (auto lingering = engine_.lingering(kOwner)) print_(format_lingering(*lingering, "attach"));
       break;
     case Kind::attach:
-      open_pending_ = true;
+      pending_ = Pending::open;
       engine_.attach(kOwner, command.name, [this](Result<std::vector<engine::AttachOutcome>> result) {
         print_(result ? format_attach(*result) : format_error(result.error()));
         finish();
@@ -102,7 +102,7 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
       break;
     }
     case Kind::open: {
-      open_pending_ = true;
+      pending_ = Pending::open;
       engine_.open(
           kOwner, {.type = command.type, .name = command.name, .cwd = command.cwd, .options = command.options,
                    .limits = command.limits},
@@ -113,34 +113,12 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
           kOperationKey);
       return;
     }
-    case Kind::send: {
-      engine::SessionSend send{.session_id = target_id(command.target)};
-      send.request.text = std::move(command.text);
-      send.request.keys = std::move(command.keys);
-      send.request.submit = command.submit;
-      send.request.timeout = command.timeout;
-      send.request.idle = command.idle;
-      std::string id = send.session_id;
-      auto status = engine_.send(kOwner, std::move(send), kOperationKey, [this, id](Result<SendResult> result) {
-        if (!result) {
-          print_(format_error(result.error()));
-          finish();
-          return;
-        }
-        SendText parts = format_send_parts(*result, cap());
-        // A limit the session reached, read when the send settled (as `list` shows it).
-        if (auto hit = engine_.limit_hit(kOwner, id)) parts.status += format_limit_hit(*hit) + "\n";
-        // A screen comes after the status lines, a line-mode output before them (format_send).
-        print_(parts.screen ? parts.status + parts.output : parts.output + parts.status);
-        finish();
-      });
-      if (!status) {
-        print_(format_error(status.error()));
-        break;
-      }
-      send_live_ = true;
-      return;
-    }
+    case Kind::send:
+      return run_send(command);
+    case Kind::output:
+      return run_output(command);
+    case Kind::stop:
+      return run_stop(command);
     case Kind::read: {
       engine::SessionRead read{.session_id = target_id(command.target)};
       if (command.offset) read.request.offset = *command.offset;
@@ -193,12 +171,56 @@ void TextSession::run(std::string_view line, std::function<void()> done) {
   finish();
 }
 
-bool TextSession::interrupt() {
-  if (send_live_) {
-    const auto cancelled = engine_.cancel_send(kOwner, kOperationKey);
-    return cancelled && *cancelled;
+void TextSession::run_send(TextCommand& command) {
+  engine::SessionSend send{.session_id = target_id(command.target)};
+  send.request.text = std::move(command.text);
+  send.request.keys = std::move(command.keys);
+  send.request.submit = command.submit;
+  send.request.timeout = command.timeout;
+  send.request.idle = command.idle;
+  send.request.until = std::move(command.until);
+  if (command.background) return start_job(std::move(send));
+  std::string id = send.session_id;
+  auto status = engine_.send(kOwner, std::move(send), kOperationKey, [this, id](Result<SendResult> result) {
+    if (!result) {
+      print_(format_error(result.error()));
+      finish();
+      return;
+    }
+    SendText parts = format_send_parts(*result, cap());
+    // A limit the session reached, read when the send settled (as `list` shows it).
+    if (auto hit = engine_.limit_hit(kOwner, id)) parts.status += format_limit_hit(*hit) + "\n";
+    // A screen comes after the status lines, a line-mode output before them (format_send).
+    print_(parts.screen ? parts.status + parts.output : parts.output + parts.status);
+    finish();
+  });
+  if (!status) {
+    const bool active = status.error()->code == Code::SEND_ACTIVE;
+    print_(format_error(active ? job_active(id).value_or(status.error()) : status.error()));
+    finish();
+    return;
   }
-  if (open_pending_) return engine_.abort_open(kOperationKey, make_error(Code::ABORTED, "open interrupted (Ctrl-C)"));
+  pending_ = Pending::send;
+}
+
+bool TextSession::interrupt() {
+  switch (pending_) {
+    case Pending::send: {
+      const auto cancelled = engine_.cancel_send(kOwner, kOperationKey);
+      return cancelled && *cancelled;
+    }
+    case Pending::job_condition: {
+      // The job is still this command's send: Ctrl-C interrupts it as it would a send.
+      const auto cancelled = engine_.cancel_send(kOwner, pending_key_);
+      return cancelled && *cancelled;
+    }
+    case Pending::output_wait:
+      return engine_.answer_output_waits(pending_key_);
+    case Pending::open:
+      return engine_.abort_open(kOperationKey, make_error(Code::ABORTED, "open interrupted (Ctrl-C)"));
+    case Pending::none:
+      break;
+  }
   return false;
 }
 

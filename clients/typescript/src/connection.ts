@@ -119,6 +119,17 @@ export class ReplConnection {
     return { id, answer };
   }
 
+  /** Fails request `id` now with `error`, as its deadline would (an answer that comes later
+   *  is dropped). False when it is answered already. */
+  expire(id: number, error: DshptyError): boolean {
+    const pending = this.pending.get(id);
+    if (!pending) return false;
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    pending.reject(error);
+    return true;
+  }
+
   /** SIGKILL to the child alone: its sessions' helpers end their trees once their host is
    *  gone (a stopped child cannot be asked). Its end then rejects what still waits. */
   kill(): void {

@@ -44,6 +44,7 @@ export function startSendOperation(ctx: SendContext, sessionId: string, options:
     : options.timeoutMs ?? ctx.sendTimeoutMs;
   const { id, answer } = connection.request<unknown>('send', { owner: label, ...sendFields(sessionId, options) },
     answerBy + requestTimeoutMs);
+  if (!Number.isFinite(answerBy)) watchLiveness(ctx, id, answer);
 
   let ended = false;  // the send (a job: the job) has its result or its error
   let cancelledBy: CancelledBy = null;
@@ -182,6 +183,42 @@ export function startSendOperation(ctx: SendContext, sessionId: string, options:
     ),
   };
   return started ? Object.assign(op, { started }) : op;
+}
+
+/** A job waiting for its condition with no `timeoutMs` has no deadline of its own: only the
+ *  repl knows when the condition holds, which may take long. So that a stopped or wedged
+ *  repl still fails it like any request (REPL_TIMEOUT, never a hang), the repl is asked
+ *  `hello` at once and then every `requestTimeoutMs` while the answer is due; a hello not
+ *  answered within `requestTimeoutMs` fails the send's answer (`started`, and `done`). A
+ *  repl that answers keeps the wait open however long the condition takes. */
+function watchLiveness(ctx: SendContext, id: number, answer: Promise<unknown>): void {
+  const { connection, requestTimeoutMs } = ctx;
+  let answered = false;
+  let timer: NodeJS.Timeout | undefined;
+  const settle = () => {
+    answered = true;
+    clearTimeout(timer);
+  };
+  answer.then(settle, settle);
+  const probe = () => {
+    if (answered || connection.ended) return;
+    try {
+      ctx.checkServing();
+    } catch {
+      return;  // disposal under way: the child's shutdown or end settles the send
+    }
+    connection.request('hello', {}, requestTimeoutMs).answer.then(() => {
+      if (answered) return;
+      timer = setTimeout(probe, requestTimeoutMs);
+      timer.unref();
+    }, (error: unknown) => {
+      if (answered || !(error instanceof DshptyError) || error.code !== 'REPL_TIMEOUT') return;
+      connection.expire(id, new DshptyError('REPL_TIMEOUT', `dshpty-repl ${connection.pid} did not answer within ` +
+        `${requestTimeoutMs} ms while job ${id} waited for its condition (stopped or wedged?); ` +
+        'dispose({force: true}) ends it'));
+    });
+  };
+  probe();
 }
 
 /** A send refused before it reached the repl (an aborted signal, a disposed owner). */

@@ -116,7 +116,9 @@ export interface SendOptions {
   until?: Until | undefined;
   /** a job: `started` resolves at once with `{job, sessionId}` (with `until`: once it holds, the
    *  job running on); the job never settles `inferred_idle`, has no deadline unless `timeoutMs`
-   *  (which then bounds only the wait for `until`), and `done` resolves once it ended */
+   *  (which then bounds only the wait for `until`), and `done` resolves once it ended; with
+   *  `until` and no `timeoutMs`, the repl is asked `hello` every `requestTimeoutMs` while
+   *  `started` waits, and one that does not answer fails it (and `done`) with REPL_TIMEOUT */
   background?: boolean | undefined;
   /** aborting sends a real SIGINT to the session's foreground group; `done` then rejects,
    *  once the send has answered, with a DshptyError `ABORTED` whose `result` is the send's

@@ -81,6 +81,68 @@ test('a stopped repl makes a call fail within its deadline, and dispose({force})
   await waitUntil(() => !alive(shell), `the session's shell ${shell} is gone with its host`);
 });
 
+// A promise's outcome, or a failure of the test once `ms` passed without one (the bug this
+// guards against is a wait that never ends).
+function settledWithin(promise, ms, what) {
+  let timer;
+  const hang = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise.then((value) => ({ value }), (error) => ({ error })), hang]).finally(() => clearTimeout(timer));
+}
+
+test('a job waiting for its condition (no timeoutMs) on a stopped repl fails REPL_TIMEOUT, not forever', async (t) => {
+  const service = await startService(t, { requestTimeoutMs: 1000 });
+  const agent = service.mintOwner('agent');
+  const { sessionId } = await service.spawn(agent, { type: 'shell' });
+  const repl = service.pid;
+  process.kill(repl, 'SIGSTOP');
+  try {
+    const job = service.startSend(agent, sessionId, { text: 'sleep 300', background: true, until: { output: 'never-printed' } });
+    const started = await settledWithin(job.started, 30000, 'started');
+    assert.equal(started.error?.code, 'REPL_TIMEOUT', String(started.error));
+    assert.match(started.error.message, /while job \d+ waited for its condition/);
+    const done = await settledWithin(job.done, 30000, 'done');
+    assert.equal(done.error?.code, 'REPL_TIMEOUT');
+    assert.equal(service.pendingCount, 0);
+  } finally {
+    await service.dispose({ force: true });  // a stopped child never exits on its own
+  }
+  assert.equal(alive(repl), false);
+});
+
+test('dispose({force}) settles a job\'s pending started on a stopped repl', async (t) => {
+  const service = await startService(t, { requestTimeoutMs: 1000 });
+  const agent = service.mintOwner('agent');
+  const { sessionId } = await service.spawn(agent, { type: 'shell' });
+  const job = service.startSend(agent, sessionId, { text: 'sleep 300', background: true, until: { output: 'never-printed' } });
+  // The liveness check's first hello answered (the send alone waits): the next comes only
+  // after requestTimeoutMs, so what settles `started` below is the forced disposal.
+  await waitUntil(() => service.pendingCount === 1, 'the first hello answered');
+  const repl = service.pid;
+  process.kill(repl, 'SIGSTOP');
+  const disposed = service.dispose({ force: true });
+  try {
+    const started = await settledWithin(job.started, 30000, 'started');
+    assert.equal(started.error?.code, 'REPL_EXITED', String(started.error));
+  } finally {
+    await disposed;
+  }
+  assert.equal(alive(repl), false);
+});
+
+test('a live repl keeps a job\'s wait for its condition open past requestTimeoutMs', async (t) => {
+  const service = await startService(t, { requestTimeoutMs: 1500 });
+  const agent = service.mintOwner('agent');
+  const { sessionId } = await service.spawn(agent, { type: 'shell' });
+  const job = service.startSend(agent, sessionId, { text: 'sleep 4; echo ready-$((6*7)); sleep 300', background: true,
+                                                   until: { output: 'ready-42' } });
+  const started = await job.started;
+  assert.equal(started.waitReason, 'matched');
+  assert.equal(started.match?.output, 'ready-42');
+  assert.equal((await job.stop()).stopped, true);
+});
+
 test('a cancel that crossed the send\'s answer did nothing: cancel() false and done resolves', async (t) => {
   const service = await startService(t);
   const agent = service.mintOwner('agent');
