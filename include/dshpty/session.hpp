@@ -222,6 +222,7 @@ struct StopResult {
 struct OutputDelta {
   std::string text;
   bool truncated = false;  // output was dropped between the two reads
+  std::uint64_t dropped_bytes = 0;  // how much: the bytes between the two reads not in `text`
 };
 
 // A page of retained output, counted in lines back from the newest.

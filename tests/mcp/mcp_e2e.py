@@ -604,6 +604,22 @@ def background_jobs(server):
         if not re.search(r"\(jobs\) .* busy", server.tool("terminal_list")):
             break
         time.sleep(0.05)
+    # A flood past the job's window: terminal_output says what it no longer had, and every
+    # line it shows is whole (no number cut to a different value).
+    flood = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
+                                          "text": "seq 1 200000"}).split()[3]
+    for _ in range(400):  # until the job ended: list stops saying busy
+        if not re.search(r"\(jobs\) .* busy", server.tool("terminal_list")):
+            break
+        time.sleep(0.05)
+    items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": flood}))
+    shown = items[0].splitlines()
+    check(is_error is False and re.fullmatch(r"\[earlier output dropped: \d+ bytes\]", shown[0]), shown[:3])
+    numbers = [int(line) for line in shown[1:] if line.isdigit()]
+    check(numbers[-1] == 200000 and len(numbers) > 100, shown[-3:])
+    runs = [b - a for a, b in zip(numbers, numbers[1:])]
+    check(sum(1 for step in runs if step != 1) <= 1, f"lines not whole or not in order: {shown[:4]}")
+    check(any(line.startswith("[output truncated") for line in shown), "cut by the one truncation rule")
     server.tool("terminal_open", {"name": "poller"})
     for _ in range(70):
         server.tool("terminal_send", {"session": "poller"})

@@ -30,6 +30,7 @@ Result<SendOutputAnswer> Engine::take_output(const SendTable::Entry& entry, std:
   if (!read.offset) {
     out.delta = entry.send->read_output();
     out.next_offset = entry.send->output_end();
+    out.dropped_bytes = out.delta.dropped_bytes;
     return out;
   }
   auto job = entry.send->output(*read.offset, std::max<std::size_t>(read.max_bytes, 1));

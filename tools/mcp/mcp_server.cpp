@@ -1,5 +1,6 @@
 #include "mcp_server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <sys/random.h>
@@ -362,14 +363,27 @@ std::optional<Error> McpServer::job_active(const std::string& session_id) {
 
 void McpServer::read_job(const std::string& key, const OutputCall& call) {
   const std::string job = call.job;
-  engine::SendOutputRead read{.offset = std::nullopt, .wait = call.wait, .max_bytes = cap()};
+  // Read by this server's own offset of the job: the engine's window says exactly what it no
+  // longer had, and what is new is cut by the one truncation rule (head and tail kept).
+  const auto known = jobs_.find(job);
+  engine::SendOutputRead read{.offset = known != jobs_.end() ? known->second.offset : 0, .wait = call.wait,
+                              .max_bytes = kJobReadBytes};
   auto status = engine_.read_send_output(kOwner, job, read, [this, key, job](Result<engine::SendOutputAnswer> r) {
     if (!r) return fail(key, r.error());
-    bool dropped = r->delta.truncated;
-    std::string output(text::newest(r->delta.text, cap(), dropped));
+    const auto it = jobs_.find(job);
+    if (it != jobs_.end()) it->second.offset = std::max(it->second.offset, r->next_offset);
+    std::string_view text = r->delta.text;
+    std::uint64_t dropped = r->dropped_bytes;
+    if (dropped > 0) {  // the window starts mid-line: its partial first line is dropped too
+      const auto nl = text.find('\n');
+      const std::size_t partial = nl == std::string_view::npos ? text.size() : nl + 1;
+      dropped += partial;
+      text.remove_prefix(partial);
+    }
+    std::string output = dropped ? "[earlier output dropped: " + std::to_string(dropped) + " bytes]\n" : "";
+    output += text::cut_to_fit(text, cap()).text;
     if (output.empty()) output = "(no new output)";
     std::string status;
-    const auto it = jobs_.find(job);
     if (r->done && it != jobs_.end() && it->second.result && *it->second.result) {
       status = render::format_send_parts(**it->second.result, cap()).status;
     } else if (r->done) {

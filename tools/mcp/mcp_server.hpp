@@ -111,7 +111,9 @@ class McpServer {
     std::string session_id;
     double started = 0;  // ev_now
     std::optional<Result<SendResult>> result{};
+    std::uint64_t offset = 0;  // how far terminal_output has shown the job's output
   };
+  static constexpr std::size_t kJobReadBytes = std::size_t{2} << 20;  // past the engine's window
   void start_job(const std::string& key, SendCall call);
   void read_job(const std::string& key, const OutputCall& call);
   void forget_old_jobs();

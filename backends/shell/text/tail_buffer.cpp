@@ -54,6 +54,7 @@ OutputDelta TailBuffer::take_delta() {
   OutputDelta delta;
   std::uint64_t from = std::max(taken_, ring_.begin());
   delta.truncated = from > taken_;
+  delta.dropped_bytes = from - std::min(from, taken_);
   ring_.copy_to(from, ring_.end(), delta.text);
   taken_ = ring_.end();
   return delta;
