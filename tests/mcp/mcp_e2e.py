@@ -548,6 +548,18 @@ def until_condition(server):
     server.tool("terminal_close", {"session": "until"})
 
 
+def wait_job_ended(server, session):
+    """Until the session's job has ended: a check-in is refused SEND_ACTIVE while it runs
+    (bounded polling of a state the test cannot be told about)."""
+    for _ in range(600):
+        items, is_error = server.tool_items(server.start_tool("terminal_send", {"session": session}))
+        if not is_error:
+            return
+        check("SEND_ACTIVE" in items[0], items)
+        time.sleep(0.05)
+    check(False, f"the job in {session} did not end")
+
+
 def background_jobs(server):
     """run_in_background mints job-N and answers at once (with until: once it holds, the job
     running on); terminal_output shows new text then "[job: running Ns]" or the send's
@@ -600,18 +612,12 @@ def background_jobs(server):
     # agent polling another session): they are in no other result.
     ended = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
                                           "text": "echo BUILD-FAILED-LINE-42; (exit 2)"}).split()[3]
-    for _ in range(200):  # until the job ended: list stops saying busy
-        if not re.search(r"\(jobs\) .* busy", server.tool("terminal_list")):
-            break
-        time.sleep(0.05)
+    wait_job_ended(server, "jobs")
     # A flood past the job's window: terminal_output says what it no longer had, and every
     # line it shows is whole (no number cut to a different value).
     flood = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
                                           "text": "seq 1 200000"}).split()[3]
-    for _ in range(400):  # until the job ended: list stops saying busy
-        if not re.search(r"\(jobs\) .* busy", server.tool("terminal_list")):
-            break
-        time.sleep(0.05)
+    wait_job_ended(server, "jobs")
     items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": flood}))
     shown = items[0].splitlines()
     check(is_error is False and re.fullmatch(r"\[earlier output dropped: \d+ bytes\]", shown[0]), shown[:3])
