@@ -305,6 +305,7 @@ void ShellSession::complete_spawn(Error error) {
     auto self = std::move(self_);
     auto done = std::move(spawn_done_);
     if (!error) {
+      if (recorder_) recorder_->keep();  // the session runs: its recording stays
       done(std::unique_ptr<BackendSession>(std::move(self)));
       return;
     }
