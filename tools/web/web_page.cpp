@@ -129,7 +129,14 @@ async function replay(id) {
     entry.events += 1;
   };
   for (;;) {
-    const {value, done} = await reader.read();
+    let value, done;
+    try {
+      ({value, done} = await reader.read());
+    } catch (e) {  // the host dropped a replay that stalled too long, or went away
+      entry.error = 'the connection ended'; entry.done = true;
+      text(status, 'replay of ' + id + ' | the connection ended after ' + entry.events + ' events');
+      return;
+    }
     if (entry.stopped) { reader.cancel(); return; }
     rest += decoder.decode(value || new Uint8Array(), {stream: !done});
     let nl;

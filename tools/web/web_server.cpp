@@ -117,6 +117,10 @@ struct HttpState {
 
 // Replays streamed at once, at most (one descriptor each); one past them is 503.
 constexpr unsigned kMaxReplays = 16;
+// A replay's reader takes bytes as it plays them (1x: minutes for a long recording, the
+// socket full meanwhile): lws's 5 s idle timeout would cut it, so a streamed recording may
+// stall this long between two chunks before the host drops it and frees its slot.
+constexpr int kReplayStallSeconds = 600;
 constexpr std::size_t kChunk = 16 * 1024;
 
 struct SocketState {
@@ -350,6 +354,7 @@ int write_file_chunk(struct lws* wsi, Server& server, HttpState& state) {
   }
   state.file_left -= static_cast<std::uint64_t>(n);
   if (!last) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kReplayStallSeconds);
     lws_callback_on_writable(wsi);
     return 0;
   }
@@ -378,6 +383,7 @@ int http_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user,
         state->file_left = size;
         ++server.replays_;
         if (write_headers(wsi, 200, "application/x-asciicast; charset=utf-8", size)) return 1;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kReplayStallSeconds);
         if (size == 0) {
           close_file(server, *state);
           return lws_http_transaction_completed(wsi) ? -1 : 0;
