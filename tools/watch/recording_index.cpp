@@ -23,7 +23,9 @@ std::string recording_file_name_of(std::string_view path) {
 void RecordingIndex::output_arrived(std::string_view session_id) {
   if (known_.count(session_id) || pending_.count(session_id)) return;
   pending_.emplace(session_id);
-  learn_timer_.start_if_idle(kLearnDelay);
+  // At the next loop iteration, outside the tap: a close takes several iterations (the
+  // tree's teardown), so a session that printed is learnt before it is gone.
+  learn_timer_.start(std::chrono::nanoseconds(0));
 }
 
 void RecordingIndex::learn(const Observation& view) {

@@ -1,9 +1,9 @@
 // Which recording each of this host's sessions has (docs/watch.md, "The web page"), kept
 // while the host runs, closed sessions included: the web page's replays are looked up here
 // by session id, so a request names a session, never a file. A session is learnt from the
-// output tap (outside the tap: a short timer, then Service::observe once it is published),
-// from the list and from an observer's add; a session that closes before it was published
-// and printed nothing after is not in it.
+// output tap (outside the tap: at the next loop iteration, then every kLearnDelay until it
+// is published), from the list and from an observer's add; a session that closes within
+// kLearnDelay of being published and prints nothing after is not in it.
 #pragma once
 
 #include <chrono>
@@ -29,6 +29,7 @@ struct RecordedSession {
 
 class RecordingIndex {
  public:
+  // How often a session still being set up is looked at again.
   static constexpr std::chrono::milliseconds kLearnDelay{20};
 
   RecordingIndex(struct ev_loop* loop, Service& service);
