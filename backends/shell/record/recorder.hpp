@@ -60,6 +60,13 @@ class Recorder final : public SessionObserver {
   // A marker of the host's own (e.g. a take-over's start), as any `m` event.
   void mark(std::string_view words);
 
+  // What a local lingering session's helper needs to go on with the file while no host is
+  // attached (record/detached_writer.hpp): the descriptor (-1 once ended), the start (seconds
+  // since the epoch, as ev_now) and the cap.
+  int handoff_fd() const { return fd_.get(); }
+  double start_time() const { return start_; }
+  std::size_t max_bytes() const { return max_bytes_; }
+
   // Provisional: destroyed before keep(), the file is removed (a spawn that failed).
   void remove_unless_kept() { remove_unless_kept_ = true; }
   void keep() { remove_unless_kept_ = false; }
