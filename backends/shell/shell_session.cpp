@@ -444,8 +444,10 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
     fail_held_signals();
     phase_ = Phase::closed;
     stop_timers();
-    linger()->detach();
+    // The recording is complete before the link goes: from the link's end on, the helper
+    // appends to the same file (record/detached_writer.hpp).
     end_observers();
+    linger()->detach();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }
