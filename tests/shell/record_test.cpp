@@ -15,6 +15,7 @@
 #include <string>
 
 #include "record/asciicast.hpp"
+#include "record/detached_writer.hpp"
 #include "record/record_file.hpp"
 #include "record/recorder.hpp"
 #include "dshpty/shell.hpp"
@@ -375,4 +376,36 @@ TEST_CASE("a spawn that fails after its recording was made leaves no file behind
   const std::string path = started.session->recording()->path;
   CHECK(fx.close(*started.session).ok());
   CHECK(std::filesystem::exists(path));
+}
+
+TEST_CASE("the lingering helper's writer: a dying host's half line cut back, times never back, nonce cut, the cap") {
+  TempDir dir;
+  const std::string path = dir.path + "/rec.cast";
+  // What a host killed mid-write leaves: whole lines, then half of one.
+  { std::ofstream(path) << "{\"version\": 2}\n[5.000000, \"o\", \"host\"]\n[5.1000, \"o\", \"ha"; }
+  {
+    DetachedWriter w(proc::UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC)), 1000.0, 1 << 20);
+    w.set_secret("e588edeecd6c563b");
+    w.output("away E588EDEECD6C563B\r\n", 1002.0);  // the clock says 2 s: the file's 5 s wins
+    w.output("more\r\n", 1007.5);
+    w.host_attached(1008.0);
+    w.output("after the take-over\r\n", 1009.0);  // nothing more
+  }
+  const std::string data = slurp(path);
+  CHECK_MESSAGE(data == "{\"version\": 2}\n[5.000000, \"o\", \"host\"]\n"
+                        "[5.000000, \"m\", \"[no host holds the session: its helper records what it prints until a host takes it over]\"]\n"
+                        "[5.000000, \"o\", \"away \\r\\n\"]\n"
+                        "[7.500000, \"o\", \"more\\r\\n\"]\n"
+                        "[8.000000, \"m\", \"[taken over by a new host: it records in a file of its own]\"]\n",
+                data);
+  // The cap: the event that would pass it becomes the cut marker, then nothing.
+  const std::string capped = dir.path + "/cap.cast";
+  { std::ofstream(capped) << "{\"version\": 2}\n"; }
+  {
+    DetachedWriter w(proc::UniqueFd(::open(capped.c_str(), O_WRONLY | O_CLOEXEC)), 0.0, 1024);
+    for (int i = 0; i < 50; ++i) w.output(std::string(100, 'x'), 1.0);
+  }
+  const std::string cut = slurp(capped);
+  CHECK(cut.size() <= 1024);
+  CHECK(cut.ends_with("\"m\", \"[recording cut: it reached record_max_bytes (1024 bytes)]\"]\n"));
 }
