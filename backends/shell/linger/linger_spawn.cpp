@@ -4,6 +4,7 @@
 #include "dshpty/linger.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
+#include "shell_session.hpp"
 
 namespace dshpty::shell {
 
@@ -44,6 +45,14 @@ Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec
   // The helper in its --stdio face, one socketpair away, in a session of its own: the
   // host's death closes the pair, which it takes as the order to linger.
   launch.transport = {p.supervisor_path, "--stdio"};
+  if (p.recorder && p.recorder->handoff_fd() >= 0) {
+    // The helper goes on with the recording while no host holds the session.
+    char start[64];
+    std::snprintf(start, sizeof start, "%.6f", p.recorder->start_time());
+    launch.transport.insert(launch.transport.end(), {"--record-fd", "3", "--record-start", start, "--record-max",
+                                                     std::to_string(p.recorder->max_bytes())});
+    launch.record_fd = p.recorder->handoff_fd();
+  }
   launch.label = "dshpty-supervisor";
   launch.shell_argv = p.argv;
   launch.cwd = p.cwd;

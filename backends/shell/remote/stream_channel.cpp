@@ -86,7 +86,7 @@ Status StreamChannel::start() {
     watch_link(std::move(out));
     return {};
   }
-  auto transport = spawn_transport(launch_.transport);
+  auto transport = spawn_transport(launch_.transport, launch_.record_fd);
   if (!transport) return transport.error();
   transport_ = std::move(*transport);
   frames::encode(out, hello());

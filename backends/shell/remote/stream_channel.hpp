@@ -65,6 +65,9 @@ struct StreamLaunch {
     std::string shell;
   };
   std::optional<Linger> linger;
+  // A local lingering session's recording (borrowed: the recorder's), passed to the helper
+  // as its fd 3 (transport's words say so): it writes there while no host is attached.
+  int record_fd = -1;
   // Take over a lingering session instead of starting one: no OPEN; connect to its
   // rendezvous socket (socket_path) and present its token (ATTACH), or, with a transport
   // (a remote session a previous host held), run the transport and present it there.

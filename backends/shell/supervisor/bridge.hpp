@@ -30,6 +30,7 @@
 #include "link/frame_link.hpp"
 #include "loop/timer.hpp"
 #include "linger/linger_keeper.hpp"
+#include "record/detached_writer.hpp"
 #include "supervisor/prompt_hold.hpp"
 
 namespace dshpty::shell {
@@ -73,6 +74,8 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   // Runs until the session's tree is gone; the exit status.
   int run();
   std::optional<RelayOrder>& relay_order() { return relay_; }
+  // A lingering session's recording, written while no host is attached.
+  void record_while_detached(std::unique_ptr<record::DetachedWriter> writer) { detached_record_ = std::move(writer); }
 
  private:
   // ---- the link and the host's frames (stdio_bridge.cpp) -------------------------------
@@ -152,6 +155,7 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   std::string shell_name_;
   // Lingering (docs/outlive.md): set by LINGER.
   std::unique_ptr<LingerKeeper> keeper_;
+  std::unique_ptr<record::DetachedWriter> detached_record_;  // the host's recording, while none is attached
   Ending ending_ = Ending::none;
   bool replaying_ = false;  // an attach's replay has not reached replay_to_ yet
   std::uint64_t replay_to_ = 0;

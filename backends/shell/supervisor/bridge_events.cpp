@@ -30,6 +30,9 @@ void Bridge::on_output(std::string_view bytes) {
     // (a replay in progress sends it in its turn, from the ring).
     const bool caught_up = !link_down() && !replaying_ && sent_ == keeper_->ring().end();
     keeper_->ring().append(bytes);
+    // No host records it now: the session's own file goes on here (the wall clock, as the
+    // host's recorder times it).
+    if (detached_record_ && link_down()) detached_record_->output(bytes, ev_time());
     if (!caught_up) return pump_ring();
   }
   // The facts of the moment this output was read, before it, when they changed.

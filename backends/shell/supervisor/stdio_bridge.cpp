@@ -296,7 +296,7 @@ void Bridge::on_frame(const frames::Frame& f) {
 
 }  // namespace dshpty::shell
 
-int stdio_bridge_main(const char* state_dir, double hold_ms) {
+int stdio_bridge_main(const char* state_dir, double hold_ms, RecordHandoff record) {
   ::signal(SIGPIPE, SIG_IGN);
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
   if (!loop) {
@@ -307,6 +307,10 @@ int stdio_bridge_main(const char* state_dir, double hold_ms) {
   std::optional<dshpty::shell::RelayOrder> relay;
   {
     dshpty::shell::Bridge bridge(loop, state_dir ? state_dir : "", hold_ms);
+    if (record.fd >= 0) {
+      bridge.record_while_detached(std::make_unique<dshpty::shell::record::DetachedWriter>(
+          dshpty::proc::UniqueFd(record.fd), record.start, record.max_bytes));
+    }
     code = bridge.run();
     relay = std::move(bridge.relay_order());
   }
