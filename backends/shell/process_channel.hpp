@@ -64,6 +64,9 @@ class ChannelEvents {
   // A take-back a far side answered later (take_back_input gave nullopt and asked it): of
   // the last `own` bytes queued, `taken` left the terminal's input queue unread.
   virtual void on_taken_back(std::size_t /*own*/, std::size_t /*taken*/) {}
+  // A port the session waits for opened: port_listener() now says who listens (a channel
+  // whose tells_ports() is true).
+  virtual void on_port_seen() {}
 
  protected:
   ~ChannelEvents() = default;
@@ -238,6 +241,9 @@ class ProcessChannel {
   // What the session's tree holds now, for `list`: its processes besides the shell (and
   // the helpers above it), and the TCP ports they listen on. nullopt where this channel
   // cannot look (a far helper does not report its tree yet).
+  // The channel calls on_port_seen when a port it was asked about opens, so the session's
+  // port poll only renews the question (a far side watches next to its tree).
+  virtual bool tells_ports() const { return false; }
   struct TreeLook {
     std::size_t processes = 0;
     std::vector<ListeningPort> listening;
@@ -250,7 +256,7 @@ class ProcessChannel {
   // orphans the session's subreaper adopted that started at or after `started_ticks`, and
   // their descendants; never the shell. `done` as JobStop's. BACKEND_FAILED where this
   // channel cannot (a far helper does not stop jobs yet) or the shell is gone.
-  virtual Result<std::unique_ptr<proc::JobStop>> stop_job(std::uint64_t /*started_ticks*/,
+  virtual Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t /*started_ticks*/,
                                                           proc::JobStop::Done /*done*/) {
     return make_error(Code::BACKEND_FAILED, "stop: this session's channel cannot stop a job");
   }
