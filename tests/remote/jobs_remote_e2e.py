@@ -6,7 +6,10 @@ dshpty-repl --json with `--remote NAME=COMMAND`:
         double fork) waited for with `until: {port}` answers matched with its port and pid;
         `list` shows the job and its listener; its output reads by offset; `stop` ends it with
         proof (SIGINT first, nothing remaining, the port freed) and the session's next send
-        works; a job that ignores SIGINT and SIGTERM is stopped by SIGKILL;
+        works; a job that ignores SIGINT and SIGTERM is stopped by SIGKILL; on a lingering
+        session, the ssh client killed mid-stop: the stop answers at once that the job's end
+        is unconfirmed (never a hang), and after the reconnect the job is gone and the
+        session's next send works;
   old   tests/remote/fake_far.py, a far side without the jobs capability: until.port is
         BACKEND_FAILED naming the far side's build, before anything is typed, and list has no
         listeners to show (no hang).
@@ -153,6 +156,61 @@ def stubborn_job(repl, sid):
     look(repl, "after-stub", sid, "echo alive")
 
 
+def children_named(root, name):
+    out, todo = [], [root]
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            todo.append(child)
+            if comm(child) == name:
+                out.append(child)
+    return out
+
+
+def cut_mid_stop(repl_path, server, supervisor, cleanup):
+    """A lingering session's link cut while a stop runs (the job ignores INT and TERM, so the
+    far stop takes two seconds at least): the stop's answer says the end is unconfirmed."""
+    with tempfile.TemporaryDirectory(prefix="dshpty-remote-jobs-cut-") as tmp:
+        far_dir, host_dir = os.path.join(tmp, "far"), os.path.join(tmp, "host")
+        os.makedirs(far_dir, mode=0o700)
+        os.makedirs(host_dir, mode=0o700)
+        argv = server.ssh_argv([shlex.quote(supervisor), "--stdio", "--state-dir", far_dir])
+        transport = " ".join(shlex.quote(w) for w in argv)
+        repl = JsonRepl(repl_path, [*REPL_ARGS, "--remote", f"ssh={transport}", "--state-dir", host_dir])
+        try:
+            sid = repl.ok({"id": "open", "op": "open", "type": "ssh", "name": "cut", "linger": 60})["sessionId"]
+            repl.ok({"id": "stub", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
+                     "text": STUBBORN, "until": {"output": "^stubborn-ready$"}})
+            repl.request({"id": "stub-stop", "op": "stop", "sendId": "stub"})
+            clients = children_named(repl.proc.pid, "ssh")
+            check(len(clients) == 1, f"one ssh client: {clients}")
+            os.kill(clients[0], 9)
+            stop = repl.response("stub-stop")
+            check(stop.get("ok") is True, stop)
+            stop = stop["result"]
+            check(stop["stopped"] is False and "link to the far side went" in stop["remaining"][0]["why"], stop)
+            deadline = time.monotonic() + WAIT_S
+            while session_of(repl, f"st-{time.monotonic()}", sid)["status"]["kind"] != "running":
+                check(time.monotonic() < deadline, "no reconnect")
+            # The far side went on with the stop: the job ends, its send settles at the prompt.
+            done, _ = read_all(repl, "stub", "stub-read")
+            again = repl.ok({"id": "stub-stop-2", "op": "stop", "sendId": "stub"})
+            check(again["stopped"] is True, again)
+            look(repl, "after-cut", sid, "echo after-cut")
+            repl.ok({"id": "close", "op": "close", "sessionId": sid})
+            repl.request({"id": "bye", "op": "shutdown"})
+            check(repl.wait_exit() == 0, "shutdown")
+        finally:
+            repl.close()
+
+
 def run_ssh(repl_path, supervisor):
     try:
         server = SshServer().start()
@@ -169,7 +227,8 @@ def run_ssh(repl_path, supervisor):
                 sid = opened["sessionId"]
                 for title, case in (("a server by port, list, stop", lambda: server_job(repl, sid, cleanup)),
                                     ("output by offset", lambda: output_by_offset(repl, sid)),
-                                    ("a job that ignores INT and TERM", lambda: stubborn_job(repl, sid))):
+                                    ("a job that ignores INT and TERM", lambda: stubborn_job(repl, sid)),
+                                    ("the link cut mid-stop", lambda: cut_mid_stop(repl_path, server, supervisor, cleanup))):
                     print(f"--- {title}", flush=True)
                     case()
                 repl.request({"id": "bye", "op": "shutdown"})
