@@ -35,7 +35,7 @@ inline constexpr double kWatchRenewSeconds = 0.5;
 
 // One stop waiting for the far side's STOPPED: shared by the session's FarStop and the
 // channel's table, so either may go first.
-class FarStopWait {
+class FarStopWait : public std::enable_shared_from_this<FarStopWait> {
  public:
   FarStopWait(struct ev_loop* loop, proc::JobStop::Done done);
   // Calls `done` once (later answers are ignored).

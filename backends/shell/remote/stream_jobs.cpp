@@ -26,6 +26,7 @@ void FarStopWait::unconfirmed(const std::string& why) {
 }
 
 void FarStopWait::on_deadline() {
+  auto keep = shared_from_this();  // `done` may drop the session's FarStop, the last owner
   unconfirmed("the far side did not answer the stop within " + std::to_string(kStopAnswerBound.count()) +
               " s: its end is unconfirmed");
 }
@@ -56,13 +57,15 @@ Result<std::optional<SendMatch>> StreamChannel::port_listener(std::uint16_t port
 std::optional<SendMatch> StreamChannel::watch_port(std::uint16_t port) {
   FarJobs::Watch& w = jobs_.watch;
   const ev_tstamp now = ev_now(loop_);
-  if (w.seen && w.port == port) {
-    // Said once: the next wait on this port starts a watch of its own.
+  const bool fresh = now - w.renewed <= frames::kWatchPortForMs / 1000.;
+  if (w.seen && w.port == port && fresh) {
+    // Said once: the next wait on this port starts a watch of its own. (A PORT_SEEN that
+    // came after its wait ended is fresh only as long as the watch would have lasted.)
     std::optional<SendMatch> seen = std::move(w.seen);
     w = {};
     return seen;
   }
-  if (w.port != port || now - w.renewed > frames::kWatchPortForMs / 1000.) {
+  if (w.port != port || !fresh) {
     w = {.seq = jobs_.next_seq++, .port = port, .renewed = now, .seen = std::nullopt};
     if (link_up()) link_.post(frames::WatchPort{.seq = w.seq, .port = port});
   } else if (now - w.renewed >= kWatchRenewSeconds && link_up()) {
