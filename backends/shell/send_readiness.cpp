@@ -154,7 +154,10 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->loop = loop_;
   send->started_ticks = channel_->clock_ticks();
   send_ = send;
-  if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
+  if (send->until_port) {
+    send->port_since = ev_now(loop_);
+    next_port_tick();
+  }
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
 
   send->background = request.background;

@@ -217,6 +217,7 @@ void StreamChannel::end_output() {
 
 void StreamChannel::break_link(std::string why) {
   if (!link_usable()) return;
+  jobs_.link_gone(why);
   link_.break_link(std::move(why));
   link_.stop();
   link_.shutdown();

@@ -112,6 +112,7 @@ void StreamChannel::on_frame(const frames::Frame& f) {
       return on_error(e);
     }
     default:
+      if (on_job_frame(f)) return;
       return bad(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
   }
 }
@@ -127,6 +128,7 @@ void StreamChannel::on_welcome(const frames::Welcome& w) {
   }
   welcomed_ = true;
   capabilities_ = w.capabilities;
+  jobs_.far_build = w.build;
 }
 
 void StreamChannel::on_written(const frames::Written& w) {

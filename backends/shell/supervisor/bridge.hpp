@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +137,12 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   void on_lost(Error cause) override;
   frames::Exited exited_frame() const;
 
+  // ---- background jobs (bridge_jobs.cpp): WATCH_PORT, LOOK, STOP ------------------------
+  // True when `f` is one of them (answered, or refused as a protocol error).
+  bool job_frame(const frames::Frame& f);
+  void on_port_watch_tick();
+  void answer_stop(std::uint32_t seq, const proc::StopReport& report);
+
   struct ev_loop* loop_;
   std::string state_dir_;  // --state-dir: where this machine's lingering sessions wait
   double hold_ms_;         // --hold-ms: a hold's bound (0: no holds)
@@ -172,6 +179,15 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   frames::TerminalFacts last_;
   int exit_code_ = 0;
   int saved_flags_[2] = {-1, -1};
+  // WATCH_PORT: the port the host waits for, until when (ev_now), polled on its timer.
+  struct PortWatch {
+    std::uint32_t seq = 0;
+    std::uint16_t port = 0;  // 0: none
+    ev_tstamp since = 0, until = 0;
+  };
+  PortWatch port_watch_;
+  Timer port_watch_timer_;
+  std::map<std::uint32_t, std::unique_ptr<proc::StopHandle>> stops_;  // STOPs under way
 };
 
 // A message for a frame: an error's words may carry a path or an argv from OPEN, and a

@@ -37,6 +37,7 @@ Bridge::Bridge(struct ev_loop* loop, std::string state_dir, double hold_ms)
   link_timer_.bind<&Bridge::on_link_timeout>(loop_, this);
   kill_bound_.bind<&Bridge::on_kill_bound>(loop_, this);
   hold_timer_.bind<&Bridge::queue_flush>(loop_, this);
+  port_watch_timer_.bind<&Bridge::on_port_watch_tick>(loop_, this);
 }
 
 Bridge::~Bridge() {
@@ -48,7 +49,7 @@ Bridge::~Bridge() {
 frames::Welcome Bridge::welcome() const {
   return {frames::kProtocolVersion,
           (proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
-              frames::kCapKeepsShown,
+              frames::kCapKeepsShown | frames::kCapJobs,
           frames::helper_build()};
 }
 
@@ -290,6 +291,7 @@ void Bridge::on_frame(const frames::Frame& f) {
       return queue_flush();
     }
     default:
+      if (job_frame(f)) return;
       return protocol_error(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
   }
 }
