@@ -64,6 +64,9 @@ class ChannelEvents {
   // A take-back a far side answered later (take_back_input gave nullopt and asked it): of
   // the last `own` bytes queued, `taken` left the terminal's input queue unread.
   virtual void on_taken_back(std::size_t /*own*/, std::size_t /*taken*/) {}
+  // The session's cgroup reported a limit reached (ProcessChannel::limit_hit says which):
+  // a far helper passes it on at once.
+  virtual void on_limit_hit() {}
 
  protected:
   ~ChannelEvents() = default;

@@ -36,6 +36,7 @@ const char* type_name(std::uint8_t type) {
     case Type::lingering: return "LINGERING";
     case Type::attached: return "ATTACHED";
     case Type::taken: return "TAKEN";
+    case Type::limit_hit: return "LIMIT_HIT";
   }
   return nullptr;
 }

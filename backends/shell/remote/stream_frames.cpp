@@ -87,6 +87,12 @@ void StreamChannel::on_frame(const frames::Frame& f) {
       events_.on_taken_back(t->own, t->taken);
       return;
     }
+    case Type::limit_hit: {
+      auto l = decode<frames::LimitHitFrame>(p);
+      if (!l) return bad("bad LIMIT_HIT");
+      limit_hit_ = LimitHit{l->kind == 1 ? LimitKind::pids : LimitKind::memory};
+      return;
+    }
     case Type::lingering: {
       auto l = decode<frames::Lingering>(p);
       if (!l) return bad("short LINGERING");
@@ -127,6 +133,11 @@ void StreamChannel::on_welcome(const frames::Welcome& w) {
   }
   welcomed_ = true;
   capabilities_ = w.capabilities;
+  if (launch_.limits.any() && !launch_.attach && !has(frames::kCapLimits)) {
+    // An older far helper: it refuses OPEN's limits too; said here in words that name why.
+    final_words_ = final_words_.value_or("");
+    return break_link("limits: the far helper (" + w.build + ") cannot apply limits: it predates them");
+  }
 }
 
 void StreamChannel::on_written(const frames::Written& w) {

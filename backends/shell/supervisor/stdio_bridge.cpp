@@ -48,7 +48,7 @@ Bridge::~Bridge() {
 frames::Welcome Bridge::welcome() const {
   return {frames::kProtocolVersion,
           (proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
-              frames::kCapKeepsShown,
+              frames::kCapKeepsShown | frames::kCapLimits,
           frames::helper_build()};
 }
 
