@@ -494,6 +494,7 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
       absorb_limit_counts();  // what came before this report stays older than it
       if (msg.a == static_cast<std::int32_t>(proto::LimitKind::pids)) limit_hit_ = LimitHit{LimitKind::pids};
       if (msg.a == static_cast<std::int32_t>(proto::LimitKind::memory)) limit_hit_ = LimitHit{LimitKind::memory};
+      events_.on_limit_hit();
       break;
 
     default:
