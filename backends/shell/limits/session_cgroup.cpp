@@ -189,7 +189,19 @@ int SessionCgroup::create(CgroupStep* step) {
   char path[160];
   if (pids_ > 0 || (memory_ > 0 && v2)) {
     inotify_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (inotify_ < 0) return errno;
+    if (inotify_ < 0) {
+      const int err = errno;
+      if (err == EMFILE) {
+        // EMFILE is both the user's inotify instances used up and this process's fd table
+        // full: a free fd says which, so the host can name the setting.
+        const int spare = ::fcntl(0, F_DUPFD_CLOEXEC, 0);
+        if (spare >= 0) {
+          ::close(spare);
+          *step = CgroupStep::watch_instances;
+        }
+      }
+      return err;
+    }
   }
   auto watch = [&](int dir, const char* file, int* fd_out) -> int {
     if (!join_path(path, sizeof path, name_, file)) return ENAMETOOLONG;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -39,6 +40,16 @@ std::string cgroup_step_words(std::int32_t step) {
     case CgroupStep::cpu_max: return "limits: cannot set the session cgroup's cpu quota";
     case CgroupStep::watch: return "limits: cannot watch the session cgroup's events";
     case CgroupStep::join: return "limits: cannot move the shell into the session cgroup";
+    case CgroupStep::watch_instances: {
+      // Words that name the setting to raise (docs/scale.md): EMFILE alone names none.
+      std::string words = "limits: cannot watch the session cgroup's events: the user's inotify instances are used up (fs.inotify.max_user_instances";
+      if (FILE* f = std::fopen("/proc/sys/fs/inotify/max_user_instances", "re")) {
+        long n = 0;
+        if (std::fscanf(f, "%ld", &n) == 1) words += " = " + std::to_string(n);
+        std::fclose(f);
+      }
+      return words + "; raise it with sysctl -w fs.inotify.max_user_instances=N)";
+    }
   }
   return "limits: the session cgroup failed";
 }
