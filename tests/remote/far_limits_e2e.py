@@ -12,6 +12,8 @@ dshpty-repl --json:
             stopped and reported (send result and `list`); close leaves no cgroup
   nocgroup  a far side that sees no cgroup file system (its helper in a mount namespace
             without /sys/fs/cgroup): the open fails BACKEND_FAILED naming it, nothing runs
+  oldfar    a far helper that predates limits (fake_far.py, WELCOME without the capability):
+            a limited open fails BACKEND_FAILED saying so, no session left
   cancel    a lingering remote session's ssh client killed while a send's command runs,
             then a cancel: the SIGINT reaches the far command once the link is back (the
             file it would have made is never made)
@@ -296,6 +298,23 @@ def nocgroup_case(work):
         repl.close()
 
 
+def oldfar_case(work):
+    pidfile = os.path.join(work, "fake.pid")
+    fake = ["python3", os.path.join(HERE, "fake_far.py"), pidfile, "prompt-then-mute"]
+    repl = e2e.start_repl("old", fake)
+    ids = Ids()
+    try:
+        r = repl.call({"id": ids(), "op": "open", "type": "old", "limits": {"pids": 64}})
+        check(not r["ok"] and r["error"]["code"] == "BACKEND_FAILED", f"open: {r}")
+        check("cannot apply limits: it predates them" in r["error"]["message"], r)
+        check(not repl.ok({"id": ids(), "op": "list"})["sessions"], "a session after the refusal")
+        e2e.finish(repl, ids)
+    finally:
+        repl.close()
+        with open(pidfile) as f:
+            kill_quietly([int(f.read())])
+
+
 def cancel_case(server, work):
     far_dir = os.path.join(work, "far-state")
     argv = server.ssh_argv([e2e.SUPERVISOR, "--stdio", "--state-dir", far_dir])
@@ -368,6 +387,8 @@ def main():
             remote_case(server, work)
         elif case == "nocgroup":
             nocgroup_case(work)
+        elif case == "oldfar":
+            oldfar_case(work)
         elif case == "cancel":
             cancel_case(server, work)
         else:

@@ -131,13 +131,14 @@ void StreamChannel::on_welcome(const frames::Welcome& w) {
     return break_link("the far dshpty-supervisor speaks protocol version " + std::to_string(w.version) +
                       "; this host speaks " + std::to_string(frames::kProtocolVersion));
   }
-  welcomed_ = true;
-  capabilities_ = w.capabilities;
-  if (launch_.limits.any() && !launch_.attach && !has(frames::kCapLimits)) {
-    // An older far helper: it refuses OPEN's limits too; said here in words that name why.
+  if (launch_.limits.any() && !launch_.attach && !(w.capabilities & frames::kCapLimits)) {
+    // An older far helper: it refuses the longer OPEN as a bad frame and starts nothing
+    // (as for a version it does not speak), so this start fails in words that name why.
     final_words_ = final_words_.value_or("");
     return break_link("limits: the far helper (" + w.build + ") cannot apply limits: it predates them");
   }
+  welcomed_ = true;
+  capabilities_ = w.capabilities;
 }
 
 void StreamChannel::on_written(const frames::Written& w) {
