@@ -12,6 +12,9 @@ dshpty-repl --json:
             stopped and reported (send result and `list`); close leaves no cgroup
   nocgroup  a far side that sees no cgroup file system (its helper in a mount namespace
             without /sys/fs/cgroup): the open fails BACKEND_FAILED naming it, nothing runs
+  instances a limited spawn where the user's inotify instances are used up (a user
+            namespace of the test's whose user.max_inotify_instances is 0; the host's own
+            setting untouched): BACKEND_FAILED naming fs.inotify.max_user_instances
   oldfar    a far helper that predates limits (fake_far.py, WELCOME without the capability):
             a limited open fails BACKEND_FAILED saying so, no session left
   cancel    a lingering remote session's ssh client killed while a send's command runs,
@@ -27,6 +30,7 @@ session's shell in it). No cgroup here, or no sshd, is a skip (77) with the reas
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +45,7 @@ import repl_harness  # noqa: E402
 from remote_e2e import Cleanup, Ids, alive, children_named, far_helpers, send, wait_until  # noqa: E402
 from repl_harness import JsonRepl, check, fail, kill_quietly  # noqa: E402
 from sshd_fixture import Skip, SshServer, skip  # noqa: E402
+from session_cgroups import SessionCgroups  # noqa: E402
 
 SKIP = 77
 WAIT_S = 60.0
@@ -298,6 +303,39 @@ def nocgroup_case(work):
         repl.close()
 
 
+def instances_case(work):
+    # The host in a user namespace of its own (root mapped to root: the cgroup files stay
+    # writable), where no inotify instance may be had; the machine's setting is not touched.
+    probe = subprocess.run(["unshare", "-U", "--map-root-user", "sh", "-c",
+                            "echo 0 > /proc/sys/user/max_inotify_instances"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"SKIP: no user namespace with its own inotify bound here: {probe.stderr.strip()}", flush=True)
+        raise SystemExit(SKIP)
+    wrapper = os.path.join(work, "repl-in-userns")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec unshare -U --map-root-user sh -c "
+                f"'echo 0 > /proc/sys/user/max_inotify_instances && exec {e2e.REPL} \"$@\"' sh \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    repl = JsonRepl(wrapper)
+    cgroups = SessionCgroups(repl.proc.pid)  # the host's pid: the wrapper execs into it
+    ids = Ids()
+    try:
+        r = repl.call({"id": ids(), "op": "open", "type": "shell", "limits": {"pids": 64}})
+        check(not r["ok"] and r["error"]["code"] == "BACKEND_FAILED", f"open: {r}")
+        words = r["error"]["message"]
+        if "cannot watch" not in words:  # failed before its watches: no cgroup here
+            print(f"SKIP: no cgroup can be made here: {words}", flush=True)
+            raise SystemExit(SKIP)
+        check("fs.inotify.max_user_instances" in words and ": 0 here" in words, words)
+        check(not repl.ok({"id": ids(), "op": "list"})["sessions"], "a session after the refusal")
+        repl.ok({"id": ids(), "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+    finally:
+        repl.close()
+        left = cgroups.remove_left()
+        check(not left, f"session cgroups left behind: {left}")
+
+
 def oldfar_case(work):
     pidfile = os.path.join(work, "fake.pid")
     fake = ["python3", os.path.join(HERE, "fake_far.py"), pidfile, "prompt-then-mute"]
@@ -387,6 +425,8 @@ def main():
             remote_case(server, work)
         elif case == "nocgroup":
             nocgroup_case(work)
+        elif case == "instances":
+            instances_case(work)
         elif case == "oldfar":
             oldfar_case(work)
         elif case == "cancel":

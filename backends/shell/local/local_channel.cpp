@@ -41,14 +41,16 @@ std::string cgroup_step_words(std::int32_t step) {
     case CgroupStep::watch: return "limits: cannot watch the session cgroup's events";
     case CgroupStep::join: return "limits: cannot move the shell into the session cgroup";
     case CgroupStep::watch_instances: {
-      // Words that name the setting to raise (docs/scale.md): EMFILE alone names none.
-      std::string words = "limits: cannot watch the session cgroup's events: the user's inotify instances are used up (fs.inotify.max_user_instances";
-      if (FILE* f = std::fopen("/proc/sys/fs/inotify/max_user_instances", "re")) {
+      // Words that name the setting to raise (docs/scale.md): EMFILE alone names none. The
+      // bound is this user namespace's (the init one's is fs.inotify.max_user_instances).
+      std::string words = "limits: cannot watch the session cgroup's events: the user's inotify instances are used up "
+                          "(fs.inotify.max_user_instances; user.max_inotify_instances in a user namespace";
+      if (FILE* f = std::fopen("/proc/sys/user/max_inotify_instances", "re")) {
         long n = 0;
-        if (std::fscanf(f, "%ld", &n) == 1) words += " = " + std::to_string(n);
+        if (std::fscanf(f, "%ld", &n) == 1) words += ": " + std::to_string(n) + " here";
         std::fclose(f);
       }
-      return words + "; raise it with sysctl -w fs.inotify.max_user_instances=N)";
+      return words + "; sysctl -w fs.inotify.max_user_instances=N raises it)";
     }
   }
   return "limits: the session cgroup failed";
