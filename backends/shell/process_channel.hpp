@@ -67,6 +67,9 @@ class ChannelEvents {
   // A port the session waits for opened: port_listener() now says who listens (a channel
   // whose tells_ports() is true).
   virtual void on_port_seen() {}
+  // The session's cgroup reported a limit reached (ProcessChannel::limit_hit says which):
+  // a far helper passes it on at once.
+  virtual void on_limit_hit() {}
 
  protected:
   ~ChannelEvents() = default;

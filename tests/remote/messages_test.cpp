@@ -373,3 +373,36 @@ TEST_CASE("the jobs frames round-trip; their lists stay within one frame") {
   for (Type type : {Type::watch_port, Type::look, Type::stop, Type::port_seen, Type::tree, Type::stopped})
     CHECK(type_name(static_cast<std::uint8_t>(type)) != nullptr);
 }
+
+TEST_CASE("OPEN carries limits as trailing fields only when one is set; LIMIT_HIT names pids or memory") {
+  Open open{40, 160, "pty-1", "dumb", std::nullopt, {"/bin/sh"}, {}};
+  std::string plain;
+  REQUIRE(encode(plain, open));
+  open.limit_pids = 64;
+  open.limit_memory = 96u << 20;
+  open.limit_cpu_us = 50'000;
+  std::string limited;
+  REQUIRE(encode(limited, open));
+  CHECK(limited.size() == plain.size() + 24);  // nothing added without a limit
+  auto o = decode<Open>(std::string_view(limited).substr(5));
+  REQUIRE(o);
+  CHECK(o->limit_pids == 64);
+  CHECK(o->limit_memory == (96u << 20));
+  CHECK(o->limit_cpu_us == 50'000);
+  auto p = decode<Open>(std::string_view(plain).substr(5));
+  REQUIRE(p);
+  CHECK_FALSE(p->has_limits());
+  // Limits cut short, or all zero (never written so), are no OPEN.
+  const std::string payload = limited.substr(5);
+  for (std::size_t n = plain.size() - 5 + 1; n < payload.size(); ++n) CHECK_FALSE(decode<Open>(std::string_view(payload).substr(0, n)));
+  CHECK_FALSE(decode<Open>(plain.substr(5) + std::string(24, '\0')));
+  CHECK_FALSE(decode<Open>(payload + "x"));
+
+  std::string bytes;
+  auto hit = round_trip(Type::limit_hit, LimitHitFrame{2}, &bytes);
+  REQUIRE(hit);
+  CHECK(hit->kind == 2);
+  every_cut_fails<LimitHitFrame>(bytes);
+  CHECK_FALSE(decode<LimitHitFrame>(std::string(1, '\3')));
+  CHECK(std::string(type_name(static_cast<std::uint8_t>(Type::limit_hit))) == "LIMIT_HIT");
+}

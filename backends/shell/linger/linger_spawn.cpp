@@ -38,7 +38,8 @@ Result<std::uint32_t> parse_linger(const std::map<std::string, std::string>& opt
 }
 
 Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec& spec, std::uint32_t seconds,
-                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env) {
+                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env,
+                      const Limits& limits) {
   auto dir = linger::prepare_state_dir(config.state_dir);
   if (!dir) return dir.error();
   StreamLaunch launch;
@@ -61,6 +62,7 @@ Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec
   for (const auto& [name, value] : env) launch.env.push_back(value ? name + "=" + *value : name);
   launch.rows = p.rows;
   launch.cols = p.cols;
+  launch.limits = limits;
   // A local link needs no pings: the socketpair's end is news enough, and the helper idles
   // with no wakeups.
   launch.ping_interval = std::chrono::milliseconds(0);

@@ -42,6 +42,7 @@ const char* type_name(std::uint8_t type) {
     case Type::port_seen: return "PORT_SEEN";
     case Type::tree: return "TREE";
     case Type::stopped: return "STOPPED";
+    case Type::limit_hit: return "LIMIT_HIT";
   }
   return nullptr;
 }

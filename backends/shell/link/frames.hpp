@@ -16,6 +16,10 @@
 //            u32 argc, str argv[argc], u32 envc, str env[envc]   once, after HELLO
 //            env entries are overrides: "NAME=value" sets, "NAME" unsets; the helper
 //            builds the shell's environment from its own (shell/environment.hpp)
+//            [u64 pids, u64 memory_bytes, u64 cpu_quota_us]   trailing, only with a
+//            limit (0: that one unset): the helper puts the tree in cgroups below its
+//            own (limits/, docs/security.md) or answers START_FAILED naming the cause;
+//            a helper without kCapLimits refuses the longer OPEN (never runs unlimited)
 //   IN       bytes                       for the terminal, in order
 //   RESIZE   u16 rows, u16 cols
 //   SIGNAL   i32 pgid, i32 signo         to that process group of the session
@@ -76,6 +80,9 @@
 //   PONG
 //   TAKEN     u32 own, u32 taken         the answer to TAKE_BACK: of its `own` bytes, how
 //                                        many left the terminal's input queue unread
+//   LIMIT_HIT u8 kind                    the session's cgroup reached a limit (1 pids,
+//                                        2 memory): only for a session whose OPEN carried
+//                                        limits, before the OUT read after it was seen
 //   LINGERING str key, str token         the session is reachable in the state directory
 //                                        under this key, by this token (used once: every
 //                                        attach that passes gets the next one)
@@ -152,6 +159,9 @@ inline constexpr std::uint32_t kCapKeepsShown = 4;
 // The far side answers WATCH_PORT, LOOK and STOP (background jobs: until.port, list's
 // activity, stop). A host never sends them to a helper without it.
 inline constexpr std::uint32_t kCapJobs = 8;
+// The far side takes OPEN's limits and sends LIMIT_HIT (a host asking limits of a helper
+// without it fails the spawn saying so).
+inline constexpr std::uint32_t kCapLimits = 16;
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;
@@ -169,6 +179,7 @@ enum class Type : std::uint8_t {
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
   pong, error, lingering, attached, taken, port_seen, tree, stopped,
+  limit_hit,
 };
 
 // A type's name for messages ("OUT"), or nullptr for a byte that names no type.

@@ -29,6 +29,9 @@ struct Open {
   std::optional<std::string> cwd;
   std::vector<std::string> argv;
   std::vector<std::string> env;  // overrides: "NAME=value" sets, "NAME" unsets
+  // Trailing, only when one is set (0: unset): the session's limits.
+  std::uint64_t limit_pids = 0, limit_memory = 0, limit_cpu_us = 0;
+  bool has_limits() const { return limit_pids || limit_memory || limit_cpu_us; }
 };
 struct In { std::string_view bytes; };
 struct Resize { std::uint16_t rows = 0, cols = 0; };
@@ -115,6 +118,7 @@ struct Stopped {
   std::vector<std::string> signals;
   std::vector<StoppedProcess> remaining;
 };
+struct LimitHitFrame { std::uint8_t kind = 0; };  // 1 pids, 2 memory
 struct Lingering { std::string key, token; };
 struct Attached {
   std::uint64_t replay_from = 0, replay_to = 0, gap_bytes = 0;
@@ -163,6 +167,7 @@ void encode(std::string& out, const PortSeen& f);
 // thousands of ports says the first ones).
 void encode(std::string& out, const Tree& f);
 void encode(std::string& out, const Stopped& f);
+void encode(std::string& out, const LimitHitFrame& f);
 void encode(std::string& out, const Lingering& f);
 void encode(std::string& out, const Attached& f);
 void encode(std::string& out, const ErrorFrame& f);

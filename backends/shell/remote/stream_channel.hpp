@@ -84,6 +84,9 @@ struct StreamLaunch {
   // and the link timeout have passed since the cut (docs/outlive.md, "Links that
   // reconnect"). Meaningful with `linger`.
   bool reconnect = false;
+  // The session's limits, resolved by this host's policy (OPEN carries them): the far
+  // helper makes the cgroups below its own, or the start fails naming why.
+  Limits limits;
 };
 
 // The link's lifecycle. A first link starts `up` (its WELCOME, and an attach's ATTACHED,
@@ -153,6 +156,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
 
   pid_t transport_pid() const noexcept { return transport_.pid; }
   LinkState link_state() const noexcept { return state_; }
+  std::optional<LimitHit> limit_hit() const override { return limit_hit_; }
 
  private:
   StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch);
@@ -285,6 +289,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   FarFacts facts_;
   // The far side's answers about background jobs (remote/far_jobs.hpp).
   FarJobs jobs_;
+  std::optional<LimitHit> limit_hit_;  // the newest LIMIT_HIT
 };
 
 }  // namespace dshpty::shell

@@ -142,6 +142,14 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   bool job_frame(const frames::Frame& f);
   void on_port_watch_tick();
   void answer_stop(std::uint32_t seq, const proc::StopReport& report);
+  // ---- limits (bridge_limits.cpp) ---------------------------------------------------------
+  // OPEN's limits: the session's cgroups below this helper's own, in `launch`
+  // (`placement` keeps the directories' fds until the spawn). False, with START_FAILED
+  // naming the cause, when they cannot be had: the shell never runs unlimited.
+  bool place_limits(const frames::Open& open, LocalLaunch& launch, limits::Placement& placement);
+  // LIMIT_HIT (queued) when the channel's newest limit reached is not the one this link heard.
+  void report_limit();
+  void on_limit_hit() override;
 
   struct ev_loop* loop_;
   std::string state_dir_;  // --state-dir: where this machine's lingering sessions wait
@@ -177,6 +185,8 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   std::uint64_t sent_ = 0;
   std::uint64_t acked_ = 0;
   frames::TerminalFacts last_;
+  bool limited_ = false;  // OPEN carried limits: LIMIT_HIT may be sent
+  std::optional<LimitHit> limit_sent_;  // the newest LIMIT_HIT this link heard
   int exit_code_ = 0;
   int saved_flags_[2] = {-1, -1};
   // WATCH_PORT: the port the host waits for, until when (ev_now), polled on its timer.

@@ -23,6 +23,9 @@ void Bridge::on_start_failed(Error cause) {
 }
 
 void Bridge::on_output(std::string_view bytes) {
+  // A limit reached before this output was read reaches the host ahead of it (the kernel
+  // signals no refused fork on cgroup v1: its counter is read here).
+  report_limit();
   // The prompt's end releases the hold (queue_output then flushes).
   if (hold_.saw_prompt_end(bytes)) end_hold();
   if (keeper_) {

@@ -93,6 +93,8 @@ void Bridge::adopt(proc::UniqueFd link, frames::FrameReader reader, AttachReques
   link_.queue(frames::Attached{from, to, gap, keeper_->send_live(), shell_pid_, in_received_, keeper_->token(),
                                keeper_->shown()});
   keeper_->note_send(false);
+  limit_sent_.reset();
+  report_limit();  // a limit reached before this host came
   sent_ = from;
   output_ended_sent_ = false;
   replaying_ = true;

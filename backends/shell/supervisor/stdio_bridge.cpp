@@ -49,7 +49,7 @@ Bridge::~Bridge() {
 frames::Welcome Bridge::welcome() const {
   return {frames::kProtocolVersion,
           (proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
-              frames::kCapKeepsShown | frames::kCapJobs,
+              frames::kCapKeepsShown | frames::kCapJobs | frames::kCapLimits,
           frames::helper_build()};
 }
 
