@@ -606,7 +606,8 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.line_state = LineState::continuation;
     return;
   }
-  if (said == "refused") {
+  // An earlier line of a multi-line send refused counts too: the lines after it ran alone.
+  if (said == "refused" || prompt_watch_.refused_seen()) {
     result.line_state = LineState::refused;
     return;
   }

@@ -17,7 +17,8 @@ Scenarios:
   continuation        bash, zsh: an unclosed quote and a heredoc say `continuation`; fish: an
                       open block does; keys ["C-c"] clear it and the next send runs alone
   refused             fish: a bash heredoc is refused and cleared (status 2); the next send
-                      runs alone, its output `ok`
+                      runs alone, its output `ok`; in one multi-line send the lines after
+                      the refused one run alone (`rm -f F` removes F), never appended to it
   kept                `submit: false` text left on the line says `kept`; C-c clears it
   queued              `false` typed ahead of a running sleep says `queued`, behind the
                       sleep's pid and command line; it runs once the sleep ends
@@ -203,6 +204,17 @@ def refused(repl, dialect):
         after = repl.send(sid, "echo ok").at_prompt(exit_code=0).has_line("ok")
         after.expect("lineState" not in after.result, "the next send should run alone")
         after.expect(not any("EOF" in line for line in after.lines), "the refused line was kept")
+    # Within one send: the refused line is cleared before the next line is read, so each
+    # later line runs alone, never appended to it; the result still says refused.
+    block = repl.send(sid, "cat <<EOF\nhello\nEOF").at_prompt()
+    block.expect(block.result.get("lineState") == "refused", "a refused first line: expected lineState refused")
+    block.expect(not any("EOFhello" in line for line in block.lines), "the next line was appended to the refused one")
+    repl.send(sid, "echo ok").at_prompt(exit_code=0).has_line("ok")
+    victim = os.path.join(repl.home, "victim")
+    open(victim, "w").close()
+    typed = repl.send(sid, f"cat <<\nrm -f '{victim}'").at_prompt(exit_code=0)
+    typed.expect(not any("<<rm" in line for line in typed.lines), "rm was appended to the refused line")
+    typed.expect(not os.path.exists(victim), "the line after the refused one did not run alone")
     repl.close(sid)
 
 
