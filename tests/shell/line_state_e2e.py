@@ -22,6 +22,9 @@ Scenarios:
   kept                `submit: false` text left on the line says `kept`; C-c clears it
   queued              `false` typed ahead of a running sleep says `queued`, behind the
                       sleep's pid and command line; it runs once the sleep ends
+  typed-ahead-secret  bash: a secret sent while `sleep 1` runs, ahead of `read -s`'s prompt
+                      (then `cat`, or the prompt): `queued` (or `swallowed`) behind the
+                      sleep, never a plain answer
 
 Exit 0 on pass, 1 on failure, 77 when the dialect's shell is not installed.
 """
@@ -244,6 +247,36 @@ def queued(repl, dialect):
     repl.close(sid)
 
 
+def typed_ahead_secret(repl, dialect):
+    """A secret sent while `sleep` runs, ahead of the `read -s` prompt that follows it: the
+    terminal echoes it (echo is on while sleep runs), and the result must say it was typed
+    ahead behind the sleep, never read as an answer at a prompt."""
+    if dialect != "bash":
+        return
+    sid, _ = repl.open()
+    checked = 0
+    for tail in ("", "; cat"):
+        for n in range(3):
+            first = repl.send(sid, f"sleep 1; read -s -p 'Password: ' pw; echo; echo len=${{#pw}}{tail}", idleMs=300)
+            if first.result["waitReason"] != "inferred_idle":
+                repl.send(sid, "", keys=["C-c"], idleMs=3000)  # not idle in time: try again
+                continue
+            sent = repl.send(sid, "typed-ahead-secret", idleMs=5000)
+            sent.expect(sent.result["waitReason"] == "stdin_read", "expected stdin_read")
+            sent.expect(sent.result.get("lineState") in ("queued", "swallowed"),
+                        "a secret typed ahead of its prompt reads as an answer at the prompt")
+            behind = sent.result.get("queuedBehind") or {}
+            sent.expect("sleep 1" in behind.get("command", ""), "expected queuedBehind the sleep")
+            checked += 1
+            if tail:
+                sent.expect(sent.result.get("lineState") == "queued", "cat reads: expected queued")
+                repl.send(sid, "", keys=["C-d"], submit=False).at_prompt(exit_code=0)
+            break
+    if checked < 2:
+        raise Failure("the first command never went idle before its prompt")
+    repl.close(sid)
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[2] not in ("bash", "zsh", "fish"):
         print("usage: line_state_e2e.py DSHPTY_REPL bash|zsh|fish", file=sys.stderr)
@@ -273,6 +306,7 @@ def main():
         ("refused", refused),
         ("kept", kept),
         ("queued", queued),
+        ("typed-ahead-secret", typed_ahead_secret),
     ]
     only = os.environ.get("LINE_STATE_E2E_ONLY")  # a comma-separated subset
     failed = []
