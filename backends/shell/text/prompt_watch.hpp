@@ -54,7 +54,7 @@ class PromptWatch {
   // A new prompt's end arrived since reset() and nothing followed it.
   bool at_prompt() const noexcept { return new_prompt_ && last_kind_ == 'B' && !text_after_; }
   bool marker_seen() const noexcept { return last_kind_ != 0; }
-  // The status of the last D since reset() (the command before the prompt).
+  // The status of the last new prompt since reset() (its D, right after its P).
   std::optional<int> last_status() const noexcept { return status_; }
   // A command start (C) since reset(): the shell read a command line.
   bool command_started() const noexcept { return command_started_; }
