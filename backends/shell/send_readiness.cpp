@@ -609,7 +609,8 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.line_state = LineState::continuation;
     return;
   }
-  if (said == "refused") {
+  // An earlier line of a multi-line send refused counts too: the lines after it ran alone.
+  if (said == "refused" || prompt_watch_.refused_seen()) {
     result.line_state = LineState::refused;
     return;
   }
@@ -619,6 +620,16 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     return;
   }
   if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;
+  if (send.typed_behind && !input_waiting() &&
+      (result.evidence == Evidence::stdin_probe || reason != WaitReason::stdin_read)) {
+    // Typed while another command ran busy, and read since by whoever reads now (a program
+    // that started after it, the shell's own `read`): not an answer to a prompt the agent
+    // saw, and echoed as the terminal echoes type-ahead (a password too). Said as typed
+    // ahead, behind that command, though nothing waits any more.
+    result.line_state = LineState::queued;
+    result.queued_behind = send.typed_behind;
+    return;
+  }
   const pid_t foreground = channel_->foreground_group();
   if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
     // The shell reads at its own prompt and took no line since the write: what was typed
