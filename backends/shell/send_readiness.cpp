@@ -397,6 +397,11 @@ void ShellSession::on_send_chunk_end() {
 }
 
 void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
+  // A line redrawn after a CR or a backspace reaches the condition only here: the line
+  // editor's appends no longer carry the codes that edited it.
+  if (send_->until_output && !send_->match && !send_->gated()) {
+    if (auto matched = send_->until_output->rewrite(line)) send_->match = SendMatch{.output = std::move(*matched)};
+  }
   if (send_->echo_pending) {
     send_->echo.rewrite_line(line, changed_from);
   } else {
