@@ -64,6 +64,12 @@ class ChannelEvents {
   // A take-back a far side answered later (take_back_input gave nullopt and asked it): of
   // the last `own` bytes queued, `taken` left the terminal's input queue unread.
   virtual void on_taken_back(std::size_t /*own*/, std::size_t /*taken*/) {}
+  // A port the session waits for opened: port_listener() now says who listens (a channel
+  // whose tells_ports() is true).
+  virtual void on_port_seen() {}
+  // The session's cgroup reported a limit reached (ProcessChannel::limit_hit says which):
+  // a far helper passes it on at once.
+  virtual void on_limit_hit() {}
 
  protected:
   ~ChannelEvents() = default;
@@ -231,13 +237,16 @@ class ProcessChannel {
   virtual LingerFacet* linger() { return nullptr; }
   // The process of the session's tree listening on TCP `port` (any address), as a
   // SendMatch, or nullopt when none is seen: what `until: {port}` polls. BACKEND_FAILED
-  // where this channel cannot look (a far helper does not report ports yet).
+  // where this channel cannot look (a far helper from before kCapJobs).
   virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/) const {
     return make_error(Code::BACKEND_FAILED, "until.port: this session's channel cannot see its ports");
   }
   // What the session's tree holds now, for `list`: its processes besides the shell (and
   // the helpers above it), and the TCP ports they listen on. nullopt where this channel
-  // cannot look (a far helper does not report its tree yet).
+  // cannot look (a far helper from before kCapJobs; a stream channel says its last answer).
+  // The channel calls on_port_seen when a port it was asked about opens, so the session's
+  // port poll only renews the question (a far side watches next to its tree).
+  virtual bool tells_ports() const { return false; }
   struct TreeLook {
     std::size_t processes = 0;
     std::vector<ListeningPort> listening;
@@ -249,8 +258,9 @@ class ProcessChannel {
   // Stops the job in the terminal's foreground (proc/job_stop.hpp): its process group, the
   // orphans the session's subreaper adopted that started at or after `started_ticks`, and
   // their descendants; never the shell. `done` as JobStop's. BACKEND_FAILED where this
-  // channel cannot (a far helper does not stop jobs yet) or the shell is gone.
-  virtual Result<std::unique_ptr<proc::JobStop>> stop_job(std::uint64_t /*started_ticks*/,
+  // channel cannot (a far helper from before kCapJobs, a link that is down) or the shell is
+  // gone.
+  virtual Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t /*started_ticks*/,
                                                           proc::JobStop::Done /*done*/) {
     return make_error(Code::BACKEND_FAILED, "stop: this session's channel cannot stop a job");
   }

@@ -144,8 +144,10 @@ void ShellSession::interrupt_foreground(bool own_command_only) {
     if (send_) send_->cancel = SendState::Cancel::relayed;
     return;
   }
-  // A real signal, not a typed ^C: it works with ISIG off (raw mode) too.
-  if (own_command_only || shell_starting_command()) {
+  // A real signal, not a typed ^C: it works with ISIG off (raw mode) too. Held while a far
+  // link is being restored (release_held_signals delivers it once it is back).
+  LingerFacet* linger = channel_->linger();
+  if (own_command_only || shell_starting_command() || (linger && linger->reconnecting())) {
     hold_signal(HeldSignal{SIGINT, std::nullopt, nullptr, send_, 0, own_command_only});
     return;
   }

@@ -154,7 +154,10 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->loop = loop_;
   send->started_ticks = channel_->clock_ticks();
   send_ = send;
-  if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
+  if (send->until_port) {
+    send->port_since = ev_now(loop_);
+    next_port_tick();
+  }
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
 
   send->background = request.background;
@@ -394,6 +397,11 @@ void ShellSession::on_send_chunk_end() {
 }
 
 void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
+  // A line redrawn after a CR or a backspace reaches the condition only here: the line
+  // editor's appends no longer carry the codes that edited it.
+  if (send_->until_output && !send_->match && !send_->gated()) {
+    if (auto matched = send_->until_output->rewrite(line)) send_->match = SendMatch{.output = std::move(*matched)};
+  }
   if (send_->echo_pending) {
     send_->echo.rewrite_line(line, changed_from);
   } else {
@@ -606,7 +614,8 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     result.line_state = LineState::continuation;
     return;
   }
-  if (said == "refused") {
+  // An earlier line of a multi-line send refused counts too: the lines after it ran alone.
+  if (said == "refused" || prompt_watch_.refused_seen()) {
     result.line_state = LineState::refused;
     return;
   }
@@ -616,6 +625,16 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     return;
   }
   if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;
+  if (send.typed_behind && !input_waiting() &&
+      (result.evidence == Evidence::stdin_probe || reason != WaitReason::stdin_read)) {
+    // Typed while another command ran busy, and read since by whoever reads now (a program
+    // that started after it, the shell's own `read`): not an answer to a prompt the agent
+    // saw, and echoed as the terminal echoes type-ahead (a password too). Said as typed
+    // ahead, behind that command, though nothing waits any more.
+    result.line_state = LineState::queued;
+    result.queued_behind = send.typed_behind;
+    return;
+  }
   const pid_t foreground = channel_->foreground_group();
   if (reason == WaitReason::stdin_read && foreground == *shell_pid_) {
     // The shell reads at its own prompt and took no line since the write: what was typed

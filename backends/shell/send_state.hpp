@@ -136,6 +136,7 @@ struct SendState {
   // stream once the write started; its port, polled while the send is live; what held.
   std::optional<text::OutputCondition> until_output;
   std::optional<std::uint16_t> until_port;
+  double port_since = 0;  // ev_now when the port wait began (the poll backs off with its age)
   std::optional<SendMatch> match;
   bool background = false;  // SendRequest::background: quiet never settles it
   // A background send's condition answered while the job runs on (matched, or its
@@ -146,7 +147,7 @@ struct SendState {
   // what a stop counts as the job's own processes started at or after it.
   std::uint64_t started_ticks = 0;
   // A stop under way (Send::stop), and the callers that wait for it to end.
-  std::unique_ptr<proc::JobStop> stopping;
+  std::unique_ptr<proc::StopHandle> stopping;
   std::optional<StopResult> stop_report;  // the processes' part done: waits for the settle
   std::vector<Callback<StopResult>> stop_waiters;
   bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }

@@ -6,6 +6,7 @@
 // (the prompt's marks or the stdin probe come first).
 #include <string>
 
+#include "proc/port_poll.hpp"
 #include "shell_session.hpp"
 
 namespace dshpty::shell {
@@ -44,9 +45,16 @@ void ShellSession::on_port_tick() {
   if (!send_ || !send_->until_port || send_->match) return;
   auto seen = channel_->port_listener(*send_->until_port);
   // A scan that could not read a process now may next time: only a listener settles.
-  if (!seen || !*seen) return;
+  if (!seen || !*seen) return next_port_tick();
   send_->match = std::move(**seen);
   condition_held();
+}
+
+void ShellSession::next_port_tick() {
+  // Polled fast while the wait is young, then backing off (proc/port_poll.hpp); a channel
+  // that says when the port opens is only asked again to keep its watch.
+  const auto waited = std::chrono::duration<double>(ev_now(loop_) - send_->port_since);
+  port_timer_.start(channel_->tells_ports() ? std::chrono::milliseconds(kPortPoll) : proc::port_poll_interval(waited));
 }
 
 void ShellSession::condition_held() {

@@ -148,10 +148,6 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     if (!recorded) return recorded.error();
     auto limits = shell::limits::resolve_limits(spec.request.limits, config_.limits, config_.limit_ceilings);
     if (!limits) return limits.error();
-    // Limits are never silently dropped (docs/security.md, "Resource limits").
-    if (limits->any() && *linger > 0) {
-      return make_error(Code::BACKEND_FAILED, "limits: not available for lingering sessions yet");
-    }
     // A confined spawn's failures name its mode, whichever check finds them.
     const std::string mode_words =
         p.sandbox.confined()
@@ -200,8 +196,9 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
       p.sandbox.seccomp_program = *program;
     }
     // Where the session's cgroups go, found last of the checks: it opens the host's cgroup
-    // directories, which the helper then makes the session's cgroups in.
-    if (limits->any()) {
+    // directories, which the helper then makes the session's cgroups in. A lingering
+    // session's helper makes its own, below its own cgroup (it outlives this host).
+    if (limits->any() && *linger == 0) {
       auto placement = shell::limits::place_session_cgroups(*limits);
       if (!placement) return make_error(Code::BACKEND_FAILED, mode_words + placement.error()->message, {},
                                         placement.error()->sys_errno);
@@ -225,7 +222,7 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
     }
     if (*linger > 0) {
       p.host_leaving = host_leaving_;
-      if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides); !st) return st.error();
+      if (Status st = shell::plan_lingering(p, config_, spec, *linger, term, overrides, *limits); !st) return st.error();
     } else {
       // The helper on this machine, directly or inside its sandbox.
       shell::LaunchPlan plan = shell::direct_launch(p.supervisor_path, p.argv, p.cwd, p.env);

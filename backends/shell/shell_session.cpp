@@ -305,6 +305,7 @@ void ShellSession::complete_spawn(Error error) {
     auto self = std::move(self_);
     auto done = std::move(spawn_done_);
     if (!error) {
+      if (recorder_) recorder_->keep();  // the session runs: its recording stays
       done(std::unique_ptr<BackendSession>(std::move(self)));
       return;
     }
@@ -443,8 +444,10 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
     fail_held_signals();
     phase_ = Phase::closed;
     stop_timers();
-    linger()->detach();
+    // The recording is complete before the link goes: from the link's end on, the helper
+    // appends to the same file (record/detached_writer.hpp).
     end_observers();
+    linger()->detach();
     deferred_.post([done = std::move(done)] { done(Status{}); });
     return;
   }

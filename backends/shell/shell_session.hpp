@@ -183,6 +183,7 @@ class ShellSession final : public BackendSession,
   void on_quiescent() override;
   void on_lost(Error cause) override;
   void on_taken_back(std::size_t own, std::size_t taken) override;
+  void on_port_seen() override { on_port_tick(); }
 
   // The terminal's answers to queries (terminal_answers.cpp): what the emulator answered
   // is held until its reader is known. It goes to a reader proven blocked on the terminal
@@ -290,6 +291,7 @@ class ShellSession final : public BackendSession,
   void feed_until(std::string_view text);
   bool try_quiet_match();
   void on_port_tick();
+  void next_port_tick();  // the poll's next look (proc/port_poll.hpp), or a renewal
   // The condition held: a foreground send settles matched; a background one answers its
   // condition's waiter (answer_condition) and runs on.
   void condition_held();
@@ -395,6 +397,7 @@ class ShellSession final : public BackendSession,
   Timer send_idle_timer_;
   // Polls the live send's `until` port, only while such a send is live.
   Timer port_timer_;
+  // A channel that tells when a port opens (tells_ports) is only asked again this often.
   static constexpr std::chrono::milliseconds kPortPoll{100};
   Timer probe_timer_;
   // A stop ended the job's processes: the shell's prompt settles the send within this, or

@@ -71,8 +71,18 @@ void ShellSession::release_held_signals() {
   const bool waiting = shell_starting_command();
   const pid_t front = channel_->foreground_group();
   const ev_tstamp now = ev_now(loop_);
+  // The link to a far helper is being restored: a cancel's SIGINT waits for it, its wait
+  // starting again once the link is back. Delivered now it would fail, and its wait would
+  // run out on facts the cut froze: a cancel acknowledged and never delivered.
+  LingerFacet* linger = channel_->linger();
+  const bool restoring = linger && linger->reconnecting();
   std::vector<HeldSignal> due;
   for (auto it = held_signals_.begin(); it != held_signals_.end();) {
+    if (restoring && !it->signal) {
+      it->deadline = now + seconds(kSignalHold);
+      ++it;
+      continue;
+    }
     // A cancel of a typed line waits for its own command's start (its C mark), however the
     // terminal looks: a command still running in front of a line typed ahead is not it.
     const bool own_started = !it->own_command_only || prompt_watch_.command_started();

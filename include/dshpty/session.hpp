@@ -105,8 +105,10 @@ struct QueuedBehind {
 // would without it, and a send with a condition never settles inferred_idle (a quiet server
 // is still starting).
 struct SendUntil {
-  // ECMAScript regex matched against each line of the send's output as it arrives (the
-  // echo of the typed text skipped). INVALID_ARGUMENT when std::regex refuses it.
+  // A regex matched against each line of the send's output as it arrives (the echo of the
+  // typed text skipped), in time linear in the line: the ECMAScript subset without
+  // backreferences or lookaround (docs/shell-backend.md, "Output conditions").
+  // INVALID_ARGUMENT naming what was refused.
   std::optional<std::string> output_regex{};
   // A process of the session's tree listens on this TCP port (any address); 1..65535.
   std::optional<int> port{};

@@ -55,8 +55,8 @@ std::string sample_stream() {
 
 TEST_CASE("every frame type has a name; bytes outside them have none") {
   for (int t = 0; t < 256; ++t) {
-    const bool host = t >= static_cast<int>(Type::hello) && t <= static_cast<int>(Type::shown);
-    const bool helper = t >= static_cast<int>(Type::welcome) && t <= static_cast<int>(Type::taken);
+    const bool host = t >= static_cast<int>(Type::hello) && t <= static_cast<int>(Type::stop);
+    const bool helper = t >= static_cast<int>(Type::welcome) && t <= static_cast<int>(Type::limit_hit);
     CAPTURE(t);
     CHECK((type_name(static_cast<std::uint8_t>(t)) != nullptr) == (host || helper));
   }

@@ -314,3 +314,95 @@ TEST_CASE("ERROR codes: the known ones have names; an unknown one keeps its numb
   CHECK(unknown->code == 4242);
   CHECK(unknown->text == "a newer helper's failure");
 }
+
+TEST_CASE("the jobs frames round-trip; their lists stay within one frame") {
+  std::string bytes;
+  auto w = round_trip(Type::watch_port, WatchPort{7, 8080}, &bytes);
+  REQUIRE(w);
+  CHECK((w->seq == 7 && w->port == 8080));
+  every_cut_fails<WatchPort>(bytes);
+  auto l = round_trip(Type::look, Look{9}, &bytes);
+  REQUIRE(l);
+  CHECK(l->seq == 9);
+  every_cut_fails<Look>(bytes);
+  auto s = round_trip(Type::stop, Stop{3, 1500}, &bytes);
+  REQUIRE(s);
+  CHECK((s->seq == 3 && s->since_ms == 1500));
+  every_cut_fails<Stop>(bytes);
+
+  auto seen = round_trip(Type::port_seen, PortSeen{7, 8080, 4242, "::1"}, &bytes);
+  REQUIRE(seen);
+  CHECK((seen->seq == 7 && seen->port == 8080 && seen->pid == 4242 && seen->address == "::1"));
+  every_cut_fails<PortSeen>(bytes);
+
+  Tree tree{5, true, 6, {{5173, "127.0.0.1", 99, "node"}, {8000, "::", 100, "python3"}}};
+  auto t = round_trip(Type::tree, tree, &bytes);
+  REQUIRE(t);
+  CHECK((t->seq == 5 && t->known && t->processes == 6 && t->listening == tree.listening));
+  every_cut_fails<Tree>(bytes);
+  auto unknown = round_trip(Type::tree, Tree{6, false, 0, {}}, &bytes);
+  REQUIRE(unknown);
+  CHECK((unknown->seq == 6 && !unknown->known && unknown->listening.empty()));
+  every_cut_fails<Tree>(bytes);
+
+  Stopped stopped{4, "", false, {"SIGINT", "SIGTERM", "SIGKILL"}, {{77, "sleep", "uninterruptible sleep (D)"}}};
+  auto st = round_trip(Type::stopped, stopped, &bytes);
+  REQUIRE(st);
+  CHECK((st->seq == 4 && st->refused.empty() && !st->stopped && st->signals == stopped.signals &&
+         st->remaining == stopped.remaining));
+  every_cut_fails<Stopped>(bytes);
+  auto refused = round_trip(Type::stopped, Stopped{8, "stop: the session's shell is gone", false, {}, {}});
+  REQUIRE(refused);
+  CHECK(refused->refused == "stop: the session's shell is gone");
+
+  // A tree listening on thousands of ports, thousands of survivors: the first ones, one frame.
+  Tree big{1, true, 20000, {}};
+  for (int i = 0; i < 20000; ++i) big.listening.push_back({static_cast<std::uint16_t>(i), "127.0.0.1", i, "server"});
+  auto b = round_trip(Type::tree, big, &bytes);
+  REQUIRE(b);
+  CHECK(bytes.size() <= kMaxFrame + 4);
+  CHECK((!b->listening.empty() && b->listening.size() < big.listening.size()));
+  CHECK(b->listening.front() == big.listening.front());
+  Stopped many{2, "", false, {"SIGINT"}, {}};
+  for (int i = 0; i < 20000; ++i) many.remaining.push_back({i, "stuck", "alive after SIGKILL"});
+  auto m = round_trip(Type::stopped, many, &bytes);
+  REQUIRE(m);
+  CHECK(bytes.size() <= kMaxFrame + 4);
+  CHECK((m->signals == many.signals && !m->remaining.empty() && m->remaining.size() < many.remaining.size()));
+
+  for (Type type : {Type::watch_port, Type::look, Type::stop, Type::port_seen, Type::tree, Type::stopped})
+    CHECK(type_name(static_cast<std::uint8_t>(type)) != nullptr);
+}
+
+TEST_CASE("OPEN carries limits as trailing fields only when one is set; LIMIT_HIT names pids or memory") {
+  Open open{40, 160, "pty-1", "dumb", std::nullopt, {"/bin/sh"}, {}};
+  std::string plain;
+  REQUIRE(encode(plain, open));
+  open.limit_pids = 64;
+  open.limit_memory = 96u << 20;
+  open.limit_cpu_us = 50'000;
+  std::string limited;
+  REQUIRE(encode(limited, open));
+  CHECK(limited.size() == plain.size() + 24);  // nothing added without a limit
+  auto o = decode<Open>(std::string_view(limited).substr(5));
+  REQUIRE(o);
+  CHECK(o->limit_pids == 64);
+  CHECK(o->limit_memory == (96u << 20));
+  CHECK(o->limit_cpu_us == 50'000);
+  auto p = decode<Open>(std::string_view(plain).substr(5));
+  REQUIRE(p);
+  CHECK_FALSE(p->has_limits());
+  // Limits cut short, or all zero (never written so), are no OPEN.
+  const std::string payload = limited.substr(5);
+  for (std::size_t n = plain.size() - 5 + 1; n < payload.size(); ++n) CHECK_FALSE(decode<Open>(std::string_view(payload).substr(0, n)));
+  CHECK_FALSE(decode<Open>(plain.substr(5) + std::string(24, '\0')));
+  CHECK_FALSE(decode<Open>(payload + "x"));
+
+  std::string bytes;
+  auto hit = round_trip(Type::limit_hit, LimitHitFrame{2}, &bytes);
+  REQUIRE(hit);
+  CHECK(hit->kind == 2);
+  every_cut_fails<LimitHitFrame>(bytes);
+  CHECK_FALSE(decode<LimitHitFrame>(std::string(1, '\3')));
+  CHECK(std::string(type_name(static_cast<std::uint8_t>(Type::limit_hit))) == "LIMIT_HIT");
+}

@@ -603,6 +603,12 @@ TEST_CASE("every result prints its exact text") {
   CHECK(format_send(sent, 1024) ==
         "hi\n[wait: inferred_idle, queued: the text waits for the running command to end]\n"
         "[queued behind: 4242 make -j\\n]\n[session: running]\n");
+  // Typed ahead of a busy command and read since: said as such, never an answer to a prompt.
+  sent.wait_reason = WaitReason::stdin_read;
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: stdin_read, typed ahead: the text went in while the command in front ran, and was read after "
+        "it, not as an answer to a prompt seen]\n[queued behind: 4242 make -j\\n]\n[session: running]\n");
+  sent.wait_reason = WaitReason::inferred_idle;
   sent.line_state.reset();
   sent.queued_behind.reset();
   sent.taken_back_bytes = 21;

@@ -7,7 +7,9 @@ marker per send, in order; the `r` event carries the new size; the file is compl
 `close` answers. `record: false` opts out, `record: true` without a directory is refused, and
 a 1 MiB cap cuts the file with a last marker saying so; a full disk (a small tmpfs, where one
 can be mounted) fails the recording, never the session; a lingering session taken over is
-recorded on in the new host's file.
+recorded on in the new host's file; a lingering session whose host is killed (SIGKILL) mid-output
+goes on in the same file, written by its helper while no host holds it, in order, until a host
+takes it over, and the file plays.
 
 Usage: record_e2e.py DSHPTY_REPL"""
 
@@ -309,6 +311,63 @@ def across_a_take_over(repl_path, record_dir, state_dir):
             kill_quietly([pid])
 
 
+def across_a_host_death(repl_path, record_dir, state_dir):
+    """A lingering session whose host is killed mid-output: its helper goes on with the same
+    file while no host holds it (the output printed meanwhile, in order, after a marker), and
+    stops with a last marker when a new host takes the session over."""
+    first = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    second = None
+    pid = None
+    try:
+        opened = first.ok({"id": 1, "op": "open", "type": "shell", "name": "dies", "linger": 60})
+        pid = opened["pid"]
+        path = opened["recording"]["path"]
+        first.ok({"id": 2, "op": "send", "sessionId": opened["sessionId"],
+                  "text": "(for i in $(seq 1 15); do echo tick-$i; sleep 0.1; done; echo ticks-$((100+1))) &"})
+        deadline = time.monotonic() + 30
+        while b"tick-3" not in open(path, "rb").read():
+            check(time.monotonic() < deadline, "the host records the first ticks")
+            time.sleep(0.02)  # polling the file, with a deadline
+        first.proc.kill()  # SIGKILL, mid-output
+        first.proc.wait()
+        while b"ticks-101" not in open(path, "rb").read():
+            check(time.monotonic() < deadline, "the helper records the ticks printed while no host holds the session")
+            time.sleep(0.02)  # polling the file, with a deadline
+        second = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+        attached = second.ok({"id": 3, "op": "attach", "name": "dies"})["sessions"]
+        sid = attached[0]["sessionId"]
+        second.ok({"id": 4, "op": "close", "sessionId": sid})
+        _, _, events = read_cast(path)  # every line JSON, times never going back
+        marks = [i for i, e in enumerate(events) if e[1] == "m" and e[2].startswith("[no host holds the session")]
+        check(len(marks) == 1, f"one marker where the helper took over: {events[-30:]}")
+        check(events[-1][1] == "m" and events[-1][2].startswith("[taken over by a new host"), events[-3:])
+        ticks_before = [int(n) for e in events[:marks[0]] if e[1] == "o" for n in re.findall(r"tick-(\d+)", e[2])]
+        ticks_after = [int(n) for e in events[marks[0]:] if e[1] == "o" for n in re.findall(r"tick-(\d+)", e[2])]
+        ticks = ticks_before + ticks_after
+        check(ticks == sorted(set(ticks)), f"the ticks in order, none twice: {ticks}")
+        check(ticks_before and ticks_after, f"ticks on both sides of the death: {ticks_before} | {ticks_after}")
+        # Everything printed after the death is there: only what was in flight to the dying
+        # host (read by it, not yet written) can be missing.
+        check(ticks_after == list(range(ticks_after[0], 16)), f"the ticks while no host held it: {ticks_after}")
+        output = "".join(e[2] for e in events if e[1] == "o")
+        check("ticks-101" in output, "the last output")
+        asciinema = shutil.which("asciinema")
+        if asciinema:
+            status, shown = run_on_terminal([asciinema, "cat", path])
+            check(status == 0 and b"tick-15" in shown, f"asciinema cat: {status} {shown[-300:]!r}")
+        else:
+            print("SKIP (part): asciinema cat: asciinema is not installed (Debian package asciinema)", flush=True)
+        check(second.ok({"id": 5, "op": "shutdown"}) == {}, "shutdown")
+        check(second.wait_exit() == 0, "exit status")
+        wait_gone([pid], "close after attach")
+    finally:
+        first.close()
+        if second:
+            second.close()
+        if pid:
+            kill_quietly([pid])
+
+
 if __name__ == "__main__":
     repl_path = sys.argv[1]
     top = tempfile.mkdtemp(prefix="dshpty-record-")
@@ -330,5 +389,7 @@ if __name__ == "__main__":
         full_disk(repl_path, top, state_dir)
         print("--- a lingering session taken over", flush=True)
         across_a_take_over(repl_path, record_dir, state_dir)
+        print("--- a lingering session whose host is killed", flush=True)
+        across_a_host_death(repl_path, record_dir, state_dir)
     finally:
         shutil.rmtree(top, ignore_errors=True)

@@ -6,6 +6,9 @@
 //   the page, equals the session's screen (the agent's `read screen`) after output and with
 //   vim open;
 // - a message sent over a page's socket closes it (1008) and reaches nothing;
+// - a closed session's recording replays in the page (xterm.js's buffer holds its echo), in
+//   two pages at once; a recording without the token is 403; a traversal, a file name and
+//   another host's session id (its file in the same directory) are 404;
 // - a non-loopback address is refused at start (positive control: --web-allow-remote);
 // - a screenshot of the page is kept under the build tree.
 // Skips (exit 77) with the reason when this build has no web page, or puppeteer-core,
@@ -48,7 +51,9 @@ if (!fs.existsSync(path.join(depsDir, 'node_modules', '@xterm', 'xterm', 'lib', 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dshpty-web-'));
 const state = path.join(work, 'state');
 const home = path.join(work, 'home');
+const records = path.join(work, 'records');
 fs.mkdirSync(home);
+fs.mkdirSync(records);
 const env = { ...process.env, HOME: home, DSHPTY_WEB_ASSETS: path.join(depsDir, 'node_modules', '@xterm', 'xterm') };
 
 async function until(predicate, what) {
@@ -74,10 +79,13 @@ class Host {
     this.exited = new Promise((resolve) => this.proc.on('exit', (code) => resolve(code)));
     this.nextId = 1;
   }
-  async call(obj) {
+  async answer(obj) {
     const id = this.nextId++;
     this.proc.stdin.write(JSON.stringify({ id, ...obj }) + '\n');
-    const r = await until(() => this.responses.get(id), `the response to ${JSON.stringify(obj)}`);
+    return until(() => this.responses.get(id), `the response to ${JSON.stringify(obj)}`);
+  }
+  async call(obj) {
+    const r = await this.answer(obj);
     check(r.ok, `${JSON.stringify(obj)} failed: ${JSON.stringify(r)}`);
     return r.result;
   }
@@ -92,6 +100,18 @@ async function get(url) {
   return { status: r.status, csp: r.headers.get('content-security-policy') || '', body: await r.text() };
 }
 
+// A GET whose path goes out as written (fetch would resolve its "..").
+function rawGet(base, rawPath) {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    require('http').get({ host: u.hostname, port: u.port, path: rawPath }, (r) => {
+      let body = '';
+      r.on('data', (d) => { body += d; });
+      r.on('end', () => resolve({ status: r.statusCode, body }));
+    }).on('error', reject);
+  });
+}
+
 async function main() {
   // A non-loopback address is refused at start; --web-allow-remote takes it (the control).
   const refused = spawnSync(repl, ['--json', '--state-dir', state, '--web', '0.0.0.0:0'], { env, input: '', timeout: DEADLINE_MS });
@@ -103,8 +123,8 @@ async function main() {
   check(allowed.status === 0 && allowed.stderr.toString().includes('web page at http://0.0.0.0:'),
         `--web-allow-remote: ${allowed.stderr}`);
 
-  const host = new Host(['--web', '127.0.0.1:0']);
-  let browser;
+  const host = new Host(['--web', '127.0.0.1:0', '--record-dir', records]);
+  let browser, other;
   try {
     const url = await host.url();
     const base = url.replace(/\/\?token=.*/, '');
@@ -197,12 +217,86 @@ async function main() {
     const page2 = await host.call({ op: 'read', sessionId: sid, count: 500 });
     check(!page2.text.includes('written-by-page'), 'the page wrote nothing into the session');
 
+    // ---- a closed session's recording, replayed -----------------------------------------
+    const problemsBefore = problems.length;  // the refused socket above is one, on purpose
+    // A name with a traversal and markup: shown as text, never part of a file's name (one
+    // with a line break is refused at open).
+    const newline = await host.answer({ op: 'open', type: 'shell', name: '../x\ny' });
+    check(!newline.ok && newline.error.code === 'INVALID_ARGUMENT', `a name with a line break: ${JSON.stringify(newline)}`);
+    const hostile = '../../etc/x<b>evil</b>';
+    const rec = (await host.call({ op: 'open', type: 'shell', name: hostile, terminal: 'xterm' })).sessionId;
+    await host.call({ op: 'send', sessionId: rec, text: 'echo replay-$((6*7))' });
+    await host.call({ op: 'close', sessionId: rec });
+    const files = fs.readdirSync(records);
+    check(files.every((f) => /^[A-Za-z0-9._-]+\.cast$/.test(f)), `the recordings' names: ${files}`);
+    // Another host on the same directory, with a session id this host never had: its file is
+    // there, but it is not this host's session.
+    other = new Host(['--record-dir', records, '--no-watch']);
+    let foreign;
+    for (let i = 0; i < 3; i++) foreign = (await other.call({ op: 'open', type: 'shell' })).sessionId;
+    await other.call({ op: 'send', sessionId: foreign, text: 'echo foreign-secret' });
+    check(fs.readdirSync(records).some((f) => f.includes(`-${foreign}-`)), `the other host's file for ${foreign}`);
+    const recUrl = (q) => `${base}/api/recording?${q}`;
+    const noToken = await get(recUrl(`session=${rec}`));
+    check(noToken.status === 403, `a recording without the token: ${noToken.status}`);
+    const wrongToken = await get(recUrl(`session=${rec}&token=${'0'.repeat(token.length)}`));
+    check(wrongToken.status === 403, `a recording with a wrong token: ${wrongToken.status}`);
+    const fileName = files.find((f) => f.includes(`-${rec}-`));
+    for (const attempt of [`session=..%2F..%2F..%2Fetc%2Fpasswd`, `session=../../../etc/passwd`,
+                           `session=${encodeURIComponent(fileName)}`, `session=${foreign}`,
+                           `session=${rec}%2F..%2F${rec}`, 'session=', '']) {
+      const r = await get(recUrl(`token=${token}&${attempt}`));
+      check(r.status === 404, `${attempt}: ${r.status} ${r.body.slice(0, 80)}`);
+      check(!r.body.includes('root:') && !r.body.includes('foreign-secret'), `${attempt} answered a file`);
+    }
+    for (const raw of [`/api/recording/../../../../etc/passwd?token=${token}&session=${rec}`,
+                       `/api/recording/..%2F..%2Fetc%2Fpasswd?token=${token}`, `/../${fileName}?token=${token}`]) {
+      const traversal = await rawGet(base, raw);
+      check(traversal.status === 404 && !traversal.body.includes('root:') && !traversal.body.includes('replay-42'),
+            `a path traversal ${raw}: ${traversal.status}`);
+    }
+    const served = await get(recUrl(`token=${token}&session=${rec}`));
+    check(served.status === 200 && served.csp.includes("default-src 'none'"), `the recording: ${served.status}`);
+    check(served.body === fs.readFileSync(path.join(records, fileName), 'utf8'), 'the file as it is');
+
+    await page.waitForFunction((id) => {
+      const b = document.querySelector(`#recordings button[data-session="${id}"]`);
+      return b && b.closest('tr').textContent.includes('closed');
+    }, { timeout: DEADLINE_MS }, rec);
+    check(!(await page.$eval('#recordings tbody', (el) => el.innerHTML)).includes('<b>evil'), 'the name shown as text');
+    await page.select('#speed', '8');
+    await page.click(`#recordings button[data-session="${rec}"]`);
+    // A second browser page replays the same recording at the same time.
+    const page3 = await browser.newPage();
+    await page3.goto(url);
+    await page3.waitForFunction(() => typeof window.dshptyReplay === 'function', { timeout: DEADLINE_MS });
+    await page3.select('#speed', '0');
+    await page3.evaluate((id) => { window.dshptyReplay(id); }, rec);
+    const replayText = (p) => p.evaluate((id) => {
+      const r = window.dshptyReplays[id];
+      if (!r || !r.done) return null;
+      const b = r.term.buffer.active;
+      const lines = [];
+      for (let i = 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true));
+      return { error: r.error, events: r.events, text: lines.join('\n') };
+    }, rec);
+    for (const p of [page, page3]) {
+      const shown = await until(() => replayText(p), 'the replay to finish');
+      check(shown.error === null && shown.events > 0, `the replay: ${JSON.stringify(shown).slice(0, 300)}`);
+      check(shown.text.includes('replay-42'), `the replay's buffer holds the echo: ${shown.text}`);
+    }
+    await page3.close();
+    check(problems.length === problemsBefore, `the page reported errors: ${problems.slice(problemsBefore)}`);
+    await other.call({ op: 'shutdown' });
+    check((await other.exited) === 0, 'the other host exits 0');
+
     await host.call({ op: 'shutdown' });
     check((await host.exited) === 0, 'the host exits 0');
     console.log(`web e2e: ok (screenshot: ${shotPath})`);
   } finally {
     if (browser) await browser.close();
     if (host.proc.exitCode === null) host.proc.kill('SIGKILL');
+    if (other && other.proc.exitCode === null) other.proc.kill('SIGKILL');
     fs.rmSync(work, { recursive: true, force: true });
   }
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "text/job_log.hpp"
+#include "text/line_editor.hpp"
 #include "text/output_condition.hpp"
 #include "text/sanitizer.hpp"
 
@@ -54,6 +55,34 @@ std::string sanitized(std::string_view raw) {
   dshpty::text::SanitizedText out;
   sanitizer.feed(raw, out);
   return out.text;
+}
+
+// Wired as the session wires it: the line editor between the sanitizer and the condition,
+// its appends fed, its rewrites of the current line said. `raw` is sanitized and edited in
+// chunks of `size` bytes.
+std::optional<std::string> match_through_editor(std::string_view pattern, std::string_view typed,
+                                                std::string_view raw, std::size_t size) {
+  auto made = OutputCondition::make(pattern, typed);
+  REQUIRE(made.ok());
+  struct Wire final : dshpty::text::LineEditor::Output {
+    explicit Wire(OutputCondition c) : condition(std::move(c)) {}
+    void append(const dshpty::text::SanitizedText& chunk) override {
+      if (!match) match = condition.feed(chunk.text);
+    }
+    void rewrite(std::string_view line, std::size_t) override {
+      if (!match) match = condition.rewrite(line);
+    }
+    OutputCondition condition;
+    std::optional<std::string> match;
+  } wire(*made);
+  dshpty::text::Sanitizer sanitizer({4096, "0123456789abcdef"});
+  dshpty::text::LineEditor editor;
+  for (std::size_t at = 0; at < raw.size(); at += size) {
+    dshpty::text::SanitizedText out;
+    sanitizer.feed(raw.substr(at, size), out);
+    editor.process(out, wire);
+  }
+  return wire.match;
 }
 
 }  // namespace
@@ -249,4 +278,39 @@ TEST_CASE("output condition: a long echo of a long typed line is still skipped")
   OutputCondition c = *made;
   CHECK_FALSE(c.feed("$ " + typed));
   CHECK(c.feed("ok ready\n") == "ok ready");
+}
+
+TEST_CASE("output condition: a line redrawn after a CR matches as the terminal shows it") {
+  // Through the line editor, as in a session: the CR and what it overwrote reach the
+  // condition only as the editor's rewrite of the line.
+  const std::string typed = "run\r";
+  const std::string echo = "dsh> run\r\n";
+  for (std::size_t size : {1, 2, 3, 5, 64}) {
+    INFO("chunk size " << size);
+    CHECK(match_through_editor("100%", typed, echo + "\r10%\r50%\r100%\r\n", size) == "100%");
+    CHECK(match_through_editor("^100%$", typed, echo + "10%\r50%\r100%\r\n", size) == "100%");
+    CHECK(match_through_editor("^DONE", typed, echo + "working...\rDONE\r\n", size) == "DONEing...");
+    CHECK(match_through_editor("^done", typed, echo + "frame1\r\x1b[Kframe2\rdone\r\n", size) == "donee2");
+    CHECK(match_through_editor("^ready$", typed, echo + "x\rready\r\n", size) == "ready");
+    // What was overwritten is gone.
+    CHECK_FALSE(match_through_editor("working", typed, echo + "working...\rDONE\x1b[K\r\nnext\r\n", size));
+    // A CR at the line's start, as before.
+    CHECK(match_through_editor("ready", typed, echo + "\r\x1b[K  VITE ready in 300 ms\r\n", size) ==
+          "  VITE ready in 300 ms");
+  }
+  // The echo is still skipped when readline redraws it.
+  CHECK_FALSE(match_through_editor("ready", "echo ready\r", "dsh> echo rea\rdsh> echo ready\r\n", 4));
+  CHECK(match_through_editor("ready", "echo ready\r", "dsh> echo rea\rdsh> echo ready\r\nready\r\n", 4) ==
+        "ready");
+}
+
+TEST_CASE("output condition: a pattern that makes a backtracker exponential answers at once") {
+  std::string words;
+  for (int i = 0; i < 40; ++i) words += "word ";
+  CHECK_FALSE(match_every_split("(\\w+\\s?)+$", "", words + "word!\n"));
+  CHECK(match_every_split("(\\w+\\s?)+$", "", words + "word\n") == words + "word");
+  auto refused = OutputCondition::make("(a)\\1", "");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error()->code == Code::INVALID_ARGUMENT);
+  CHECK(refused.error()->message == "until.output: backreferences are not supported (\\1 at offset 3)");
 }

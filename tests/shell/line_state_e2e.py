@@ -17,10 +17,14 @@ Scenarios:
   continuation        bash, zsh: an unclosed quote and a heredoc say `continuation`; fish: an
                       open block does; keys ["C-c"] clear it and the next send runs alone
   refused             fish: a bash heredoc is refused and cleared (status 2); the next send
-                      runs alone, its output `ok`
+                      runs alone, its output `ok`; in one multi-line send the lines after
+                      the refused one run alone (`rm -f F` removes F), never appended to it
   kept                `submit: false` text left on the line says `kept`; C-c clears it
   queued              `false` typed ahead of a running sleep says `queued`, behind the
                       sleep's pid and command line; it runs once the sleep ends
+  typed-ahead-secret  bash: a secret sent while `sleep 1` runs, ahead of `read -s`'s prompt
+                      (then `cat`, or the prompt): `queued` (or `swallowed`) behind the
+                      sleep, never a plain answer
 
 Exit 0 on pass, 1 on failure, 77 when the dialect's shell is not installed.
 """
@@ -203,6 +207,17 @@ def refused(repl, dialect):
         after = repl.send(sid, "echo ok").at_prompt(exit_code=0).has_line("ok")
         after.expect("lineState" not in after.result, "the next send should run alone")
         after.expect(not any("EOF" in line for line in after.lines), "the refused line was kept")
+    # Within one send: the refused line is cleared before the next line is read, so each
+    # later line runs alone, never appended to it; the result still says refused.
+    block = repl.send(sid, "cat <<EOF\nhello\nEOF").at_prompt()
+    block.expect(block.result.get("lineState") == "refused", "a refused first line: expected lineState refused")
+    block.expect(not any("EOFhello" in line for line in block.lines), "the next line was appended to the refused one")
+    repl.send(sid, "echo ok").at_prompt(exit_code=0).has_line("ok")
+    victim = os.path.join(repl.home, "victim")
+    open(victim, "w").close()
+    typed = repl.send(sid, f"cat <<\nrm -f '{victim}'").at_prompt(exit_code=0)
+    typed.expect(not any("<<rm" in line for line in typed.lines), "rm was appended to the refused line")
+    typed.expect(not os.path.exists(victim), "the line after the refused one did not run alone")
     repl.close(sid)
 
 
@@ -229,6 +244,36 @@ def queued(repl, dialect):
                     "expected queuedBehind the sleep")
         # Once the sleep ends the line runs: a check-in sees its status.
         repl.send(sid, "", idleMs=60000).at_prompt(exit_code=1)
+    repl.close(sid)
+
+
+def typed_ahead_secret(repl, dialect):
+    """A secret sent while `sleep` runs, ahead of the `read -s` prompt that follows it: the
+    terminal echoes it (echo is on while sleep runs), and the result must say it was typed
+    ahead behind the sleep, never read as an answer at a prompt."""
+    if dialect != "bash":
+        return
+    sid, _ = repl.open()
+    checked = 0
+    for tail in ("", "; cat"):
+        for n in range(3):
+            first = repl.send(sid, f"sleep 1; read -s -p 'Password: ' pw; echo; echo len=${{#pw}}{tail}", idleMs=300)
+            if first.result["waitReason"] != "inferred_idle":
+                repl.send(sid, "", keys=["C-c"], idleMs=3000)  # not idle in time: try again
+                continue
+            sent = repl.send(sid, "typed-ahead-secret", idleMs=5000)
+            sent.expect(sent.result["waitReason"] == "stdin_read", "expected stdin_read")
+            sent.expect(sent.result.get("lineState") in ("queued", "swallowed"),
+                        "a secret typed ahead of its prompt reads as an answer at the prompt")
+            behind = sent.result.get("queuedBehind") or {}
+            sent.expect("sleep 1" in behind.get("command", ""), "expected queuedBehind the sleep")
+            checked += 1
+            if tail:
+                sent.expect(sent.result.get("lineState") == "queued", "cat reads: expected queued")
+                repl.send(sid, "", keys=["C-d"], submit=False).at_prompt(exit_code=0)
+            break
+    if checked < 2:
+        raise Failure("the first command never went idle before its prompt")
     repl.close(sid)
 
 
@@ -261,6 +306,7 @@ def main():
         ("refused", refused),
         ("kept", kept),
         ("queued", queued),
+        ("typed-ahead-secret", typed_ahead_secret),
     ]
     only = os.environ.get("LINE_STATE_E2E_ONLY")  # a comma-separated subset
     failed = []

@@ -11,6 +11,8 @@ Scenarios (docs/shell-backend.md, "Marks" and "Dialects"; docs/tool-protocol.md)
   type-ahead     50 rounds: `sleep 0.6` left running (idle), then `echo ahead-N` at once
   prompt-changes the user's and a virtualenv's prompt changes and hooks: marks, status, cwd hold
   forged-marks   output posing as our marks (no nonce, a wrong one) does not end a send
+  sourced-forgery  a sourced file's prompt and prompt hook print a D of 0 with the real
+                 nonce: `false` still says 1
   nonce-environ  the nonce is in no /proc/PID/environ (shell, helper); the shell still marks
                  with it
   rc             rc user reads the user's startup file; one that exits fails the open;
@@ -387,6 +389,31 @@ def forged_marks(repl, dialect):
     repl.close(sid)
 
 
+# What a repository's env file (.envrc, a venv's activate) can do once sourced: read the nonce
+# and print a D of its own that says 0, from the prompt and from a prompt hook.
+SOURCED_FORGERIES = {
+    "bash": [r"PS1='\[\e]133;D;0;dshpty=${__dshpty_nonce}\a\]dsh> '",
+             "PROMPT_COMMAND+=('printf \"\\e]133;D;0;dshpty=%s\\a\" \"$__dshpty_nonce\"')"],
+    "zsh": ["setopt prompt_subst", r"PROMPT=$'%{\e]133;D;0;dshpty=${__dshpty_nonce}\a%}dsh> '",
+            r"forge() { printf '\e]133;D;0;dshpty=%s\a' $__dshpty_nonce }", "precmd_functions+=(forge)"],
+    "fish": [r"function fish_prompt; printf '\e]133;D;0;dshpty=%s\a' $__dshpty_nonce; echo -n 'dsh> '; end",
+             r"function forge --on-event fish_prompt; printf '\e]133;D;0;dshpty=%s\a' $__dshpty_nonce; end"],
+}
+
+
+def sourced_forgery(repl, dialect):
+    envrc = os.path.join(repl.home, ".envrc")
+    sid, _ = repl.open()
+    for line in SOURCED_FORGERIES[dialect]:
+        with open(envrc, "w") as f:
+            f.write(line + "\n")
+        repl.send(sid, f"source '{envrc}'").at_prompt(exit_code=0)
+        repl.send(sid, "false").at_prompt(exit_code=1)
+        repl.send(sid, status_command(dialect, 3)).at_prompt(exit_code=3, cwd=repl.home)
+        repl.send(sid, "true").at_prompt(exit_code=0)
+    repl.close(sid)
+
+
 def environ_of(pid):
     with open(f"/proc/{pid}/environ", "rb") as f:
         return f.read()
@@ -695,6 +722,7 @@ def main():
         ("type-ahead", in_own_repl(type_ahead)),
         ("prompt-changes", in_own_repl(prompt_changes)),
         ("forged-marks", in_own_repl(forged_marks)),
+        ("sourced-forgery", in_own_repl(sourced_forgery)),
         ("nonce-environ", in_own_repl(nonce_environ)),
         ("long-line", in_own_repl(long_line)),
         ("rc", lambda: startup_files(repl_path, dialect)),

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "record/asciicast.hpp"
+#include "record/detached_writer.hpp"
 #include "record/record_file.hpp"
 #include "record/recorder.hpp"
 #include "dshpty/shell.hpp"
@@ -148,8 +149,28 @@ TEST_CASE("file names: sanitized parts, no directory escapes") {
   CHECK(sanitize_name_part("") == "_");
   CHECK(sanitize_name_part(".hidden") == "_hidden");
   CHECK(sanitize_name_part(std::string(200, 'a')).size() == 64);
-  CHECK(recording_file_name("mcp", "pty-1", 0) == "mcp-pty-1-19700101T000000Z.cast");
-  CHECK(recording_file_name("a/b", "pty-2", 0, 3) == "a_b-pty-2-19700101T000000Z-3.cast");
+  CHECK(recording_file_name("mcp", "pty-1", 0, "0a1b2c3d") == "mcp-pty-1-19700101T000000Z-0a1b2c3d.cast");
+  CHECK(recording_file_name("a/b", "pty-2", 0, "../x") == "a_b-pty-2-19700101T000000Z-_._x.cast");
+  const std::string unique = random_name_part();
+  CHECK(unique.size() == kUniqueHexDigits);
+  CHECK(unique.find_first_not_of("0123456789abcdef") == std::string::npos);
+}
+
+TEST_CASE("names planted ahead cannot block a spawn: every name has a random part") {
+  TempDir dir;
+  // Every name the old scheme would have tried for this owner, session and second (the bare
+  // one, then -2 .. -100), planted as links: the spawn takes a name nobody could plant.
+  const std::string stem = dir.path + "/evil-pty-1-19700101T000000Z";
+  REQUIRE(::symlink("/nowhere", (stem + ".cast").c_str()) == 0);
+  for (int n = 2; n <= 100; ++n) REQUIRE(::symlink("/nowhere", (stem + "-" + std::to_string(n) + ".cast").c_str()) == 0);
+  auto first = create_recording_file(dir.path, "evil", "pty-1", 0);
+  REQUIRE_MESSAGE(first, describe(first.error()));
+  auto second = create_recording_file(dir.path, "evil", "pty-1", 0);
+  REQUIRE_MESSAGE(second, describe(second.error()));
+  CHECK(first->path != second->path);
+  const std::string name = std::filesystem::path(first->path).filename();
+  CHECK(name.starts_with("evil-pty-1-19700101T000000Z-"));
+  CHECK(name.size() == std::string("evil-pty-1-19700101T000000Z-.cast").size() + kUniqueHexDigits);
 }
 
 TEST_CASE("creation: mode 0600, never through a planted link, never over a file") {
@@ -157,17 +178,27 @@ TEST_CASE("creation: mode 0600, never through a planted link, never over a file"
   TempDir elsewhere;
   const std::string target = elsewhere.path + "/victim";
   { std::ofstream(target) << "untouched"; }
-  const std::string planted = dir.path + "/" + recording_file_name("o", "pty-1", 0);
+  // A link planted under the first random part drawn: the next draw is taken.
+  static int draws;
+  draws = 0;
+  auto aaaa_then_bbbb = +[]() -> std::string { return draws++ == 0 ? "aaaa" : "bbbb"; };
+  const std::string planted = dir.path + "/" + recording_file_name("o", "pty-1", 0, "aaaa");
   REQUIRE(::symlink(target.c_str(), planted.c_str()) == 0);
-  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0, aaaa_then_bbbb);
   REQUIRE(file);
-  CHECK(file->path == dir.path + "/" + recording_file_name("o", "pty-1", 0, 2));
+  CHECK(file->path == dir.path + "/" + recording_file_name("o", "pty-1", 0, "bbbb"));
   struct stat st {};
   REQUIRE(::fstat(file->fd.get(), &st) == 0);
   CHECK(S_ISREG(st.st_mode));
   CHECK((st.st_mode & 0777) == 0600);
   CHECK((::fcntl(file->fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
   CHECK(slurp(target) == "untouched");
+
+  // Every draw taken: a few tries, then the spawn fails saying so.
+  auto always_aaaa = +[]() -> std::string { return "aaaa"; };
+  auto taken = create_recording_file(dir.path, "o", "pty-1", 0, always_aaaa);
+  REQUIRE(!taken);
+  CHECK(taken.error()->code == Code::BACKEND_FAILED);
 
   auto missing = create_recording_file(dir.path + "/nope", "o", "pty-1", 0);
   REQUIRE(!missing);
@@ -295,4 +326,86 @@ TEST_CASE("a cut recording's bytes are the file's final size, before the buffer 
     CHECK(r.state().bytes == slurp(path).size());
   }
   ev_loop_destroy(loop);
+}
+
+TEST_CASE("the nonce typed back by a client never reaches the file: input and markers are cut too, in any case") {
+  TempDir dir;
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  const std::string path = file->path;
+  const std::string secret = "e588edeecd6c563b";
+  {
+    Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 1 << 20, secret);
+    r.on_send({.text = "echo typed " + secret});
+    r.on_input("echo typed " + secret + "\r", false);
+    r.on_output("typed E588EDEECD6C563B\r\n");  // ${__dshpty_nonce^^}
+    // Typed a key at a time: split across writes.
+    for (char c : secret) r.on_input(std::string(1, c), false);
+    r.on_input("\r", false);
+    r.on_input(secret.substr(0, 5), false);  // a start of it, then the session ends
+    r.on_session_end();
+  }
+  const std::string data = slurp(path);
+  for (const std::string& piece : {secret, std::string("E588EDEECD6C563B"), secret.substr(0, 12)})
+    CHECK_MESSAGE(data.find(piece) == std::string::npos, data);
+  CHECK(data.find("\"m\", \"echo typed \"") != std::string::npos);
+  CHECK(data.find("\"i\", \"echo typed \\r\"") != std::string::npos);
+  CHECK(data.find("\"o\", \"typed \\r\\n\"") != std::string::npos);
+  // What was held as the secret's possible start is written at the end, as it was typed.
+  CHECK(data.find("\"i\", \"" + secret.substr(0, 5) + "\"") != std::string::npos);
+  ev_loop_destroy(loop);
+}
+
+TEST_CASE("a spawn that fails after its recording was made leaves no file behind") {
+  TempDir dir;
+  test::ShellFixture fx;
+  ShellConfig config = fx.config();
+  config.record_dir = dir.path;
+  config.argv = {"/bin/bash", "--noprofile", "--norc", "-c", "exit 4"};
+  auto failed = fx.spawn(config);
+  REQUIRE_FALSE(failed.session);
+  CHECK_MESSAGE(describe(failed.error).find("exited during start-up") != std::string::npos, describe(failed.error));
+  CHECK(std::filesystem::is_empty(dir.path));
+  // The control: a spawn that starts keeps its file after its close.
+  ShellConfig working = fx.config();
+  working.record_dir = dir.path;
+  auto started = fx.spawn(working);
+  REQUIRE_MESSAGE(started.session, describe(started.error));
+  REQUIRE(started.session->recording());
+  const std::string path = started.session->recording()->path;
+  CHECK(fx.close(*started.session).ok());
+  CHECK(std::filesystem::exists(path));
+}
+
+TEST_CASE("the lingering helper's writer: a dying host's half line cut back, times never back, nonce cut, the cap") {
+  TempDir dir;
+  const std::string path = dir.path + "/rec.cast";
+  // What a host killed mid-write leaves: whole lines, then half of one.
+  { std::ofstream(path) << "{\"version\": 2}\n[5.000000, \"o\", \"host\"]\n[5.1000, \"o\", \"ha"; }
+  {
+    DetachedWriter w(proc::UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC)), 1000.0, 1 << 20);
+    w.set_secret("e588edeecd6c563b");
+    w.output("away E588EDEECD6C563B\r\n", 1002.0);  // the clock says 2 s: the file's 5 s wins
+    w.output("more\r\n", 1007.5);
+    w.host_attached(1008.0);
+    w.output("after the take-over\r\n", 1009.0);  // nothing more
+  }
+  const std::string data = slurp(path);
+  CHECK_MESSAGE(data == "{\"version\": 2}\n[5.000000, \"o\", \"host\"]\n"
+                        "[5.000000, \"m\", \"[no host holds the session: its helper records what it prints until a host takes it over]\"]\n"
+                        "[5.000000, \"o\", \"away \\r\\n\"]\n"
+                        "[7.500000, \"o\", \"more\\r\\n\"]\n"
+                        "[8.000000, \"m\", \"[taken over by a new host: it records in a file of its own]\"]\n",
+                data);
+  // The cap: the event that would pass it becomes the cut marker, then nothing.
+  const std::string capped = dir.path + "/cap.cast";
+  { std::ofstream(capped) << "{\"version\": 2}\n"; }
+  {
+    DetachedWriter w(proc::UniqueFd(::open(capped.c_str(), O_WRONLY | O_CLOEXEC)), 0.0, 1024);
+    for (int i = 0; i < 50; ++i) w.output(std::string(100, 'x'), 1.0);
+  }
+  const std::string cut = slurp(capped);
+  CHECK(cut.size() <= 1024);
+  CHECK(cut.ends_with("\"m\", \"[recording cut: it reached record_max_bytes (1024 bytes)]\"]\n"));
 }

@@ -181,3 +181,26 @@ TEST_CASE("prompts since the write: one for a line the command in front read, tw
   s.watch.reset();
   CHECK(s.watch.prompts() == 0);
 }
+
+TEST_CASE("only the integration's own D counts: the one right after a P, outside an open prompt") {
+  Session s;
+  // A prompt that prints a D of its own with the real nonce (a sourced file can read it):
+  // the forged status comes after the shell's and says nothing.
+  CHECK(s.feed(mark("P;cwd=/tmp;n=1") + mark("D;1") + mark("A") + mark("D;0") + "dsh> " + mark("B")));
+  CHECK(s.watch.last_status() == 1);
+  // A hook of the user's printing after the integration's P and D (zsh precmd, fish event).
+  s.watch.reset();
+  CHECK(s.feed(mark("P;cwd=/tmp") + mark("D;2") + "\r\n" + mark("D;0") + mark("A") + "dsh> " + mark("B")));
+  CHECK(s.watch.last_status() == 2);
+  // A P and D inside the prompt (no B since the shell's P): not a new prompt, no status, no cwd.
+  s.watch.reset();
+  CHECK(s.feed(mark("P;cwd=/tmp;n=2") + mark("D;3") + mark("A") + mark("P;cwd=/forged") + mark("D;0") + "dsh> " +
+               mark("B")));
+  CHECK(s.watch.last_status() == 3);
+  CHECK(s.watch.prompts() == 1);
+  REQUIRE(s.watch.cwd());
+  CHECK(*s.watch.cwd() == "/tmp");
+  // A repaint's D (no P before it) leaves the status as the new prompt said it.
+  CHECK(s.feed("\r" + mark("D;0") + mark("A") + "dsh> " + mark("B")));
+  CHECK(s.watch.last_status() == 3);
+}

@@ -4,9 +4,11 @@ own loop that polls the port with connect() every 100 ms. Each round starts the 
 background job and ends it with `stop`. The server writes CLOCK_MONOTONIC right after its
 listen() (or its print) to a file; the host reads the same clock when the answer arrives.
 
-Usage: until_bench.py DSHPTY_REPL [ROUNDS]   (tools/dev bench runs it)"""
+Usage: until_bench.py DSHPTY_REPL [ROUNDS] [SUPERVISOR]   (tools/dev bench runs it)
+  with SUPERVISOR: a remote session over `sh -c 'exec SUPERVISOR --stdio'` (docs/remote.md, "Jobs")."""
 
 import os
+import shlex
 import socket
 import statistics
 import sys
@@ -69,9 +71,11 @@ def main():
     with tempfile.TemporaryDirectory(prefix="dshpty-until-bench-") as tmp:
         os.environ["HOME"] = tmp
         mark = os.path.join(tmp, "mark")
-        repl = JsonRepl(repl_path)
+        far = sys.argv[3] if len(sys.argv) > 3 else None
+        args = ["--remote", f"far=sh -c {shlex.quote('exec ' + shlex.quote(far) + ' --stdio')}"] if far else []
+        repl = JsonRepl(repl_path, args)
         try:
-            repl.ok({"id": "open", "op": "open", "type": "shell", "name": "bench", "cwd": tmp})
+            repl.ok({"id": "open", "op": "open", "type": "far" if far else "shell", "name": "bench", "cwd": tmp})
             port_lat, poll_lat, line_lat = [], [], []
             for n in range(rounds):
                 port = free_port()

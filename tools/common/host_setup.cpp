@@ -97,6 +97,8 @@ RemoteConfig remote_config(const SessionOptions& options, const RemoteOption& re
   config.shell.watchable = options.watch;
   if (options.record_dir) config.shell.record_dir = *options.record_dir;
   if (options.record_max_bytes) config.shell.record_max_bytes = *options.record_max_bytes;
+  // --limit-* hold for remote sessions too: this host's policy, applied on the far machine.
+  config.shell.limits = config.shell.limit_ceilings = options.limits;
   if (options.remote_timeout) {
     config.link_timeout = *options.remote_timeout;
     if (!options.remote_ping)

@@ -12,7 +12,8 @@ namespace dshpty::watch {
 
 using Json = nlohmann::json;
 
-ObserverHub::ObserverHub(struct ev_loop* loop, Service& service) : loop_(loop), service_(service) {
+ObserverHub::ObserverHub(struct ev_loop* loop, Service& service)
+    : loop_(loop), service_(service), recordings_(loop, service) {
   frame_timer_.bind<&ObserverHub::on_frame_timer>(loop, this);
   status_timer_.bind<&ObserverHub::on_status_tick>(loop, this);
 }
@@ -61,7 +62,9 @@ Result<std::string> ObserverHub::add(std::string_view word, Observer* observer) 
   if (!id && named.size() == 1) id = named.front();
   if (!id) return make_error(Code::NO_SESSION, "no session \"" + std::string(word) + "\" on this host");
   // The session's own refusal (a backend that allows no observers) comes before anything.
-  if (auto view = service_.observe(*id); !view) return view.error();
+  auto view = service_.observe(*id);
+  if (!view) return view.error();
+  recordings_.learn(*view);
   Watched& watched = watched_[*id];
   watched.observers.push_back(observer);
   watched.sent[observer] = 0;
@@ -98,6 +101,7 @@ void ObserverHub::ready_again(Observer* observer) {
 }
 
 void ObserverHub::output_arrived(std::string_view session_id) {
+  recordings_.output_arrived(session_id);
   auto it = watched_.find(session_id);
   if (it == watched_.end()) return;
   it->second.dirty = true;
@@ -114,7 +118,9 @@ std::vector<std::pair<Observation, unsigned>> ObserverHub::sessions() const {
   for (const auto& record : service_.records()) {
     if (!record.published || record.state == RecordState::closed) continue;
     auto view = service_.observe(record.id);
-    if (view) out.emplace_back(std::move(*view), count(record.id));
+    if (!view) continue;
+    recordings_.learn(*view);
+    out.emplace_back(std::move(*view), count(record.id));
   }
   return out;
 }

@@ -18,6 +18,7 @@
 
 #include "dshpty/service.hpp"
 #include "loop/timer.hpp"
+#include "recording_index.hpp"
 
 namespace dshpty::watch {
 
@@ -65,6 +66,8 @@ class ObserverHub {
   // Every session observers may watch: the observation and the observer count of each, in
   // id order.
   std::vector<std::pair<Observation, unsigned>> sessions() const;
+  // Which recording each of this host's sessions has, closed ones included.
+  RecordingIndex& recordings() { return recordings_; }
   // The frame of one observation (tests and the list): a JSON object.
   static std::string encode_frame(const Observation& view, unsigned observers, std::optional<std::int64_t> busy_ms);
 
@@ -95,6 +98,7 @@ class ObserverHub {
   shell::Timer frame_timer_;
   shell::Timer status_timer_;
   double last_frame_ = 0;
+  mutable RecordingIndex recordings_;
 };
 
 }  // namespace dshpty::watch

@@ -32,7 +32,7 @@ Result<std::unique_ptr<WebFace>> start_web_page(struct ev_loop* loop, watch::Obs
                                                 const tool::SessionOptions& options, const char* program) {
   if (!options.web) return std::unique_ptr<WebFace>();
   if (!options.watch) return make_error(Code::INVALID_ARGUMENT, "--web and --no-watch: with --no-watch nobody may watch");
-  auto page = WebFace::start(loop, hub, WebOptions{*options.web, options.web_allow_remote, ""});
+  auto page = WebFace::start(loop, hub, WebOptions{*options.web, options.web_allow_remote, "", options.record_dir.value_or("")});
   if (!page) return page.error();
   // The operator's way in, as Jupyter prints its own: the token is in the address.
   std::fprintf(stderr, "%s: web page at %s\n", program, (*page)->url().c_str());

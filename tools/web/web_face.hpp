@@ -1,7 +1,8 @@
 // The web page (docs/watch.md): `--web ADDR:PORT` serves, on the host's own libev loop
 // (libwebsockets with its libev event library: no thread, no second loop), one page that
 // lists the host's sessions and shows each in a read-only xterm.js terminal, fed by the same
-// observer hub as `dshpty-repl watch`. Every request needs the random token printed on
+// observer hub as `dshpty-repl watch`, and replays a session's recording (its asciicast
+// file, streamed, found by session id in the hub's RecordingIndex). Every request needs the random token printed on
 // stderr at start (`?token=`; 403 without); ADDR must be a loopback address unless
 // `allow_remote`; every response carries a restrictive Content-Security-Policy; a message a
 // page sends over its socket closes that socket (an observer only reads).
@@ -24,6 +25,9 @@ struct WebOptions {
   // Where xterm.js and its CSS are (the npm package @xterm/xterm); "" : found beside the
   // program (its build tree's web-deps) or in $DSHPTY_WEB_ASSETS.
   std::string assets_dir;
+  // The operator's recording directory (--record-dir), opened once at start: the page
+  // serves a session's recording relative to it, by the name its session's recording has.
+  std::string record_dir;
 };
 
 // True when this build has the web page (libwebsockets was found).

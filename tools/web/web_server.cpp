@@ -1,8 +1,13 @@
 // The web page over libwebsockets on the host's libev loop (web_face.hpp).
+#include <fcntl.h>
 #include <libwebsockets.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -101,7 +106,22 @@ class SocketObserver final : public watch::Observer {
 struct HttpState {
   std::string* body;  // what is left to write (owned)
   std::size_t sent;
+  // A recording streamed from its file instead (a chunk at a time: a huge recording costs
+  // the host one chunk per replay, never the file): the descriptor (-1: none) and the bytes
+  // still to send of the size it had when opened. lws zeroes this state: `streaming` says
+  // whether `file` is ours.
+  bool streaming;
+  int file;
+  std::uint64_t file_left;
 };
+
+// Replays streamed at once, at most (one descriptor each); one past them is 503.
+constexpr unsigned kMaxReplays = 16;
+// A replay's reader takes bytes as it plays them (1x: minutes for a long recording, the
+// socket full meanwhile): lws's 5 s idle timeout would cut it, so a streamed recording may
+// stall this long between two chunks before the host drops it and frees its slot.
+constexpr int kReplayStallSeconds = 600;
+constexpr std::size_t kChunk = 16 * 1024;
 
 struct SocketState {
   SocketObserver* observer;
@@ -118,10 +138,15 @@ const struct lws_protocols kProtocols[] = {
 
 class Server final : public WebFace {
  public:
-  Server(watch::ObserverHub& hub, std::string assets, std::string host)
-      : hub_(hub), assets_(std::move(assets)), host_(std::move(host)), token_(random_token()) {}
+  Server(watch::ObserverHub& hub, std::string assets, std::string host, std::string record_dir)
+      : hub_(hub),
+        assets_(std::move(assets)),
+        host_(std::move(host)),
+        token_(random_token()),
+        record_dir_path_(std::move(record_dir)) {}
   ~Server() override {
     if (context_) lws_context_destroy(context_);
+    if (record_dir_ >= 0) ::close(record_dir_);
   }
   std::string url() const override {
     return "http://" + host_ + ":" + std::to_string(port_) + "/?token=" + token_;
@@ -133,6 +158,10 @@ class Server final : public WebFace {
     if (xterm_js_.empty() || xterm_css_.empty())
       return make_error(Code::BACKEND_FAILED, "xterm.js is not at " + assets_ +
                                                   " (the npm package @xterm/xterm; tools/dev installs it)");
+    if (!record_dir_path_.empty()) {
+      // Once, now, as the backend holds its own: a link swapped in at the path later is never followed.
+      record_dir_ = ::open(record_dir_path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
     lws_set_log_level(LLL_ERR, nullptr);
     lws_context_creation_info info;
     std::memset(&info, 0, sizeof info);
@@ -179,6 +208,17 @@ class Server final : public WebFace {
     } else if (path == "/xterm.css") {
       type = "text/css; charset=utf-8";
       body = xterm_css_;
+    } else if (path == "/api/recordings") {
+      type = "application/json";
+      Json list = Json::array();
+      for (const auto& rec : hub_.recordings().sessions()) {
+        list.push_back(Json{{"sessionId", rec.session_id},
+                            {"owner", rec.owner},
+                            {"name", rec.name ? Json(*rec.name) : Json(nullptr)},
+                            {"live", rec.live}});
+      }
+      body = Json{{"host", static_cast<long>(::getpid())}, {"recordings", std::move(list)}}.dump(
+          -1, ' ', false, Json::error_handler_t::replace);
     } else if (path == "/api/sessions") {
       type = "application/json";
       Json sessions = Json::array();
@@ -197,6 +237,33 @@ class Server final : public WebFace {
     }
   }
 
+  // The recording of the session the request names (its id, exactly), opened read-only
+  // relative to the directory held since the start, by the name the session's own
+  // recording has: never a path from the request, never a file of a session this host did
+  // not run, never through a link. -1 with the status (404, 503) otherwise.
+  int open_recording(struct lws* wsi, unsigned& status, std::uint64_t& size) const {
+    status = 404;
+    char buf[256];
+    const char* session = lws_get_urlarg_by_name(wsi, "session=", buf, sizeof buf);
+    if (!session || record_dir_ < 0) return -1;
+    auto rec = hub_.recordings().find(session);
+    if (!rec) return -1;
+    if (replays_ >= kMaxReplays) {
+      status = 503;
+      return -1;
+    }
+    const int fd = ::openat(record_dir_, rec->file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return -1;
+    }
+    status = 200;
+    size = static_cast<std::uint64_t>(st.st_size);
+    return fd;
+  }
+
   watch::ObserverHub& hub_;
   std::string assets_;
   std::string host_;
@@ -204,6 +271,9 @@ class Server final : public WebFace {
   std::string xterm_js_, xterm_css_;
   struct lws_context* context_ = nullptr;
   int port_ = 0;
+  std::string record_dir_path_;
+  int record_dir_ = -1;
+  unsigned replays_ = 0;  // recordings being streamed
 };
 
 Server& server_of(struct lws* wsi) {
@@ -227,13 +297,13 @@ int SocketObserver::on_writable() {
   return 0;
 }
 
-// Headers (with the CSP) and the body; the body goes out as the socket takes it.
-int respond(struct lws* wsi, HttpState& state, unsigned status, const std::string& type, std::string body) {
+// Headers (with the CSP) for a body of `length` bytes.
+int write_headers(struct lws* wsi, unsigned status, const std::string& type, std::uint64_t length) {
   unsigned char buf[LWS_PRE + 2048];
   unsigned char* start = buf + LWS_PRE;
   unsigned char* p = start;
   unsigned char* end = buf + sizeof buf - 1;
-  if (lws_add_http_common_headers(wsi, status, type.c_str(), body.size(), &p, end)) return 1;
+  if (lws_add_http_common_headers(wsi, status, type.c_str(), static_cast<lws_filepos_t>(length), &p, end)) return 1;
   const char* extra[][2] = {{"content-security-policy:", kCsp},
                             {"x-content-type-options:", "nosniff"},
                             {"referrer-policy:", "no-referrer"},
@@ -244,11 +314,52 @@ int respond(struct lws* wsi, HttpState& state, unsigned status, const std::strin
                                     &p, end))
       return 1;
   }
-  if (lws_finalize_write_http_header(wsi, start, &p, end)) return 1;
+  return lws_finalize_write_http_header(wsi, start, &p, end) ? 1 : 0;
+}
+
+// Headers and the body; the body goes out as the socket takes it.
+int respond(struct lws* wsi, HttpState& state, unsigned status, const std::string& type, std::string body) {
+  if (write_headers(wsi, status, type, body.size())) return 1;
   state.body = new std::string(std::move(body));
   state.sent = 0;
   lws_callback_on_writable(wsi);
   return 0;
+}
+
+void close_file(Server& server, HttpState& state) {
+  if (!state.streaming) return;
+  ::close(state.file);
+  state.streaming = false;
+  --server.replays_;
+}
+
+// The next chunk of a streamed recording; -1 to close (the file ended early, the socket failed).
+int write_file_chunk(struct lws* wsi, Server& server, HttpState& state) {
+  std::string buf(LWS_PRE + kChunk, '\0');
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(state.file_left, kChunk));
+  ssize_t n;
+  do n = ::read(state.file, buf.data() + LWS_PRE, want);
+  while (n < 0 && errno == EINTR);
+  // A file cut short since it was opened (a recording that failed and was truncated to its
+  // last whole line): the length promised cannot be kept, so the connection ends.
+  if (n <= 0) {
+    close_file(server, state);
+    return -1;
+  }
+  const bool last = static_cast<std::uint64_t>(n) == state.file_left;
+  if (lws_write(wsi, reinterpret_cast<unsigned char*>(buf.data()) + LWS_PRE, static_cast<std::size_t>(n),
+                last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != static_cast<int>(n)) {
+    close_file(server, state);
+    return -1;
+  }
+  state.file_left -= static_cast<std::uint64_t>(n);
+  if (!last) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kReplayStallSeconds);
+    lws_callback_on_writable(wsi);
+    return 0;
+  }
+  close_file(server, state);
+  return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
 int http_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user, void* in, size_t len) {
@@ -258,15 +369,35 @@ int http_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user,
       Server& server = server_of(wsi);
       const std::string path(static_cast<const char*>(in), len);
       state->body = nullptr;
+      state->streaming = false;
       if (!server.authorized(wsi)) return respond(wsi, *state, 403, "text/plain", "a token is required\n");
       unsigned status = 0;
+      if (path == "/api/recording") {
+        std::uint64_t size = 0;
+        const int fd = server.open_recording(wsi, status, size);
+        if (fd < 0)
+          return respond(wsi, *state, status, "text/plain",
+                         status == 503 ? "too many replays at once\n" : "no such recording\n");
+        state->streaming = true;
+        state->file = fd;
+        state->file_left = size;
+        ++server.replays_;
+        if (write_headers(wsi, 200, "application/x-asciicast; charset=utf-8", size)) return 1;
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kReplayStallSeconds);
+        if (size == 0) {
+          close_file(server, *state);
+          return lws_http_transaction_completed(wsi) ? -1 : 0;
+        }
+        lws_callback_on_writable(wsi);
+        return 0;
+      }
       std::string type, body;
       server.route(path, status, type, body);
       return respond(wsi, *state, status, type, std::move(body));
     }
     case LWS_CALLBACK_HTTP_WRITEABLE: {
+      if (state && state->streaming) return write_file_chunk(wsi, server_of(wsi), *state);
       if (!state || !state->body) return 0;
-      constexpr std::size_t kChunk = 16 * 1024;
       const std::size_t left = state->body->size() - state->sent;
       const std::size_t n = std::min(left, kChunk);
       std::string buf(LWS_PRE, '\0');
@@ -290,6 +421,7 @@ int http_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user,
         delete state->body;
         state->body = nullptr;
       }
+      if (state) close_file(server_of(wsi), *state);
       return 0;
     default:
       return lws_callback_http_dummy(wsi, reason, user, in, len);
@@ -340,7 +472,7 @@ int socket_callback(struct lws* wsi, enum lws_callback_reasons reason, void* use
 Result<std::unique_ptr<WebFace>> WebFace::start(struct ev_loop* loop, watch::ObserverHub& hub, const WebOptions& options) {
   auto address = parse_web_address(options.address, options.allow_remote);
   if (!address) return address.error();
-  auto server = std::make_unique<Server>(hub, find_assets(options.assets_dir), address->first);
+  auto server = std::make_unique<Server>(hub, find_assets(options.assets_dir), address->first, options.record_dir);
   if (Status listening = server->listen(loop, address->second); !listening) return listening.error();
   return std::unique_ptr<WebFace>(std::move(server));
 }

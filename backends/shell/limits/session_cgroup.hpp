@@ -22,6 +22,9 @@ enum class CgroupStep : std::int32_t {
   cpu_max,       // cpu.cfs_quota_us (v1) / cpu.max (v2)
   watch,         // the event watches (inotify, v1 OOM eventfd)
   join,          // cgroup.procs
+  // inotify_init1 found the user's instances used up (fs.inotify.max_user_instances),
+  // not this process's fd table full
+  watch_instances,
 };
 
 // Limit events seen by check(): bits.

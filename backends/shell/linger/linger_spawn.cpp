@@ -4,6 +4,7 @@
 #include "dshpty/linger.hpp"
 #include "linger/record.hpp"
 #include "linger/state_dir.hpp"
+#include "shell_session.hpp"
 
 namespace dshpty::shell {
 
@@ -37,13 +38,22 @@ Result<std::uint32_t> parse_linger(const std::map<std::string, std::string>& opt
 }
 
 Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec& spec, std::uint32_t seconds,
-                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env) {
+                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env,
+                      const Limits& limits) {
   auto dir = linger::prepare_state_dir(config.state_dir);
   if (!dir) return dir.error();
   StreamLaunch launch;
   // The helper in its --stdio face, one socketpair away, in a session of its own: the
   // host's death closes the pair, which it takes as the order to linger.
   launch.transport = {p.supervisor_path, "--stdio"};
+  if (p.recorder && p.recorder->handoff_fd() >= 0) {
+    // The helper goes on with the recording while no host holds the session.
+    char start[64];
+    std::snprintf(start, sizeof start, "%.6f", p.recorder->start_time());
+    launch.transport.insert(launch.transport.end(), {"--record-fd", "3", "--record-start", start, "--record-max",
+                                                     std::to_string(p.recorder->max_bytes())});
+    launch.record_fd = p.recorder->handoff_fd();
+  }
   launch.label = "dshpty-supervisor";
   launch.shell_argv = p.argv;
   launch.cwd = p.cwd;
@@ -52,6 +62,7 @@ Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec
   for (const auto& [name, value] : env) launch.env.push_back(value ? name + "=" + *value : name);
   launch.rows = p.rows;
   launch.cols = p.cols;
+  launch.limits = limits;
   // A local link needs no pings: the socketpair's end is news enough, and the helper idles
   // with no wakeups.
   launch.ping_interval = std::chrono::milliseconds(0);

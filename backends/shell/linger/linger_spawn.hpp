@@ -24,8 +24,11 @@ Result<std::uint32_t> parse_linger(const std::map<std::string, std::string>& opt
 // Makes `p` (checked by the backend) a lingering session's start. BACKEND_FAILED for an
 // unsafe state directory.
 // `env`: the overrides of the shell's environment (the integration's and the config's).
+// `limits` (resolved by the host's policy): the helper makes the session's cgroups below
+// its own and removes them with the tree, whichever host holds the session then.
 Status plan_lingering(StartParams& p, const ShellConfig& config, const SpawnSpec& spec, std::uint32_t seconds,
-                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env);
+                      const std::string& term, const std::map<std::string, std::optional<std::string>>& env,
+                      const Limits& limits = {});
 
 // The whole start of an attach, from the key: its record read, its owner checked.
 // INVALID_ARGUMENT for a malformed key or other options beside it; NO_SESSION when no

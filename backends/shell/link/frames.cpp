@@ -22,6 +22,9 @@ const char* type_name(std::uint8_t type) {
     case Type::sending: return "SENDING";
     case Type::take_back: return "TAKE_BACK";
     case Type::shown: return "SHOWN";
+    case Type::watch_port: return "WATCH_PORT";
+    case Type::look: return "LOOK";
+    case Type::stop: return "STOP";
     case Type::welcome: return "WELCOME";
     case Type::started: return "STARTED";
     case Type::start_failed: return "START_FAILED";
@@ -36,6 +39,10 @@ const char* type_name(std::uint8_t type) {
     case Type::lingering: return "LINGERING";
     case Type::attached: return "ATTACHED";
     case Type::taken: return "TAKEN";
+    case Type::port_seen: return "PORT_SEEN";
+    case Type::tree: return "TREE";
+    case Type::stopped: return "STOPPED";
+    case Type::limit_hit: return "LIMIT_HIT";
   }
   return nullptr;
 }

@@ -16,6 +16,10 @@
 //            u32 argc, str argv[argc], u32 envc, str env[envc]   once, after HELLO
 //            env entries are overrides: "NAME=value" sets, "NAME" unsets; the helper
 //            builds the shell's environment from its own (shell/environment.hpp)
+//            [u64 pids, u64 memory_bytes, u64 cpu_quota_us]   trailing, only with a
+//            limit (0: that one unset): the helper puts the tree in cgroups below its
+//            own (limits/, docs/security.md) or answers START_FAILED naming the cause;
+//            a helper without kCapLimits refuses the longer OPEN (never runs unlimited)
 //   IN       bytes                       for the terminal, in order
 //   RESIZE   u16 rows, u16 cols
 //   SIGNAL   i32 pgid, i32 signo         to that process group of the session
@@ -47,6 +51,15 @@
 //                                        answered by TAKEN
 //   SHOWN    u64 offset                  the host's results have shown the output up to
 //                                        this offset: the next host's start there
+// The next three only to a helper whose WELCOME has kCapJobs (docs/remote.md, "Jobs"):
+//   WATCH_PORT u32 seq, u16 port         watch the session's tree for a TCP listener on
+//                                        `port` for kWatchPortForMs (each WATCH_PORT of the
+//                                        same seq renews it); answered by PORT_SEEN once
+//                                        seen, then the watch ends. Port 0: no watch
+//   LOOK     u32 seq                     answered by TREE: the tree's processes and listeners
+//   STOP     u32 seq, u32 since_ms       stop the terminal's foreground job, which started
+//                                        `since_ms` ago (proc/job_stop.hpp); answered by
+//                                        STOPPED once the stop ended
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -67,6 +80,9 @@
 //   PONG
 //   TAKEN     u32 own, u32 taken         the answer to TAKE_BACK: of its `own` bytes, how
 //                                        many left the terminal's input queue unread
+//   LIMIT_HIT u8 kind                    the session's cgroup reached a limit (1 pids,
+//                                        2 memory): only for a session whose OPEN carried
+//                                        limits, before the OUT read after it was seen
 //   LINGERING str key, str token         the session is reachable in the state directory
 //                                        under this key, by this token (used once: every
 //                                        attach that passes gets the next one)
@@ -79,6 +95,13 @@
 //                                        (a reconnecting host sends its input on from
 //                                        there); next_token: the token for the next attach;
 //                                        shown: the last SHOWN offset any host sent
+//   PORT_SEEN u32 seq, u16 port, i32 pid, str address   WATCH_PORT's answer
+//   TREE     u32 seq, u8 known, u32 processes, u32 n, n x (u16 port, str address, i32 pid,
+//            str command)                LOOK's answer (known 0: the tree cannot be looked
+//                                        at, the shell is gone; nothing follows)
+//   STOPPED  u32 seq, str refused, u8 stopped, u32 n, n x str signal, u32 m, m x (i32 pid,
+//            str command, str why)       STOP's answer: refused "" and the stop's report,
+//                                        or why no stop began (no foreground job, no shell)
 //   ERROR        u32 code, str text      code: ErrorCode below. Fatal (the helper kills what
 //                                        it can and exits) but for attach_refused (an
 //                                        ATTACH refused: the helper goes on) and
@@ -112,6 +135,8 @@ inline constexpr std::uint32_t kProtocolVersion = 1;
 inline constexpr std::size_t kMaxFrame = 64 * 1024;
 inline constexpr std::size_t kMaxOutChunk = 32 * 1024;
 inline constexpr std::uint64_t kWindow = 1024 * 1024;
+// How long a WATCH_PORT lasts unrenewed (the host renews it while a send waits on the port).
+inline constexpr std::uint32_t kWatchPortForMs = 2000;
 
 // ERROR's code. A host takes a code it does not know as helper_failed.
 enum class ErrorCode : std::uint32_t {
@@ -131,6 +156,12 @@ inline constexpr std::uint32_t kCapTakeBack = 2;  // the far side answers TAKE_B
 // The far side takes SHOWN and says `shown` in ATTACHED (an older helper has neither: a host
 // never sends it one, and reads its ATTACHED without the field).
 inline constexpr std::uint32_t kCapKeepsShown = 4;
+// The far side answers WATCH_PORT, LOOK and STOP (background jobs: until.port, list's
+// activity, stop). A host never sends them to a helper without it.
+inline constexpr std::uint32_t kCapJobs = 8;
+// The far side takes OPEN's limits and sends LIMIT_HIT (a host asking limits of a helper
+// without it fails the spawn saying so).
+inline constexpr std::uint32_t kCapLimits = 16;
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;
@@ -144,9 +175,11 @@ inline constexpr std::uint8_t kStateRelayingInput = 64;  // ... on another input
 enum class Type : std::uint8_t {
   // host -> helper
   hello = 1, open, in, resize, signal, mark, probe, ack, kill, ping, linger, attach, sending, take_back, shown,
+  watch_port, look, stop,
   // helper -> host
   welcome = 64, started, start_failed, out, state, written, output_ended, exited, quiescent,
-  pong, error, lingering, attached, taken,
+  pong, error, lingering, attached, taken, port_seen, tree, stopped,
+  limit_hit,
 };
 
 // A type's name for messages ("OUT"), or nullptr for a byte that names no type.

@@ -54,6 +54,7 @@ bool encode(std::string& out, const Open& f) {
   w.begin(Type::open).u16(f.rows).u16(f.cols).str(f.session_id).str(f.term).u8(f.cwd ? 1 : 0).str(f.cwd.value_or(""));
   strings(w, f.argv);
   strings(w, f.env);
+  if (f.has_limits()) w.u64(f.limit_pids).u64(f.limit_memory).u64(f.limit_cpu_us);
   if (out.size() - before - 4 > kMaxFrame) {
     out.resize(before);
     return false;
@@ -69,7 +70,12 @@ template <> std::optional<Open> decode(std::string_view p) {
     const bool has_cwd = r.u8() != 0;
     std::string cwd(r.str());
     if (has_cwd) f.cwd = std::move(cwd);
-    return strings(r, f.argv) && strings(r, f.env);
+    if (!strings(r, f.argv) || !strings(r, f.env)) return false;
+    if (!r.done() && !r.failed()) {
+      f.limit_pids = r.u64(), f.limit_memory = r.u64(), f.limit_cpu_us = r.u64();
+      if (!f.has_limits()) return false;  // written only with a limit
+    }
+    return true;
   });
 }
 
@@ -211,6 +217,14 @@ template <> std::optional<Exited> decode(std::string_view p) {
 void encode(std::string& out, const Taken& f) { FrameWriter(out).begin(Type::taken).u32(f.own).u32(f.taken).end(); }
 template <> std::optional<Taken> decode(std::string_view p) {
   return exactly<Taken>(p, [](PayloadReader& r, Taken& f) { return f.own = r.u32(), f.taken = r.u32(), true; });
+}
+
+void encode(std::string& out, const LimitHitFrame& f) { FrameWriter(out).begin(Type::limit_hit).u8(f.kind).end(); }
+template <> std::optional<LimitHitFrame> decode(std::string_view p) {
+  return exactly<LimitHitFrame>(p, [](PayloadReader& r, LimitHitFrame& f) {
+    f.kind = r.u8();
+    return f.kind == 1 || f.kind == 2;
+  });
 }
 
 void encode(std::string& out, const Lingering& f) { FrameWriter(out).begin(Type::lingering).str(f.key).str(f.token).end(); }

@@ -29,6 +29,9 @@ struct Open {
   std::optional<std::string> cwd;
   std::vector<std::string> argv;
   std::vector<std::string> env;  // overrides: "NAME=value" sets, "NAME" unsets
+  // Trailing, only when one is set (0: unset): the session's limits.
+  std::uint64_t limit_pids = 0, limit_memory = 0, limit_cpu_us = 0;
+  bool has_limits() const { return limit_pids || limit_memory || limit_cpu_us; }
 };
 struct In { std::string_view bytes; };
 struct Resize { std::uint16_t rows = 0, cols = 0; };
@@ -50,6 +53,15 @@ struct Attach {
 struct Sending { bool live = false; };
 struct TakeBack { std::uint32_t own = 0; };
 struct Shown { std::uint64_t offset = 0; };
+struct WatchPort {
+  std::uint32_t seq = 0;
+  std::uint16_t port = 0;  // 0: no watch
+};
+struct Look { std::uint32_t seq = 0; };
+struct Stop {
+  std::uint32_t seq = 0;
+  std::uint32_t since_ms = 0;  // the job started this long ago
+};
 
 // ---- helper -> host ----------------------------------------------------------------------
 
@@ -75,6 +87,38 @@ struct Exited {
   std::int32_t value = 0;  // the exit code or the signal
 };
 struct Taken { std::uint32_t own = 0, taken = 0; };
+struct PortSeen {
+  std::uint32_t seq = 0;
+  std::uint16_t port = 0;
+  std::int32_t pid = 0;
+  std::string address;
+};
+struct TreeListener {
+  std::uint16_t port = 0;
+  std::string address;
+  std::int32_t pid = 0;
+  std::string command;
+  bool operator==(const TreeListener&) const = default;
+};
+struct Tree {
+  std::uint32_t seq = 0;
+  bool known = false;  // false: the tree cannot be looked at (nothing else is sent)
+  std::uint32_t processes = 0;
+  std::vector<TreeListener> listening;
+};
+struct StoppedProcess {
+  std::int32_t pid = 0;
+  std::string command, why;
+  bool operator==(const StoppedProcess&) const = default;
+};
+struct Stopped {
+  std::uint32_t seq = 0;
+  std::string refused;  // "" : the stop ran, and the fields below are its report
+  bool stopped = false;
+  std::vector<std::string> signals;
+  std::vector<StoppedProcess> remaining;
+};
+struct LimitHitFrame { std::uint8_t kind = 0; };  // 1 pids, 2 memory
 struct Lingering { std::string key, token; };
 struct Attached {
   std::uint64_t replay_from = 0, replay_to = 0, gap_bytes = 0;
@@ -108,6 +152,9 @@ void encode(std::string& out, const Attach& f);
 void encode(std::string& out, const Sending& f);
 void encode(std::string& out, const TakeBack& f);
 void encode(std::string& out, const Shown& f);
+void encode(std::string& out, const WatchPort& f);
+void encode(std::string& out, const Look& f);
+void encode(std::string& out, const Stop& f);
 void encode(std::string& out, const Welcome& f);
 void encode(std::string& out, const Started& f);
 void encode(std::string& out, const StartFailed& f);
@@ -115,6 +162,12 @@ void encode(std::string& out, const State& f);
 void encode(std::string& out, const Written& f);
 void encode(std::string& out, const Exited& f);
 void encode(std::string& out, const Taken& f);
+void encode(std::string& out, const PortSeen& f);
+// TREE and STOPPED: their lists are cut to what one frame holds (a tree listening on
+// thousands of ports says the first ones).
+void encode(std::string& out, const Tree& f);
+void encode(std::string& out, const Stopped& f);
+void encode(std::string& out, const LimitHitFrame& f);
 void encode(std::string& out, const Lingering& f);
 void encode(std::string& out, const Attached& f);
 void encode(std::string& out, const ErrorFrame& f);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -39,6 +40,18 @@ std::string cgroup_step_words(std::int32_t step) {
     case CgroupStep::cpu_max: return "limits: cannot set the session cgroup's cpu quota";
     case CgroupStep::watch: return "limits: cannot watch the session cgroup's events";
     case CgroupStep::join: return "limits: cannot move the shell into the session cgroup";
+    case CgroupStep::watch_instances: {
+      // Words that name the setting to raise (docs/scale.md): EMFILE alone names none. The
+      // bound is this user namespace's (the init one's is fs.inotify.max_user_instances).
+      std::string words = "limits: cannot watch the session cgroup's events: the user's inotify instances are used up "
+                          "(fs.inotify.max_user_instances; user.max_inotify_instances in a user namespace";
+      if (FILE* f = std::fopen("/proc/sys/user/max_inotify_instances", "re")) {
+        long n = 0;
+        if (std::fscanf(f, "%ld", &n) == 1) words += ": " + std::to_string(n) + " here";
+        std::fclose(f);
+      }
+      return words + "; sysctl -w fs.inotify.max_user_instances=N raises it)";
+    }
   }
   return "limits: the session cgroup failed";
 }
@@ -494,6 +507,7 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
       absorb_limit_counts();  // what came before this report stays older than it
       if (msg.a == static_cast<std::int32_t>(proto::LimitKind::pids)) limit_hit_ = LimitHit{LimitKind::pids};
       if (msg.a == static_cast<std::int32_t>(proto::LimitKind::memory)) limit_hit_ = LimitHit{LimitKind::memory};
+      events_.on_limit_hit();
       break;
 
     default:

@@ -9,14 +9,14 @@ namespace dshpty::shell {
 
 std::uint64_t LocalChannel::clock_ticks() const { return proc::boot_ticks_now(); }
 
-Result<std::unique_ptr<proc::JobStop>> LocalChannel::stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) {
+Result<std::unique_ptr<proc::StopHandle>> LocalChannel::stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) {
   procfs::Stat shell{};
   if (shell_pid_ <= 0 || !procfs::read_stat(shell_pid_, shell) || shell.state == 'Z')
     return make_error(Code::BACKEND_FAILED, "stop: the session's shell is gone");
   const pid_t group = foreground_group();
   if (group <= 0) return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
   proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = started_ticks};
-  return std::make_unique<proc::JobStop>(loop_, job, proc::StopTimings{}, std::move(done));
+  return std::unique_ptr<proc::StopHandle>(std::make_unique<proc::JobStop>(loop_, job, proc::StopTimings{}, std::move(done)));
 }
 
 }  // namespace dshpty::shell

@@ -64,7 +64,14 @@ struct StopReport {
   std::vector<RemainingProcess> remaining;  // empty when stopped
 };
 
-class JobStop {
+// What a session holds while a stop runs: destroying it cancels the stop's answer. A local
+// stop is a JobStop; a remote one waits for the far side's (remote/far_jobs.hpp).
+class StopHandle {
+ public:
+  virtual ~StopHandle() = default;
+};
+
+class JobStop final : public StopHandle {
  public:
   using Done = std::function<void(StopReport)>;
 
@@ -73,7 +80,7 @@ class JobStop {
   // with no process left completes on the next loop iteration with stopped = true and no
   // signal sent. `done` may destroy the JobStop.
   JobStop(struct ev_loop* loop, JobSpec job, StopTimings timings, Done done);
-  ~JobStop();
+  ~JobStop() override;
   JobStop(const JobStop&) = delete;
   JobStop& operator=(const JobStop&) = delete;
 

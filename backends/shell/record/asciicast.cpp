@@ -142,6 +142,40 @@ void Utf8Stream::finish(std::string& out) {
   held_.clear();
 }
 
+namespace {
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool same_ci(std::string_view a, std::string_view lowered) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lowered[i]) return false;
+  return true;
+}
+
+// Where `lowered` (lower case) starts in `bytes` from `from` on, in any letter case.
+std::size_t find_ci(std::string_view bytes, std::string_view lowered, std::size_t from) {
+  if (lowered.empty() || bytes.size() < lowered.size()) return std::string_view::npos;
+  const char first = lowered.front();
+  const char upper = (first >= 'a' && first <= 'z') ? static_cast<char>(first - 'a' + 'A') : first;
+  for (std::size_t at = from; at + lowered.size() <= bytes.size(); ++at) {
+    if ((bytes[at] == first || bytes[at] == upper) && same_ci(bytes.substr(at, lowered.size()), lowered)) return at;
+  }
+  return std::string_view::npos;
+}
+
+// How many of the last bytes of `bytes` may start the secret (fewer than all of it).
+std::size_t secret_start_at_end(std::string_view bytes, std::string_view lowered) {
+  std::size_t keep = std::min(bytes.size(), lowered.size() - 1);
+  while (keep > 0 && !same_ci(bytes.substr(bytes.size() - keep), lowered.substr(0, keep))) --keep;
+  return keep;
+}
+
+}  // namespace
+
+SecretScrub::SecretScrub(std::string secret) : secret_(std::move(secret)) {
+  for (char& c : secret_) c = lower(c);
+}
+
 void SecretScrub::feed(std::string_view bytes, std::string& out) {
   if (secret_.empty()) {
     out.append(bytes);
@@ -153,28 +187,33 @@ void SecretScrub::feed(std::string_view bytes, std::string& out) {
     bytes = joined_;
   }
   std::size_t from = 0;
-  for (std::size_t at; (at = bytes.find(secret_, from)) != std::string_view::npos; from = at + secret_.size()) {
+  for (std::size_t at; (at = find_ci(bytes, secret_, from)) != std::string_view::npos; from = at + secret_.size()) {
     out.append(bytes.substr(from, at - from));
   }
   // The longest end of what is left that the secret starts with waits for more.
   std::string_view rest = bytes.substr(from);
-  std::size_t keep = std::min(rest.size(), secret_.size() - 1);
-  while (keep > 0 && rest.substr(rest.size() - keep) != std::string_view(secret_).substr(0, keep)) --keep;
+  const std::size_t keep = secret_start_at_end(rest, secret_);
   out.append(rest.substr(0, rest.size() - keep));
   held_.assign(rest.substr(rest.size() - keep));
 }
 
 std::string_view SecretScrub::view(std::string_view bytes, std::string& scratch) {
   if (secret_.empty()) return bytes;
-  if (held_.empty() && bytes.find(secret_) == std::string_view::npos) {
-    // Nothing to cut; unless its end may be the secret's start, nothing to hold either.
-    std::size_t keep = std::min(bytes.size(), secret_.size() - 1);
-    while (keep > 0 && bytes.substr(bytes.size() - keep) != std::string_view(secret_).substr(0, keep)) --keep;
-    if (keep == 0) return bytes;
-  }
+  // Nothing to cut; unless its end may be the secret's start, nothing to hold either.
+  if (held_.empty() && find_ci(bytes, secret_, 0) == std::string_view::npos &&
+      secret_start_at_end(bytes, secret_) == 0)
+    return bytes;
   scratch.clear();
   feed(bytes, scratch);
   return scratch;
+}
+
+std::string SecretScrub::scrubbed(std::string_view secret, std::string_view text) {
+  SecretScrub once{std::string(secret)};
+  std::string out;
+  once.feed(text, out);
+  once.finish(out);
+  return out;
 }
 
 void SecretScrub::finish(std::string& out) {

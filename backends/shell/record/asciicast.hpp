@@ -45,10 +45,13 @@ class Utf8Stream {
 // stream across calls: a recording is read by people and may be readable where a session's
 // programs are (a sandbox's read-only view of the host), and with the nonce a program could
 // forge the marks that say the shell is at its prompt. What may be the secret's start at the
-// end of a call is held for the next one (fewer bytes than the secret).
+// end of a call is held for the next one (fewer bytes than the secret). Letters match in
+// either case: the shell can print the nonce upper-cased (`${__dshpty_nonce^^}`).
 class SecretScrub {
  public:
-  explicit SecretScrub(std::string secret) : secret_(std::move(secret)) {}
+  explicit SecretScrub(std::string secret);
+  // `text` without the secret, in one go (a marker's words).
+  static std::string scrubbed(std::string_view secret, std::string_view text);
   void feed(std::string_view bytes, std::string& out);
   // As feed, but `bytes` themselves when nothing is cut or held (no copy).
   std::string_view view(std::string_view bytes, std::string& scratch);

@@ -2,14 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace dshpty::shell::record {
 
 namespace {
 constexpr std::size_t kMaxPartBytes = 64;
-// Two hosts sharing a directory may start sessions of the same id in the same second.
-constexpr unsigned kMaxAttempts = 100;
+// A random part taken already is a file planted under a guess of 32 random bits, or two
+// hosts' sessions of one id in one second drawing the same bits: a few tries are plenty.
+constexpr unsigned kMaxAttempts = 8;
 }  // namespace
 
 std::string sanitize_name_part(std::string_view part) {
@@ -25,18 +28,34 @@ std::string sanitize_name_part(std::string_view part) {
 }
 
 std::string recording_file_name(std::string_view owner, std::string_view session_id, std::time_t start,
-                                unsigned attempt) {
+                                std::string_view unique) {
   struct tm utc {};
   ::gmtime_r(&start, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
   std::string name = sanitize_name_part(owner) + "-" + sanitize_name_part(session_id) + "-" + stamp;
-  if (attempt > 1) name += "-" + std::to_string(attempt);
-  return name + ".cast";
+  return name + "-" + sanitize_name_part(unique) + ".cast";
+}
+
+std::string random_name_part() {
+  unsigned char bytes[kUniqueHexDigits / 2];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
 }
 
 Result<RecordingFile> create_recording_file(const std::string& dir, std::string_view owner,
-                                            std::string_view session_id, std::time_t start) {
+                                            std::string_view session_id, std::time_t start,
+                                            std::string (*unique)()) {
   proc::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() < 0) {
     const int err = errno;
@@ -46,21 +65,31 @@ Result<RecordingFile> create_recording_file(const std::string& dir, std::string_
     }
     return make_system_error(Code::BACKEND_FAILED, "record: recording directory " + dir, err);
   }
-  return create_recording_file_at(dir_fd.get(), dir, owner, session_id, start);
+  return create_recording_file_at(dir_fd.get(), dir, owner, session_id, start, unique);
 }
 
 Result<RecordingFile> create_recording_file_at(int dir_fd, const std::string& dir, std::string_view owner,
-                                               std::string_view session_id, std::time_t start) {
+                                               std::string_view session_id, std::time_t start,
+                                               std::string (*unique)()) {
   for (unsigned attempt = 1; attempt <= kMaxAttempts; ++attempt) {
-    const std::string name = recording_file_name(owner, session_id, start, attempt);
+    std::string name = recording_file_name(owner, session_id, start, unique());
     proc::UniqueFd fd(::openat(dir_fd, name.c_str(),
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
     const std::string path = (dir.ends_with('/') ? dir : dir + "/") + name;
-    if (fd.get() >= 0) return RecordingFile{std::move(fd), path};
-    if (errno != EEXIST) return make_system_error(Code::BACKEND_FAILED, "record: creating " + path, errno);
+    if (fd.get() < 0) {
+      if (errno == EEXIST) continue;
+      return make_system_error(Code::BACKEND_FAILED, "record: creating " + path, errno);
+    }
+    RecordingFile file{std::move(fd), path, proc::UniqueFd(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0)), std::move(name)};
+    struct stat st {};
+    if (::fstat(file.fd.get(), &st) == 0) {
+      file.dev = st.st_dev;
+      file.ino = st.st_ino;
+    }
+    return file;
   }
-  return make_error(Code::BACKEND_FAILED, "record: " + std::to_string(kMaxAttempts) + " recordings of session " +
-                                              std::string(session_id) + " started this second in " + dir);
+  return make_error(Code::BACKEND_FAILED, "record: " + std::to_string(kMaxAttempts) + " random names for session " +
+                                              std::string(session_id) + " were all taken in " + dir);
 }
 
 }  // namespace dshpty::shell::record

@@ -50,8 +50,11 @@ Result<std::unique_ptr<Recorder>> open_recorder(struct ev_loop* loop, const Shel
   header.term = facts.term;
   header.shell = header_word(facts.shell);
   header.title = header_word(spec.request.name.value_or(spec.session_id));
-  return std::make_unique<Recorder>(loop, std::move(*file), header, config.record_max_bytes,
-                                    std::string(facts.mark_nonce));
+  auto recorder = std::make_unique<Recorder>(loop, std::move(*file), header, config.record_max_bytes,
+                                             std::string(facts.mark_nonce));
+  // Until the session has started: a spawn that fails later leaves no file.
+  recorder->remove_unless_kept();
+  return recorder;
 }
 
 }  // namespace dshpty::shell::record

@@ -1,7 +1,9 @@
 #include "record/recorder.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace dshpty::shell::record {
@@ -19,7 +21,16 @@ std::string send_marker(const SendNote& note) {
 
 Recorder::Recorder(struct ev_loop* loop, RecordingFile file, const CastHeader& header, std::size_t max_bytes,
                    std::string secret)
-    : loop_(loop), fd_(std::move(file.fd)), max_bytes_(max_bytes), output_scrub_(std::move(secret)) {
+    : loop_(loop),
+      fd_(std::move(file.fd)),
+      max_bytes_(max_bytes),
+      secret_(std::move(secret)),
+      output_scrub_(secret_),
+      input_scrub_(secret_),
+      dir_(std::move(file.dir)),
+      name_(std::move(file.name)),
+      dev_(file.dev),
+      ino_(file.ino) {
   info_.path = std::move(file.path);
   ev_io_init(&io_, &Recorder::on_writable, fd_.get(), EV_WRITE);
   io_.data = this;
@@ -30,7 +41,18 @@ Recorder::Recorder(struct ev_loop* loop, RecordingFile file, const CastHeader& h
   ev_io_start(loop_, &io_);
 }
 
-Recorder::~Recorder() { on_session_end(); }
+Recorder::~Recorder() {
+  on_session_end();
+  if (remove_unless_kept_) remove_file();
+}
+
+void Recorder::remove_file() {
+  if (dir_.get() < 0 || name_.empty()) return;
+  // Only the file made here: a name someone replaced since is left as it is.
+  struct stat st {};
+  if (::fstatat(dir_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev_ && st.st_ino == ino_)
+    ::unlinkat(dir_.get(), name_.c_str(), 0);
+}
 
 double Recorder::elapsed() {
   // Never backwards: players expect times in order.
@@ -82,8 +104,12 @@ void Recorder::on_input(std::string_view bytes, bool hidden) {
     add('i', kHiddenInput);
     return;
   }
+  // The nonce is shown to a client that asks the shell for it (`echo $__dshpty_nonce`): what
+  // the client types back is cut as the output is.
+  std::string kept;
+  input_scrub_.feed(bytes, kept);
   scratch_.clear();
-  input_utf8_.feed(bytes, scratch_);
+  input_utf8_.feed(kept, scratch_);
   if (!scratch_.empty()) add('i', scratch_);
 }
 
@@ -91,7 +117,7 @@ void Recorder::on_send(const SendNote& note) {
   if (info_.state != RecordingState::recording) return;
   Utf8Stream clean;  // a C++ host's text may be any bytes
   std::string words;
-  clean.feed(send_marker(note), words);
+  clean.feed(SecretScrub::scrubbed(secret_, send_marker(note)), words);
   clean.finish(words);
   add('m', words);
 }
@@ -117,6 +143,12 @@ void Recorder::on_session_end() {
     output_utf8_.feed(scrubbed_, scratch_);
     output_utf8_.finish(scratch_);
     if (!scratch_.empty()) add('o', scratch_);
+    std::string typed;
+    input_scrub_.finish(typed);
+    scratch_.clear();
+    input_utf8_.feed(typed, scratch_);
+    input_utf8_.finish(scratch_);
+    if (!scratch_.empty()) add('i', scratch_);
   }
   // The close answers after this: what is buffered goes to the file now.
   if (write_pending() && pending_from_ < pending_.size()) {

@@ -12,6 +12,11 @@
 // or closed (the session ended; what was buffered is written before on_session_end
 // returns, so a close answers only after its recording is complete). A failure never
 // touches the session.
+//
+// A recorder made for a spawn is provisional until the session starts (keep()): one
+// destroyed before that, because the spawn failed after its file was made, removes its file
+// (by the directory's descriptor, and only while the name still holds that file), so a
+// failed spawn leaves no header-only recording behind.
 #pragma once
 
 #include <ev.h>
@@ -55,6 +60,17 @@ class Recorder final : public SessionObserver {
   // A marker of the host's own (e.g. a take-over's start), as any `m` event.
   void mark(std::string_view words);
 
+  // What a local lingering session's helper needs to go on with the file while no host is
+  // attached (record/detached_writer.hpp): the descriptor (-1 once ended), the start (seconds
+  // since the epoch, as ev_now) and the cap.
+  int handoff_fd() const { return fd_.get(); }
+  double start_time() const { return start_; }
+  std::size_t max_bytes() const { return max_bytes_; }
+
+  // Provisional: destroyed before keep(), the file is removed (a spawn that failed).
+  void remove_unless_kept() { remove_unless_kept_ = true; }
+  void keep() { remove_unless_kept_ = false; }
+
   // Path, state, bytes (taken in: the file's size once the buffer is written; written, once
   // failed), and the error of a failed one.
   Recording state() const;
@@ -85,13 +101,22 @@ class Recorder final : public SessionObserver {
   std::uint64_t whole_lines_ = 0;  // the file's bytes up to its last complete line
   std::string pending_;
   std::size_t pending_from_ = 0;  // written already from pending_'s front
+  void remove_file();
+
+  std::string secret_;
   SecretScrub output_scrub_;
+  SecretScrub input_scrub_;
   std::string scrubbed_;
   Utf8Stream output_utf8_;
   Utf8Stream input_utf8_;
   std::string scratch_;
   double start_ = 0.;
   double last_ = 0.;
+  proc::UniqueFd dir_;  // what remove_file() needs (RecordingFile's)
+  std::string name_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  bool remove_unless_kept_ = false;
 };
 
 }  // namespace dshpty::shell::record

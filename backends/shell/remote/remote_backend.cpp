@@ -13,6 +13,7 @@
 #include "shell_session.hpp"
 #include "spawn_options.hpp"
 #include "record/record_plan.hpp"
+#include "limits/limit_policy.hpp"
 
 namespace dshpty {
 
@@ -44,10 +45,10 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
  private:
   Result<shell::StartParams> prepare(SpawnSpec& spec) {
     if (spec.signal.aborted()) return spec.signal.reason();
-    // Limits are never silently dropped: the far helper does not make cgroups yet.
-    if (spec.request.limits.any()) {
-      return make_error(Code::BACKEND_FAILED, "limits: not available for remote sessions yet");
-    }
+    // This host's policy (defaults, ceilings) decides the limits; the far helper makes the
+    // cgroups below its own, or the start fails naming why (never unlimited).
+    auto limits = shell::limits::resolve_limits(spec.request.limits, config_.shell.limits, config_.shell.limit_ceilings);
+    if (!limits) return limits.error();
     if (config_.transport.empty() || config_.transport.front().empty()) {
       return make_error(Code::INVALID_ARGUMENT, "remote backend " + config_.type + ": the transport's argv is empty");
     }
@@ -60,7 +61,13 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     }
     const auto& options = spec.request.options;
     if (Status st = shell::check_option_names(options, kOptionNames, "remote"); !st) return st.error();
-    if (options.count("attach")) return prepare_attach(spec);
+    if (options.count("attach")) {
+      // A take-over keeps the limits the session was opened with.
+      if (spec.request.limits.any()) {
+        return make_error(Code::INVALID_ARGUMENT, "limits: not with attach (a session keeps the limits it started with)");
+      }
+      return prepare_attach(spec);
+    }
     auto rows = shell::parse_dimension(options, "rows", config_.shell.rows);
     if (!rows) return rows.error();
     auto cols = shell::parse_dimension(options, "cols", config_.shell.cols);
@@ -87,6 +94,7 @@ class RemoteBackend final : public Backend, public shell::LeavingBackend {
     launch.shell_argv = p.argv;
     launch.cwd = p.cwd;
     launch.session_id = spec.session_id;
+    launch.limits = *limits;
     launch.term = shell::term_name(*terminal);
     if (integrated) launch.env = shell::dialect_env(*choice, p.mark_nonce);
     for (const auto& [name, value] : config_.shell.env) {

@@ -1,6 +1,7 @@
 #include "remote/stream_channel.hpp"
 
 #include <errno.h>
+#include <cmath>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -86,12 +87,18 @@ Status StreamChannel::start() {
     watch_link(std::move(out));
     return {};
   }
-  auto transport = spawn_transport(launch_.transport);
+  auto transport = spawn_transport(launch_.transport, launch_.record_fd);
   if (!transport) return transport.error();
   transport_ = std::move(*transport);
   frames::encode(out, hello());
   frames::Open open{static_cast<std::uint16_t>(launch_.rows), static_cast<std::uint16_t>(launch_.cols),
                     launch_.session_id, launch_.term, launch_.cwd, launch_.shell_argv, launch_.env};
+  if (launch_.limits.pids) open.limit_pids = *launch_.limits.pids;
+  if (launch_.limits.memory) open.limit_memory = *launch_.limits.memory;
+  if (launch_.limits.cpu) {
+    open.limit_cpu_us = static_cast<std::uint64_t>(std::llround(*launch_.limits.cpu * 100'000.0));
+    if (open.limit_cpu_us == 0) open.limit_cpu_us = 1;
+  }
   if (!frames::encode(out, open)) {
     ::kill(transport_.pid, SIGKILL);
     release();
@@ -217,6 +224,7 @@ void StreamChannel::end_output() {
 
 void StreamChannel::break_link(std::string why) {
   if (!link_usable()) return;
+  jobs_.link_gone(why);
   link_.break_link(std::move(why));
   link_.stop();
   link_.shutdown();

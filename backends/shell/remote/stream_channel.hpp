@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "remote/far_facts.hpp"
+#include "remote/far_jobs.hpp"
 #include "remote/remote_record.hpp"
 #include "process_channel.hpp"
 #include "remote/transport.hpp"
@@ -65,6 +66,9 @@ struct StreamLaunch {
     std::string shell;
   };
   std::optional<Linger> linger;
+  // A local lingering session's recording (borrowed: the recorder's), passed to the helper
+  // as its fd 3 (transport's words say so): it writes there while no host is attached.
+  int record_fd = -1;
   // Take over a lingering session instead of starting one: no OPEN; connect to its
   // rendezvous socket (socket_path) and present its token (ATTACH), or, with a transport
   // (a remote session a previous host held), run the transport and present it there.
@@ -80,6 +84,9 @@ struct StreamLaunch {
   // and the link timeout have passed since the cut (docs/outlive.md, "Links that
   // reconnect"). Meaningful with `linger`.
   bool reconnect = false;
+  // The session's limits, resolved by this host's policy (OPEN carries them): the far
+  // helper makes the cgroups below its own, or the start fails naming why.
+  Limits limits;
 };
 
 // The link's lifecycle. A first link starts `up` (its WELCOME, and an attach's ATTACHED,
@@ -140,9 +147,16 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   std::optional<std::uint64_t> shown_replay_bytes() const override { return shown_replay_; }
   std::optional<AttachReport> attach_report() const override { return attach_report_; }
   std::optional<std::string> reconnecting() const override { return reconnecting_; }
+  // Background jobs (stream_jobs.cpp, remote/far_jobs.hpp): asked of the far side.
+  Result<std::optional<SendMatch>> port_listener(std::uint16_t port) const override;
+  bool tells_ports() const override { return has(frames::kCapJobs); }
+  std::optional<TreeLook> look_at_tree() const override;
+  std::uint64_t clock_ticks() const override;
+  Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) override;
 
   pid_t transport_pid() const noexcept { return transport_.pid; }
   LinkState link_state() const noexcept { return state_; }
+  std::optional<LimitHit> limit_hit() const override { return limit_hit_; }
 
  private:
   StreamChannel(struct ev_loop* loop, ChannelEvents& events, StreamLaunch launch);
@@ -183,6 +197,10 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   void on_attached(const frames::Attached& f);
   void on_error(const frames::ErrorFrame& f);
   void write_record();
+  // WATCH_PORT, LOOK, STOP and their answers (stream_jobs.cpp); true when `f` was one.
+  bool on_job_frame(const frames::Frame& f);
+  std::optional<SendMatch> watch_port(std::uint16_t port);
+  void ask_look();
 
   // ---- the link's and the transport's end ----------------------------------------------
   // The link is unusable (EOF, an error, a bad frame, silence): stop reading it, and let
@@ -269,6 +287,9 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
 
   // The far terminal's facts (remote/far_facts.hpp).
   FarFacts facts_;
+  // The far side's answers about background jobs (remote/far_jobs.hpp).
+  FarJobs jobs_;
+  std::optional<LimitHit> limit_hit_;  // the newest LIMIT_HIT
 };
 
 }  // namespace dshpty::shell

@@ -87,6 +87,12 @@ void StreamChannel::on_frame(const frames::Frame& f) {
       events_.on_taken_back(t->own, t->taken);
       return;
     }
+    case Type::limit_hit: {
+      auto l = decode<frames::LimitHitFrame>(p);
+      if (!l) return bad("bad LIMIT_HIT");
+      limit_hit_ = LimitHit{l->kind == 1 ? LimitKind::pids : LimitKind::memory};
+      return;
+    }
     case Type::lingering: {
       auto l = decode<frames::Lingering>(p);
       if (!l) return bad("short LINGERING");
@@ -112,6 +118,7 @@ void StreamChannel::on_frame(const frames::Frame& f) {
       return on_error(e);
     }
     default:
+      if (on_job_frame(f)) return;
       return bad(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
   }
 }
@@ -125,8 +132,15 @@ void StreamChannel::on_welcome(const frames::Welcome& w) {
     return break_link("the far dshpty-supervisor speaks protocol version " + std::to_string(w.version) +
                       "; this host speaks " + std::to_string(frames::kProtocolVersion));
   }
+  if (launch_.limits.any() && !launch_.attach && !(w.capabilities & frames::kCapLimits)) {
+    // An older far helper: it refuses the longer OPEN as a bad frame and starts nothing
+    // (as for a version it does not speak), so this start fails in words that name why.
+    final_words_ = final_words_.value_or("");
+    return break_link("limits: the far helper (" + w.build + ") cannot apply limits: it predates them");
+  }
   welcomed_ = true;
   capabilities_ = w.capabilities;
+  jobs_.far_build = w.build;
 }
 
 void StreamChannel::on_written(const frames::Written& w) {

@@ -21,6 +21,7 @@ void StreamChannel::lose_link(const std::string& words) {
     reconnecting_ = words;
   }
   last_attempt_words_ = words;
+  jobs_.link_gone(words);
   state_ = LinkState::cut;  // until an attempt's link is up; input is kept meanwhile
   drop_transport();
   schedule_attempt();

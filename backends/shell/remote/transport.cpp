@@ -27,7 +27,7 @@ Status set_nonblocking(int fd, const char* what) {
 
 }  // namespace
 
-Result<Transport> spawn_transport(const std::vector<std::string>& argv_words) {
+Result<Transport> spawn_transport(const std::vector<std::string>& argv_words, int pass_fd) {
   if (argv_words.empty() || argv_words.front().empty()) {
     return make_error(Code::INVALID_ARGUMENT, "the transport's argv is empty");
   }
@@ -43,10 +43,10 @@ Result<Transport> spawn_transport(const std::vector<std::string>& argv_words) {
   }
   UniqueFd err_read(err_pipe[0]);
   UniqueFd err_write(err_pipe[1]);
-  // Both child ends above 2, so the dup2s below cannot overwrite one with the other.
+  // The child ends above 3, so the dup2s below cannot overwrite one with another.
   for (UniqueFd* fd : {&theirs, &err_write}) {
-    if (fd->get() <= 2) {
-      int moved = ::fcntl(fd->get(), F_DUPFD_CLOEXEC, 3);
+    if (fd->get() <= 3) {
+      int moved = ::fcntl(fd->get(), F_DUPFD_CLOEXEC, 4);
       if (moved < 0) return make_system_error(Code::BACKEND_FAILED, "transport fds", errno);
       fd->reset(moved);
     }
@@ -62,7 +62,13 @@ Result<Transport> spawn_transport(const std::vector<std::string>& argv_words) {
   posix_spawn_file_actions_adddup2(&s.actions, theirs.get(), 0);
   posix_spawn_file_actions_adddup2(&s.actions, theirs.get(), 1);
   posix_spawn_file_actions_adddup2(&s.actions, err_write.get(), 2);
-  posix_spawn_file_actions_addclosefrom_np(&s.actions, 3);
+  UniqueFd passed;
+  if (pass_fd >= 0) {
+    passed.reset(::fcntl(pass_fd, F_DUPFD_CLOEXEC, 4));
+    if (passed.get() < 0) return make_system_error(Code::BACKEND_FAILED, "transport fds", errno);
+    posix_spawn_file_actions_adddup2(&s.actions, passed.get(), 3);
+  }
+  posix_spawn_file_actions_addclosefrom_np(&s.actions, pass_fd >= 0 ? 4 : 3);
   pid_t pid = -1;
   // The host's environment: ssh needs HOME, SSH_AUTH_SOCK and the like.
   int rc = ::posix_spawnp(&pid, argv_words.front().c_str(), &s.actions, &s.attr, argv.data(), environ);

@@ -25,7 +25,9 @@ struct Transport {
 };
 
 // BACKEND_FAILED naming the program when it cannot be started; nothing is left running.
-Result<Transport> spawn_transport(const std::vector<std::string>& argv);
+// `pass_fd` (>= 0): also given to the child as its fd 3 (a local lingering session's
+// recording, for its helper).
+Result<Transport> spawn_transport(const std::vector<std::string>& argv, int pass_fd = -1);
 
 // Keeps the last `limit` bytes a transport wrote to its stderr, and says them as one line.
 class StderrTail {

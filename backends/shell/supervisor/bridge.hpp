@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "link/frame_link.hpp"
 #include "loop/timer.hpp"
 #include "linger/linger_keeper.hpp"
+#include "record/detached_writer.hpp"
 #include "supervisor/prompt_hold.hpp"
 
 namespace dshpty::shell {
@@ -73,6 +75,8 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   // Runs until the session's tree is gone; the exit status.
   int run();
   std::optional<RelayOrder>& relay_order() { return relay_; }
+  // A lingering session's recording, written while no host is attached.
+  void record_while_detached(std::unique_ptr<record::DetachedWriter> writer) { detached_record_ = std::move(writer); }
 
  private:
   // ---- the link and the host's frames (stdio_bridge.cpp) -------------------------------
@@ -133,6 +137,20 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   void on_lost(Error cause) override;
   frames::Exited exited_frame() const;
 
+  // ---- background jobs (bridge_jobs.cpp): WATCH_PORT, LOOK, STOP ------------------------
+  // True when `f` is one of them (answered, or refused as a protocol error).
+  bool job_frame(const frames::Frame& f);
+  void on_port_watch_tick();
+  void answer_stop(std::uint32_t seq, const proc::StopReport& report);
+  // ---- limits (bridge_limits.cpp) ---------------------------------------------------------
+  // OPEN's limits: the session's cgroups below this helper's own, in `launch`
+  // (`placement` keeps the directories' fds until the spawn). False, with START_FAILED
+  // naming the cause, when they cannot be had: the shell never runs unlimited.
+  bool place_limits(const frames::Open& open, LocalLaunch& launch, limits::Placement& placement);
+  // LIMIT_HIT (queued) when the channel's newest limit reached is not the one this link heard.
+  void report_limit();
+  void on_limit_hit() override;
+
   struct ev_loop* loop_;
   std::string state_dir_;  // --state-dir: where this machine's lingering sessions wait
   double hold_ms_;         // --hold-ms: a hold's bound (0: no holds)
@@ -152,6 +170,7 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   std::string shell_name_;
   // Lingering (docs/outlive.md): set by LINGER.
   std::unique_ptr<LingerKeeper> keeper_;
+  std::unique_ptr<record::DetachedWriter> detached_record_;  // the host's recording, while none is attached
   Ending ending_ = Ending::none;
   bool replaying_ = false;  // an attach's replay has not reached replay_to_ yet
   std::uint64_t replay_to_ = 0;
@@ -166,8 +185,19 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   std::uint64_t sent_ = 0;
   std::uint64_t acked_ = 0;
   frames::TerminalFacts last_;
+  bool limited_ = false;  // OPEN carried limits: LIMIT_HIT may be sent
+  std::optional<LimitHit> limit_sent_;  // the newest LIMIT_HIT this link heard
   int exit_code_ = 0;
   int saved_flags_[2] = {-1, -1};
+  // WATCH_PORT: the port the host waits for, until when (ev_now), polled on its timer.
+  struct PortWatch {
+    std::uint32_t seq = 0;
+    std::uint16_t port = 0;  // 0: none
+    ev_tstamp since = 0, until = 0;
+  };
+  PortWatch port_watch_;
+  Timer port_watch_timer_;
+  std::map<std::uint32_t, std::unique_ptr<proc::StopHandle>> stops_;  // STOPs under way
 };
 
 // A message for a frame: an error's words may carry a path or an argv from OPEN, and a

@@ -23,6 +23,9 @@ void Bridge::on_start_failed(Error cause) {
 }
 
 void Bridge::on_output(std::string_view bytes) {
+  // A limit reached before this output was read reaches the host ahead of it (the kernel
+  // signals no refused fork on cgroup v1: its counter is read here).
+  report_limit();
   // The prompt's end releases the hold (queue_output then flushes).
   if (hold_.saw_prompt_end(bytes)) end_hold();
   if (keeper_) {
@@ -30,6 +33,9 @@ void Bridge::on_output(std::string_view bytes) {
     // (a replay in progress sends it in its turn, from the ring).
     const bool caught_up = !link_down() && !replaying_ && sent_ == keeper_->ring().end();
     keeper_->ring().append(bytes);
+    // No host records it now: the session's own file goes on here (the wall clock, as the
+    // host's recorder times it).
+    if (detached_record_ && link_down()) detached_record_->output(bytes, ev_time());
     if (!caught_up) return pump_ring();
   }
   // The facts of the moment this output was read, before it, when they changed.

@@ -25,6 +25,7 @@ void Bridge::start_linger(std::string_view payload) {
   // --state-dir, else the default.
   if (spec.state_dir.empty()) spec.state_dir = state_dir_;
   spec.mark_nonce = mark_nonce_;
+  if (detached_record_) detached_record_->set_secret(mark_nonce_);
   spec.shell = shell_name_;
   auto keeper = LingerKeeper::start(
       loop_, std::move(spec),
@@ -64,6 +65,11 @@ void Bridge::detach(const std::string& why) {
 // any) loses its link, the new one gets the ring from its oldest byte, then live output.
 void Bridge::adopt(proc::UniqueFd link, frames::FrameReader reader, AttachRequest request) {
   const std::uint32_t timeout_ms = request.link_timeout_ms;
+  // The new host records the session in a file of its own from here on.
+  if (detached_record_) {
+    detached_record_->host_attached(ev_time());
+    detached_record_.reset();
+  }
   if (!link_down()) {
     link_timer_.stop();
     close_link();
@@ -87,6 +93,8 @@ void Bridge::adopt(proc::UniqueFd link, frames::FrameReader reader, AttachReques
   link_.queue(frames::Attached{from, to, gap, keeper_->send_live(), shell_pid_, in_received_, keeper_->token(),
                                keeper_->shown()});
   keeper_->note_send(false);
+  limit_sent_.reset();
+  report_limit();  // a limit reached before this host came
   sent_ = from;
   output_ended_sent_ = false;
   replaying_ = true;

@@ -45,6 +45,8 @@ void Bridge::open(std::string_view payload) {
   const std::string self = self_executable();
   LocalLaunch launch{direct_launch(self, argv, open->cwd, build_environment(environ, open->session_id, open->term, overrides)),
                      rows_, cols_, argv.front(), open->cwd};
+  limits::Placement placement;  // the cgroups' fds, open until the helper is spawned
+  if (!place_limits(*open, launch, placement)) return;
   auto channel = LocalChannel::launch(loop_, *this, std::move(launch));
   if (!channel) {
     link_.queue(frames::StartFailed{clip(channel.error()->message)});

@@ -337,6 +337,7 @@ void usage() {
 int stdio_main(int argc, char** argv) {
   const char* state_dir = nullptr;
   double hold_ms = dshpty::supervisor::PromptHold::kDefaultHoldMs;
+  RecordHandoff record;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc) {
       state_dir = argv[++i];
@@ -348,12 +349,27 @@ int stdio_main(int argc, char** argv) {
         write_stderr("dshpty-supervisor: --hold-ms needs a number of milliseconds from 0 to 60000\n");
         return 2;
       }
+    } else if (std::strcmp(argv[i], "--record-fd") == 0 && i + 3 < argc &&
+               std::strcmp(argv[i + 2], "--record-start") == 0) {
+      // A local lingering session's recording (its host passed the descriptor): never
+      // inherited by the shell.
+      record.fd = std::atoi(argv[i + 1]);
+      record.start = std::strtod(argv[i + 3], nullptr);
+      i += 3;
+      if (i + 2 < argc && std::strcmp(argv[i + 1], "--record-max") == 0) {
+        record.max_bytes = std::strtoull(argv[i + 2], nullptr, 10);
+        i += 2;
+      }
+      if (record.fd < 3 || ::fcntl(record.fd, F_SETFD, FD_CLOEXEC) < 0 || record.max_bytes == 0) {
+        write_stderr("dshpty-supervisor: --record-fd needs an open descriptor, --record-start and --record-max\n");
+        return 2;
+      }
     } else {
       usage();
       return 2;
     }
   }
-  return stdio_bridge_main(state_dir, hold_ms);
+  return stdio_bridge_main(state_dir, hold_ms, record);
 }
 
 int main(int argc, char** argv) {

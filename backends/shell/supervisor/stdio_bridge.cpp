@@ -37,6 +37,7 @@ Bridge::Bridge(struct ev_loop* loop, std::string state_dir, double hold_ms)
   link_timer_.bind<&Bridge::on_link_timeout>(loop_, this);
   kill_bound_.bind<&Bridge::on_kill_bound>(loop_, this);
   hold_timer_.bind<&Bridge::queue_flush>(loop_, this);
+  port_watch_timer_.bind<&Bridge::on_port_watch_tick>(loop_, this);
 }
 
 Bridge::~Bridge() {
@@ -48,7 +49,7 @@ Bridge::~Bridge() {
 frames::Welcome Bridge::welcome() const {
   return {frames::kProtocolVersion,
           (proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
-              frames::kCapKeepsShown,
+              frames::kCapKeepsShown | frames::kCapJobs | frames::kCapLimits,
           frames::helper_build()};
 }
 
@@ -290,13 +291,14 @@ void Bridge::on_frame(const frames::Frame& f) {
       return queue_flush();
     }
     default:
+      if (job_frame(f)) return;
       return protocol_error(std::string("unexpected frame ") + frames::type_name(static_cast<std::uint8_t>(f.type)));
   }
 }
 
 }  // namespace dshpty::shell
 
-int stdio_bridge_main(const char* state_dir, double hold_ms) {
+int stdio_bridge_main(const char* state_dir, double hold_ms, RecordHandoff record) {
   ::signal(SIGPIPE, SIG_IGN);
   struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
   if (!loop) {
@@ -307,6 +309,10 @@ int stdio_bridge_main(const char* state_dir, double hold_ms) {
   std::optional<dshpty::shell::RelayOrder> relay;
   {
     dshpty::shell::Bridge bridge(loop, state_dir ? state_dir : "", hold_ms);
+    if (record.fd >= 0) {
+      bridge.record_while_detached(std::make_unique<dshpty::shell::record::DetachedWriter>(
+          dshpty::proc::UniqueFd(record.fd), record.start, record.max_bytes));
+    }
     code = bridge.run();
     relay = std::move(bridge.relay_order());
   }

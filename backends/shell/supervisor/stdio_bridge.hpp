@@ -5,4 +5,11 @@
 // `state_dir`: where this machine's lingering sessions wait (nullptr: the default).
 // `hold_ms`: the longest a send's answer waits for its prompt before going out
 // (supervisor/prompt_hold.hpp; 0: never held).
-int stdio_bridge_main(const char* state_dir, double hold_ms);
+// `record`: a local lingering session's recording, handed over by the host that spawned
+// it (record/detached_writer.hpp): fd -1 when none.
+struct RecordHandoff {
+  int fd = -1;
+  double start = 0;
+  unsigned long long max_bytes = 0;
+};
+int stdio_bridge_main(const char* state_dir, double hold_ms, RecordHandoff record = {});

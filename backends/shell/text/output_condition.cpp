@@ -40,15 +40,12 @@ Result<OutputCondition> OutputCondition::make(std::string_view pattern, std::str
     return make_error(Code::INVALID_ARGUMENT, "until.output: the pattern is empty");
   if (max_line_bytes == 0)
     return make_error(Code::INVALID_ARGUMENT, "until.output: max_line_bytes must be at least 1");
-  try {
-    std::regex regex(pattern.begin(), pattern.end(), std::regex::ECMAScript);
-    return OutputCondition(std::move(regex), typed, max_line_bytes);
-  } catch (const std::regex_error& e) {
-    return make_error(Code::INVALID_ARGUMENT, std::string("until.output: ") + e.what());
-  }
+  auto regex = LineRegex::compile(pattern);
+  if (!regex) return make_error(Code::INVALID_ARGUMENT, "until.output: " + regex.error()->message);
+  return OutputCondition(std::move(*regex), typed, max_line_bytes);
 }
 
-OutputCondition::OutputCondition(std::regex regex, std::string_view typed,
+OutputCondition::OutputCondition(LineRegex regex, std::string_view typed,
                                  std::size_t max_line_bytes)
     : regex_(std::move(regex)), max_line_bytes_(max_line_bytes), echo_(typed_lines(typed)) {}
 
@@ -136,7 +133,7 @@ void OutputCondition::cap_line() {
 }
 
 bool OutputCondition::matches(const std::string& line) {
-  if (!std::regex_search(line, regex_)) return false;
+  if (!regex_.search(line)) return false;
   match_ = line;
   return true;
 }
@@ -176,6 +173,18 @@ void OutputCondition::end_line() {
   line_.clear();
   cursor_ = 0;
   overlong_ = false;
+}
+
+std::optional<std::string> OutputCondition::rewrite(std::string_view line) {
+  if (match_) return std::nullopt;
+  quiet_tried_ = false;
+  const std::string_view head = utf8::prefix(line, max_line_bytes_);
+  if (overlong_ && head.size() == line_.size() && head == line_) return std::nullopt;  // judged already
+  line_.assign(head);
+  cursor_ = line_.size();
+  overlong_ = false;
+  if (line.size() >= max_line_bytes_) cap_line();
+  return match_;
 }
 
 std::optional<std::string> OutputCondition::on_quiet() {

@@ -1,13 +1,17 @@
 // OutputCondition: "settle when the output shows a line matching this regex". Fed a send's
 // sanitized byte stream (text/sanitizer.hpp, with its in-band line-editor codes) in chunks of
-// any size, it matches an ECMAScript regex (std::regex) against each line as a terminal shows
-// it when the line ends, and reports the first line that matches, once.
+// any size, and the line editor's rewrites of the current line (text/line_editor.hpp), it
+// matches a pattern (text/line_regex.hpp: the ECMAScript subset a linear-time engine runs)
+// against each line as a terminal shows it when the line ends, and reports the first line
+// that matches, once.
 //
 // The choices (docs/shell-backend.md, "Output conditions"):
 //   - A line ends at '\n' (CR LF is '\n' after the sanitizer; a stray '\r' before '\n' is
 //     the same). A lone '\r' returns to the line's start and what follows overwrites it, a
 //     backspace steps back one character, the erase codes blank the line or its end: a
-//     progress bar redrawn 300 times is one line, matched as it reads when it ends.
+//     progress bar redrawn 300 times is one line, matched as it reads when it ends. In a
+//     session those codes never reach feed(): the line editor consumes them and says what
+//     the line now reads (rewrite()), so both ways are taken.
 //   - The echo of the typed text is skipped: while typed lines remain unechoed, a line that
 //     ends with the next typed line (after the prompt or a continuation prompt) is that
 //     line's echo; a blank line there is skipped too; any other line ends the echo and is
@@ -17,23 +21,22 @@
 //     every chunk would match half-written lines. Never while the echo is still pending.
 //   - Lines are bounded: only a line's first max_line_bytes are kept. A line that reaches
 //     the bound is matched at once as it stands and the rest of it, up to its '\n', is
-//     skipped: a 10 MB line costs O(its bytes) and one match of max_line_bytes. The bound
-//     is small because std::regex is a recursive backtracker: a pattern such as `.*x` or
-//     `(a|b)*c` costs O(n^2) time and O(n) stack frames (~600 B each) per line of n bytes;
-//     at 1 KiB that is ~0.2 s and ~600 KiB of stack at worst, at 64 KiB a crash.
-//   - '.' matches a byte, not a character: std::regex works on bytes. UTF-8 text in the
+//     skipped: a 10 MB line costs O(its bytes) and one match of max_line_bytes. A match
+//     costs O(line bytes x program size) whatever the pattern (LineRegex), so one line
+//     costs at most 1 KiB x LineRegex::kMaxProgram steps.
+//   - '.' matches a byte, not a character, as std::regex over char did. UTF-8 text in the
 //     pattern matches the same text in the output.
 // Pure (no I/O, no clock); the caller owns the quiet timer.
 #pragma once
 
 #include <cstddef>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dshpty/result.hpp"
+#include "text/line_regex.hpp"
 
 namespace dshpty::text {
 
@@ -41,15 +44,19 @@ class OutputCondition {
  public:
   static constexpr std::size_t kDefaultMaxLineBytes = 1024;
 
-  // `pattern`: ECMAScript syntax. `typed`: the text the send wrote, whose echo is skipped.
-  // INVALID_ARGUMENT ("until.output: <the engine's message>") for a pattern std::regex
-  // refuses, an empty pattern or a max_line_bytes of 0.
+  // `pattern`: LineRegex's dialect. `typed`: the text the send wrote, whose echo is skipped.
+  // INVALID_ARGUMENT ("until.output: <what was refused>") for a pattern LineRegex refuses,
+  // an empty pattern or a max_line_bytes of 0.
   static Result<OutputCondition> make(std::string_view pattern, std::string_view typed,
                                       std::size_t max_line_bytes = kDefaultMaxLineBytes);
 
   // The next chunk of the stream. Returns the matching line (without its line break) the
   // first time one matches; nothing after that.
   std::optional<std::string> feed(std::string_view chunk);
+
+  // The line editor's word: the current (unended) line now reads `line`, whole. Returns
+  // the matching line if `line` reached the bound and matched (as feed() would).
+  std::optional<std::string> rewrite(std::string_view line);
 
   // Output has been quiet: matches the unended last line, once per change of it.
   std::optional<std::string> on_quiet();
@@ -58,7 +65,7 @@ class OutputCondition {
   const std::optional<std::string>& match() const noexcept { return match_; }
 
  private:
-  OutputCondition(std::regex regex, std::string_view typed, std::size_t max_line_bytes);
+  OutputCondition(LineRegex regex, std::string_view typed, std::size_t max_line_bytes);
 
   // The byte `c` of the current line, as a terminal shows it.
   void edit(char c);
@@ -67,7 +74,7 @@ class OutputCondition {
   bool matches(const std::string& line);
   void cap_line();
 
-  std::regex regex_;
+  LineRegex regex_;
   std::size_t max_line_bytes_;
   std::vector<std::string> echo_;  // the typed lines not yet echoed, next first
   std::size_t echo_next_ = 0;      // index in echo_ of the next one

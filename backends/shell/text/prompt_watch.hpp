@@ -36,6 +36,7 @@ class PromptWatch {
     new_prompt_ = false;
     prompts_ = 0;
     line_state_.clear();
+    refused_ = false;
   }
 
   // One chunk's output: `chunk` holds only what the latest feed() produced (the caller
@@ -53,7 +54,7 @@ class PromptWatch {
   // A new prompt's end arrived since reset() and nothing followed it.
   bool at_prompt() const noexcept { return new_prompt_ && last_kind_ == 'B' && !text_after_; }
   bool marker_seen() const noexcept { return last_kind_ != 0; }
-  // The status of the last D since reset() (the command before the prompt).
+  // The status of the last new prompt since reset() (its D, right after its P).
   std::optional<int> last_status() const noexcept { return status_; }
   // A command start (C) since reset(): the shell read a command line.
   bool command_started() const noexcept { return command_started_; }
@@ -67,23 +68,36 @@ class PromptWatch {
   // ("continuation" from an L that no command start or new prompt followed; "refused" from
   // the new prompt after a line the shell refused; empty: none).
   const std::string& line_state() const noexcept { return line_state_; }
+  // A prompt after a refused line since reset(), even if later lines (of one multi-line
+  // write) ran after it.
+  bool refused_seen() const noexcept { return refused_; }
   // The shell's working directory from its latest cwd mark (P), if any ever came.
   const std::optional<std::string>& cwd() const noexcept { return cwd_; }
 
  private:
+  // Only the integration's own order counts (docs/shell-backend.md, "The nonce"): it prints
+  // P and D together, first, before the user's prompt and hooks. A P while a prompt is
+  // already open (no B or C since the last P) comes from inside it, and a D not right after
+  // an accepted P is a repaint's or a forgery's: code the shell sourced can read the nonce
+  // and print marks from its prompt, where they would otherwise win as the last ones.
   void note_mark(const PromptMarker& mark) {
+    if (mark.kind == 'P' && prompt_open_) return;
+    const bool after_prompt_mark = last_kind_ == 'P';
     last_kind_ = mark.kind;
     text_after_ = false;
-    if (mark.kind == 'D') status_ = mark.status;
+    if (mark.kind == 'B' || mark.kind == 'C') prompt_open_ = false;
+    if (mark.kind == 'D' && after_prompt_mark) status_ = mark.status;
     if (mark.kind == 'C') {
       command_started_ = true;
       line_state_.clear();
     }
     if (mark.kind == 'P') {
+      prompt_open_ = true;
       cwd_ = mark.cwd;
       new_prompt_ = true;
       ++prompts_;
       line_state_ = mark.line_state;
+      if (line_state_ == "refused") refused_ = true;
     }
     if (mark.kind == 'L') line_state_ = mark.line_state;
   }
@@ -105,6 +119,8 @@ class PromptWatch {
   bool new_prompt_ = false;  // a cwd mark since reset(): the prompt hook ran
   int prompts_ = 0;          // cwd marks since reset()
   std::string line_state_;   // the last L mark's state since reset(), until a C or P
+  bool refused_ = false;     // a P with state=refused since reset()
+  bool prompt_open_ = false;  // a P came and no B or C since: a P now is not the shell's
   std::optional<std::string> cwd_;
 };
 

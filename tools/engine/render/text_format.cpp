@@ -45,7 +45,12 @@ std::string line_state_words(const SendResult& result) {
   switch (*result.line_state) {
     case LineState::continuation: return ", continuation: send keys [\"C-c\"] to clear it";
     case LineState::kept: return ", line kept: send keys [\"C-c\"] to clear it";
-    case LineState::queued: return ", queued: the text waits for the running command to end";
+    case LineState::queued:
+      // At a reader: typed ahead while the command in front ran busy, read since.
+      if (result.wait_reason == WaitReason::stdin_read)
+        return ", typed ahead: the text went in while the command in front ran, and was read after it, "
+               "not as an answer to a prompt seen";
+      return ", queued: the text waits for the running command to end";
     case LineState::refused: return ", line refused: the shell did not run it and cleared it";
     case LineState::swallowed: return ", line swallowed: the command in front read it; the shell never ran it";
   }

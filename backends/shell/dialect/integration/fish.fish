@@ -48,11 +48,11 @@ function __dshpty_prompt --argument-names user st
   if set -q __dshpty_refused[1]
     # The new prompt after a refused line: its P carries a count of its own, so the copies
     # fish redraws from its cache are known as repaints.
+    printf '\e]133;P;cwd=%s;n=r%s;state=refused;dshpty=%s\a\e]133;D;2;dshpty=%s\a' \
+      (string escape --style=url -- $PWD) $__dshpty_refused $__dshpty_nonce $__dshpty_nonce
     set st 2
-    printf '\e]133;P;cwd=%s;n=r%s;state=refused;dshpty=%s\a' (string escape --style=url -- $PWD) \
-      $__dshpty_refused $__dshpty_nonce
   end
-  printf '\e]133;D;%s;dshpty=%s\a\e]133;A;dshpty=%s\a' $st $__dshpty_nonce $__dshpty_nonce
+  printf '\e]133;A;dshpty=%s\a' $__dshpty_nonce
   __dshpty_call $user $st
   printf '\e]133;B;dshpty=%s\a' $__dshpty_nonce
   set -e __dshpty_drawing
@@ -60,10 +60,13 @@ end
 __dshpty_wrap
 
 # Once per new prompt (a repaint runs fish_prompt again, this event not): the cwd mark,
-# which tells a new prompt from a repainted one.
+# which tells a new prompt from a repainted one, and right after it the status: only a D
+# there counts (a sourced file can read the nonce and print marks from its prompt).
 function __dshpty_new_prompt --on-event fish_prompt
+  set -l st $status
   functions fish_prompt | string match -q '*__dshpty_prompt __dshpty_user_prompt_*'; or __dshpty_wrap
-  printf '\e]133;P;cwd=%s;dshpty=%s\a' (string escape --style=url -- $PWD) $__dshpty_nonce
+  printf '\e]133;P;cwd=%s;dshpty=%s\a\e]133;D;%s;dshpty=%s\a' (string escape --style=url -- $PWD) \
+    $__dshpty_nonce $st $__dshpty_nonce
 end
 
 function __dshpty_preexec --on-event fish_preexec
@@ -96,8 +99,12 @@ function __dshpty_enter
       commandline -f execute
   end
 end
-bind \r __dshpty_enter
-bind -M insert \r __dshpty_enter
+# Both ends of a line: a multi-line send's inner line breaks reach fish as \n (C-j), which
+# fish binds to execute of its own, and its execute keeps a refused line for the next one.
+for key in \r \n
+  bind $key __dshpty_enter
+  bind -M insert $key __dshpty_enter
+end
 
 # Line-mode friendly: no bracketed paste.
 functions -q __fish_enable_bracketed_paste; and functions -e __fish_enable_bracketed_paste

@@ -25,7 +25,7 @@ esac
 unsetopt prompt_sp prompt_cr
 unset zle_bracketed_paste
 
-typeset -g __dshpty_open=$'%{\e]133;D;%?;dshpty='$__dshpty_nonce$'\a\e]133;A;dshpty='$__dshpty_nonce$'\a%}'
+typeset -g __dshpty_open=$'%{\e]133;A;dshpty='$__dshpty_nonce$'\a%}'
 typeset -g __dshpty_close=$'%{\e]133;B;dshpty='$__dshpty_nonce$'\a%}'
 typeset -g __dshpty_prompt= __dshpty_pwd= __dshpty_cwd=
 # PROMPT2 (dquote>, heredoc>): the line typed was not a whole command, more is read.
@@ -59,7 +59,10 @@ __dshpty_precmd() {
   fi
   [[ $PROMPT2 == *"$__dshpty_cont"* ]] || PROMPT2=$__dshpty_cont$PROMPT2
   [[ $PWD == "$__dshpty_pwd" ]] || __dshpty_encode_cwd
-  builtin printf '\e]133;P;cwd=%s;dshpty=%s\a' "$__dshpty_cwd" "$__dshpty_nonce"
+  # The status right after P, before any hook or prompt of the user's can print: only a D
+  # there counts (a sourced file can read the nonce and print marks of its own).
+  builtin printf '\e]133;P;cwd=%s;dshpty=%s\a\e]133;D;%s;dshpty=%s\a' \
+    "$__dshpty_cwd" "$__dshpty_nonce" "$st" "$__dshpty_nonce"
   return $st
 }
 
