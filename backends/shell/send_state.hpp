@@ -140,7 +140,7 @@ struct SendState {
   std::optional<text::OutputCondition> until_output;
   std::string until_pattern;  // its regex, to start it again where the echo needs no skipping
   std::optional<std::uint16_t> until_port;
-  // What the condition reads (docs/shell-backend.md, "Output conditions"): the stream since
+  // What the condition reads (docs/shell-backend.md, "Conditions"): the stream since
   // the write (no marks tell this line's commands apart), or, where the shell's marks will,
   // only the output of the send's own commands: nothing before its first command start (C:
   // the command in front, the prompt, the echo however the line editor drew it), then what

@@ -1,4 +1,4 @@
-// A send's condition (SendRequest::until; docs/shell-backend.md, "Output conditions"): its
+// A send's condition (SendRequest::until; docs/shell-backend.md, "Conditions"): its
 // output regex is fed the output of the send's own commands where the shell's marks tell
 // them apart (from each command start, C, to the next mark: never the command in front, the
 // prompt or the echo, however the line editor drew it), else the sanitized stream from the

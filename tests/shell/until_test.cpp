@@ -73,6 +73,23 @@ TEST_CASE("until output: a line typed ahead matches its own command's output, no
     CHECK_MESSAGE(r->wait_reason == WaitReason::matched, show(r));
     REQUIRE(r->match);
     CHECK(r->match->output == std::optional<std::string>("READY-mine"));
+
+    // The same as a job: its condition is answered on its own command's line.
+    front = fx.send(*s.session, request("sleep 1; echo READY-from-earlier; sleep 1", 300ms, 60s));
+    REQUIRE_MESSAGE(front, show(front));
+    REQUIRE_MESSAGE(front->wait_reason == WaitReason::inferred_idle, show(front));
+    req = request("sleep 0.2; echo READY-job; sleep 0.5", 50ms, 60s);
+    req.until.output_regex = "READY";
+    req.background = true;
+    std::optional<ConditionOutcome> answered;
+    std::optional<Result<SendResult>> ended;
+    auto op = s.session->start_send(req, [&](Result<SendResult> done) { ended = std::move(done); });
+    REQUIRE_MESSAGE(op, describe(op.error()));
+    (*op)->when_condition([&](ConditionOutcome outcome) { answered = std::move(outcome); });
+    REQUIRE(run_until(fx.loop(), [&] { return ended.has_value(); }, 60s));
+    REQUIRE(answered);
+    CHECK(answered->reason == WaitReason::matched);
+    CHECK((answered->match && answered->match->output == std::optional<std::string>("READY-job")));
     CHECK(fx.close(*s.session).ok());
     CHECK(marked_processes(fx.marker()).empty());
   }

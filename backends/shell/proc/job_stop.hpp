@@ -49,7 +49,7 @@ struct JobSpec {
 // `root` (its subreaper), parents first: each started at or after it, a child of `shell`,
 // of `root` (an orphan it adopted: setsid, a daemon) or of another such. Not what an earlier
 // command left running, nor what that forks later (a server's new worker). What a wait for
-// a port counts as the command's (docs/shell-backend.md, "Output conditions").
+// a port counts as the command's (docs/shell-backend.md, "Conditions").
 std::vector<pid_t> job_processes(pid_t root, pid_t shell, std::uint64_t started_ticks);
 
 struct StopTimings {
