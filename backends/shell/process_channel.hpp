@@ -236,9 +236,13 @@ class ProcessChannel {
   // Lingering (docs/outlive.md): null for a channel whose tree cannot outlive this host.
   virtual LingerFacet* linger() { return nullptr; }
   // The process of the session's tree listening on TCP `port` (any address), as a
-  // SendMatch, or nullopt when none is seen: what `until: {port}` polls. BACKEND_FAILED
-  // where this channel cannot look (a far helper from before kCapJobs).
-  virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/) const {
+  // SendMatch, or nullopt when none is seen: what `until: {port}` polls. Only processes a
+  // command started at `since_ticks` (clock_ticks()) made count (proc::job_processes): not a
+  // server an earlier command left listening; 0 counts every one (a far channel's helper
+  // counts its whole tree). BACKEND_FAILED where this channel cannot look (a far helper
+  // from before kCapJobs).
+  virtual Result<std::optional<SendMatch>> port_listener(std::uint16_t /*port*/,
+                                                         std::uint64_t /*since_ticks*/) const {
     return make_error(Code::BACKEND_FAILED, "until.port: this session's channel cannot see its ports");
   }
   // What the session's tree holds now, for `list`: its processes besides the shell (and

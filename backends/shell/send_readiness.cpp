@@ -180,6 +180,18 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   return std::unique_ptr<BackendSendOperation>(new ShellSendOperation(std::move(send)));
 }
 
+// Whether the shell's marks will tell this send's own commands from what comes before
+// them: its line goes to the shell itself, typed at its prompt or typed ahead behind a
+// command that does not read the terminal (one that waits on it as a relay does may pass
+// the line on: a relay's far side prints no mark seen here).
+bool ShellSession::marks_tell_commands(const SendState& send) {
+  if (params_.mark_nonce.empty() || !shell_pid_ || send.writes != SendState::Writes::text || !send.submit)
+    return false;
+  if (!send.typed_ahead) return true;
+  if (send.typed_behind) return !channel_->foreground_relays();
+  return channel_->foreground_group() == *shell_pid_ && prompt_watch_.at_prompt();
+}
+
 void ShellSession::hold_write() {
   send_->stage = SendState::Stage::gated;
   prompt_watch_.reset();
@@ -234,6 +246,7 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
             QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
     }
   }
+  if (send->waits_for_condition() && marks_tell_commands(*send)) read_commands_only(*send);
   // No answer to a query waits in front of this write: the reader that asked gets it now
   // (it is blocked in its read), or nobody does (terminal_answers.cpp).
   if (!replies_.empty()) {
@@ -322,7 +335,7 @@ void ShellSession::on_write_landed() {
 void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   if (send_->gated() || !send_->write_started()) return;  // output of an earlier command
   std::string_view text = chunk.text;
-  if (send_->until_output && !send_->match) feed_until(text);
+  if (send_->waits_for_condition() && !send_->match) feed_until(chunk);
   if (send_->typed_lines > 0) tell_typed_echo(chunk);
   if (send_->echo_pending) {
     if (const text::PromptMarker* end = echo_end(chunk)) {
@@ -345,6 +358,11 @@ void ShellSession::on_send_output(const text::SanitizedText& chunk) {
   send_->append(text);
   note_send_output();
   send_->last_output = ev_now(loop_);
+  // A job's probe that backed off looks again soon: what prints may be about to read.
+  if (send_->probe_every > seconds(kProbeInterval) && probe_timer_.active()) {
+    send_->probe_every = 0.;
+    probe_timer_.again(kProbeInterval);
+  }
   // Only output that grows the screen restarts the silence: a redraw of what shows (watch,
   // a top-like frame, a spinner on its row) is no progress, and a screen that keeps
   // redrawing settles once the idle time passed with nothing but redraws. Output with no
@@ -399,7 +417,10 @@ void ShellSession::on_send_chunk_end() {
 void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_from) {
   // A line redrawn after a CR or a backspace reaches the condition only here: the line
   // editor's appends no longer carry the codes that edited it.
-  if (send_->until_output && !send_->match && !send_->gated()) {
+  // Only where the condition reads now: the stream, or the send's own command's output.
+  using Reads = SendState::UntilReads;
+  const bool reads = send_->until_reads == Reads::stream || send_->until_reads == Reads::command;
+  if (send_->until_output && !send_->match && !send_->gated() && reads) {
     if (auto matched = send_->until_output->rewrite(line)) send_->match = SendMatch{.output = std::move(*matched)};
   }
   if (send_->echo_pending) {
@@ -479,10 +500,9 @@ void ShellSession::on_probe_tick() {
     probe_timer_.again(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval - quiet)));
     return;
   }
+  const auto next = next_probe(*s->send_);
   s->send_->last_probe = now;
-  if (probe_timer_.repeat() != kProbeInterval) {
-    probe_timer_.again(kProbeInterval);
-  }
+  if (probe_timer_.repeat() != next) probe_timer_.again(next);
   // A relay (or a wait that wakes by itself soon: vim waiting out its escape timeout) is
   // no reader: the send settles by quiet output, its evidence says why.
   const bool reading = s->channel_->foreground_reading();
@@ -504,6 +524,17 @@ void ShellSession::on_probe_tick() {
                                s->channel_->foreground_group() == *s->shell_pid_;
   s->settle_send(WaitReason::stdin_read, at_shell_prompt ? Evidence::prompt_marks : Evidence::stdin_probe,
                  /*reader_proven=*/true);
+}
+
+// A job runs as long as it runs, and most of that time nothing changes: each probe that
+// follows no output waits twice as long as the last, up to kProbeSlowest; output brings it
+// back to kProbeInterval (on_send_output). A foreground send keeps the short interval.
+std::chrono::nanoseconds ShellSession::next_probe(SendState& send) const {
+  if (!send.background) return kProbeInterval;
+  const bool output_since = send.last_output >= send.last_probe;
+  const double base = seconds(kProbeInterval);
+  send.probe_every = output_since || send.probe_every < base ? base : std::min(2 * send.probe_every, seconds(kProbeSlowest));
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(send.probe_every));
 }
 
 void ShellSession::on_send_timeout() {

@@ -129,14 +129,26 @@ struct SendState {
   // latest probe (or the landing, before the first).
   double last_output = 0.;
   double last_probe = 0.;
+  // A background send's probe interval: doubled up to kProbeSlowest while probes find
+  // nothing and no output came, back to kProbeInterval on output (send_readiness.cpp).
+  double probe_every = 0.;
   // The latest probe found the foreground relaying the terminal, no reader: a quiet
   // settle's evidence is relay.
   bool relaying = false;
   // The send's condition (SendRequest::until, send_until.cpp): its output regex, fed the
   // stream once the write started; its port, polled while the send is live; what held.
   std::optional<text::OutputCondition> until_output;
+  std::string until_pattern;  // its regex, to start it again where the echo needs no skipping
   std::optional<std::uint16_t> until_port;
   double port_since = 0;  // ev_now when the port wait began (the poll backs off with its age)
+  // What the condition reads (docs/shell-backend.md, "Conditions"): the stream since
+  // the write (no marks tell this line's commands apart), or, where the shell's marks will,
+  // only the output of the send's own commands: nothing before its first command start (C:
+  // the command in front, the prompt, the echo however the line editor drew it), then what
+  // follows each C up to the next mark. The port is not looked at before that first C.
+  enum class UntilReads { stream, before_command, command, between_commands };
+  UntilReads until_reads = UntilReads::stream;
+  char until_last_fed = '\n';  // the last byte fed: a command's unended last line ends with it
   std::optional<SendMatch> match;
   bool background = false;  // SendRequest::background: quiet never settles it
   // A background send's condition answered while the job runs on (matched, or its

@@ -148,6 +148,10 @@ class ShellSession final : public BackendSession,
     return scrollback_.memory_bytes() + (send_ ? send_->tail.memory_bytes() : 0);
   }
   std::size_t screen_memory_bytes() const noexcept { return emulator_.memory_bytes(); }
+  // How often the stdin probe looks now (0 when it does not run), for the pacing tests.
+  std::chrono::nanoseconds probe_every() const {
+    return probe_timer_.active() ? probe_timer_.repeat() : std::chrono::nanoseconds::zero();
+  }
   // Input queued for the terminal and not written yet (at most kMaxPendingInputBytes).
   std::uint64_t pending_input_bytes() const {
     return channel_ ? channel_->bytes_queued() - channel_->bytes_written() : 0;
@@ -162,6 +166,8 @@ class ShellSession final : public BackendSession,
 
   // How often the stdin probe looks at /proc while a send's write has landed.
   static constexpr std::chrono::milliseconds kProbeInterval{20};
+  // The longest a background send's probe backs off to while nothing changes.
+  static constexpr std::chrono::milliseconds kProbeSlowest{1000};
 
   // How long past close_grace the helper may take to report quiescence before a close
   // fails (a wedged or stopped helper).
@@ -288,7 +294,11 @@ class ShellSession final : public BackendSession,
   // a bad regex or port, BACKEND_FAILED where the channel cannot see ports), feeds it the
   // send's stream, tries its unended line when output went quiet, polls its port.
   Status arm_until(SendState& send, const SendUntil& until);
-  void feed_until(std::string_view text);
+  void feed_until(const text::SanitizedText& chunk);
+  // The condition reads only the send's own commands' output, told apart by the marks.
+  void read_commands_only(SendState& send);
+  bool marks_tell_commands(const SendState& send);
+  std::chrono::nanoseconds next_probe(SendState& send) const;
   bool try_quiet_match();
   void on_port_tick();
   void next_port_tick();  // the poll's next look (proc/port_poll.hpp), or a renewal

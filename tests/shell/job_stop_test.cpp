@@ -319,3 +319,30 @@ TEST_CASE("job stop: a job forking as fast as it can, children setsid'ing, is st
     if (p != shell.pid() && alive(p)) ++others;
   CHECK(others == 0);
 }
+
+TEST_CASE("job processes: what a command made, not what an earlier one left running or forks later") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  // An earlier `&` job that forks a worker when asked (SIGUSR1), as a preforking server does.
+  shell.write("bash -c 'trap \"sleep 995 & echo worker=\\$!\" USR1; echo early=$$; while :; do sleep 0.1; done' &\n");
+  pid_t early = std::atoi(until_marker(shell, "early=").c_str());
+  REQUIRE(early > 0);
+  const std::uint64_t started = tick_after(start_ticks(early));
+  // The command: a child, and a double-forked setsid grandchild the subreaper adopts.
+  shell.write("bash -c 'echo job=$$; ( setsid bash -c \"echo daemon=\\$\\$; exec sleep 994\" & ); exec sleep 993'\n");
+  pid_t job = std::atoi(until_marker(shell, "job=").c_str());
+  pid_t daemon = std::atoi(until_marker(shell, "daemon=").c_str());
+  REQUIRE(job > 0);
+  REQUIRE(daemon > 0);
+  REQUIRE(::kill(early, SIGUSR1) == 0);
+  pid_t worker = std::atoi(until_marker(shell, "worker=").c_str());
+  REQUIRE(worker > 0);
+  CHECK(start_ticks(worker) >= started);  // new, but an earlier job's
+  const auto own = dshpty::proc::job_processes(::getpid(), shell.pid(), started);
+  auto has = [&](pid_t pid) { return std::find(own.begin(), own.end(), pid) != own.end(); };
+  CHECK(has(job));
+  CHECK(has(daemon));
+  CHECK_FALSE(has(early));
+  CHECK_FALSE(has(worker));
+  CHECK_FALSE(has(shell.pid()));
+}

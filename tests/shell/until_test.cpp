@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "fixture.hpp"
@@ -38,7 +39,169 @@ void interrupt(ShellFixture& fx, BackendSession& session) {
   CHECK(back->wait_reason == WaitReason::stdin_read);
 }
 
+bool on_path(const std::string& program) {
+  return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+Spawned spawn_shell(ShellFixture& fx, const std::string& shell, const std::string& terminal = "xterm") {
+  SpawnRequest request;
+  request.options = {{"shell", shell}, {"terminal", terminal}};
+  return fx.spawn(fx.config(), request);
+}
+
 }  // namespace
+
+TEST_CASE("until output: a line typed ahead matches its own command's output, not the command in front's") {
+  for (const std::string shell : {"bash", "zsh", "fish"}) {
+    CAPTURE(shell);
+    if (!on_path(shell)) {
+      MESSAGE("skipped: " << shell << " is not installed");
+      continue;
+    }
+    ShellFixture fx;
+    auto s = spawn_shell(fx, shell);
+    REQUIRE_MESSAGE(s.session, describe(s.error));
+    // The command in front goes quiet, settles, then prints the word while the next line
+    // waits behind it.
+    auto front = fx.send(*s.session, request("sleep 1; echo READY-from-earlier; sleep 1", 300ms, 60s));
+    REQUIRE_MESSAGE(front, show(front));
+    REQUIRE_MESSAGE(front->wait_reason == WaitReason::inferred_idle, show(front));
+    auto req = request("sleep 0.2; echo READY-mine", 50ms, 60s);
+    req.until.output_regex = "READY";
+    auto r = fx.send(*s.session, req);
+    REQUIRE_MESSAGE(r, show(r));
+    CHECK_MESSAGE(r->wait_reason == WaitReason::matched, show(r));
+    REQUIRE(r->match);
+    CHECK(r->match->output == std::optional<std::string>("READY-mine"));
+
+    // The same as a job: its condition is answered on its own command's line.
+    front = fx.send(*s.session, request("sleep 1; echo READY-from-earlier; sleep 1", 300ms, 60s));
+    REQUIRE_MESSAGE(front, show(front));
+    REQUIRE_MESSAGE(front->wait_reason == WaitReason::inferred_idle, show(front));
+    req = request("sleep 0.2; echo READY-job; sleep 0.5", 50ms, 60s);
+    req.until.output_regex = "READY";
+    req.background = true;
+    std::optional<ConditionOutcome> answered;
+    std::optional<Result<SendResult>> ended;
+    auto op = s.session->start_send(req, [&](Result<SendResult> done) { ended = std::move(done); });
+    REQUIRE_MESSAGE(op, describe(op.error()));
+    (*op)->when_condition([&](ConditionOutcome outcome) { answered = std::move(outcome); });
+    REQUIRE(run_until(fx.loop(), [&] { return ended.has_value(); }, 60s));
+    REQUIRE(answered);
+    CHECK(answered->reason == WaitReason::matched);
+    CHECK((answered->match && answered->match->output == std::optional<std::string>("READY-job")));
+    CHECK(fx.close(*s.session).ok());
+    CHECK(marked_processes(fx.marker()).empty());
+  }
+}
+
+TEST_CASE("until output: the echo of a long or multi-line typed line is no output, however the shell draws it") {
+  const std::string xs(300, 'x');
+  const std::string long_xs(1200, 'x');
+  for (const std::string shell : {"bash", "zsh", "fish"}) {
+    if (!on_path(shell)) {
+      MESSAGE("skipped: " << shell << " is not installed");
+      continue;
+    }
+    for (const std::string terminal : {"xterm", "dumb"}) {
+      CAPTURE(shell);
+      CAPTURE(terminal);
+      ShellFixture fx;
+      auto s = spawn_shell(fx, shell, terminal);
+      REQUIRE_MESSAGE(s.session, describe(s.error));
+      // Each line holds the word only in its echo: wider than the terminal (fish redraws it
+      // on the wrap), past the matcher's line bound, or after a quoted newline.
+      for (const std::string& text : {"sleep 0.3; echo DONE " + xs + " ; : READY",
+                                     "sleep 0.3; echo DONE " + long_xs + " ; : READY",
+                                     std::string("sleep 0.3; echo 'DONE\nnot READY' >/dev/null")}) {
+        CAPTURE(text.size());
+        auto req = request(text, 50ms, 60s);
+        req.until.output_regex = "READY";
+        auto r = fx.send(*s.session, req);
+        REQUIRE_MESSAGE(r, show(r));
+        CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+        CHECK_MESSAGE(!r->match, show(r));
+        CHECK_MESSAGE(r->exit_code == std::optional<int>(0), show(r));
+      }
+      // The positive control: the command's own line still matches.
+      auto req = request("sleep 0.3; echo READY-now", 50ms, 60s);
+      req.until.output_regex = "READY";
+      auto r = fx.send(*s.session, req);
+      REQUIRE_MESSAGE(r, show(r));
+      CHECK_MESSAGE(r->wait_reason == WaitReason::matched, show(r));
+      CHECK_MESSAGE((r->match && r->match->output == std::optional<std::string>("READY-now")), show(r));
+      CHECK(fx.close(*s.session).ok());
+      CHECK(marked_processes(fx.marker()).empty());
+    }
+  }
+}
+
+TEST_CASE("until port: neither an earlier server of the session nor the command in front counts") {
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    MESSAGE("skipped: /usr/bin/python3 is missing");
+    return;
+  }
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  const int port = free_port();
+  const std::string server = "/usr/bin/python3 -m http.server " + std::to_string(port) + " --bind 127.0.0.1";
+  // An earlier server, left running with `&`: the job's own server cannot bind, and exits.
+  auto old = fx.send(*s.session, request(server + " >/dev/null 2>&1 & until ss -Htln 'sport = :" +
+                                             std::to_string(port) + "' | grep -q .; do sleep 0.1; done",
+                                         30s, 60s));
+  REQUIRE_MESSAGE(old, show(old));
+  REQUIRE_MESSAGE(old->wait_reason == WaitReason::stdin_read, show(old));
+  auto req = request("sleep 0.3; " + server, 50ms, 60s);
+  req.until.port = port;
+  auto r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+  CHECK_MESSAGE(!r->match, show(r));
+  CHECK_MESSAGE(r->exit_code == std::optional<int>(1), show(r));
+  CHECK_MESSAGE(r->viewport.find("Address already in use") != std::string::npos, show(r));
+  auto killed = fx.send(*s.session, request("kill %1; wait", 30s, 60s));
+  REQUIRE_MESSAGE(killed, show(killed));
+
+  // A server of the command in front, listening while the job waits behind it.
+  auto front = fx.send(*s.session, request("timeout 3 " + server + " >/dev/null 2>&1", 300ms, 60s));
+  REQUIRE_MESSAGE(front, show(front));
+  REQUIRE_MESSAGE(front->wait_reason == WaitReason::inferred_idle, show(front));
+  req = request("sh -c 'exit 4'", 50ms, 60s);
+  req.until.port = port;
+  r = fx.send(*s.session, req);
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK_MESSAGE(r->wait_reason == WaitReason::stdin_read, show(r));
+  CHECK_MESSAGE(!r->match, show(r));
+  CHECK_MESSAGE(r->exit_code == std::optional<int>(4), show(r));
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
+TEST_CASE("background: a quiet job's probe backs off, and still finds its command reading") {
+  ShellFixture fx;
+  auto s = fx.spawn();
+  REQUIRE_MESSAGE(s.session, describe(s.error));
+  auto* shell = s.shell();
+  REQUIRE(shell);
+  // `read` once the probe has slowed down: found all the same, at its slower pace.
+  auto req = request("sleep 5; read x", 50ms);
+  req.background = true;
+  std::optional<Result<SendResult>> done;
+  auto op = s.session->start_send(req, [&](Result<SendResult> r) { done = std::move(r); });
+  REQUIRE_MESSAGE(op, describe(op.error()));
+  CHECK(run_until(fx.loop(), [&] { return shell->probe_every() == shell::ShellSession::kProbeSlowest; }));
+  CHECK_FALSE(done);
+  REQUIRE(run_until(fx.loop(), [&] { return done.has_value(); }, 60s));
+  REQUIRE_MESSAGE(*done, show(*done));
+  CHECK_MESSAGE((*done)->wait_reason == WaitReason::stdin_read, show(*done));
+  CHECK_MESSAGE((*done)->evidence == Evidence::stdin_probe, show(*done));
+  CHECK(shell->probe_every() == std::chrono::nanoseconds::zero());
+  auto r = fx.send(*s.session, request("the line read takes", 30s, 60s));
+  REQUIRE_MESSAGE(r, show(r));
+  CHECK(fx.close(*s.session).ok());
+  CHECK(marked_processes(fx.marker()).empty());
+}
 
 TEST_CASE("until output: the line that matches settles it, not the echo, not quiet") {
   ShellFixture fx;

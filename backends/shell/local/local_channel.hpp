@@ -69,7 +69,7 @@ class LocalChannel final : public ProcessChannel {
   LossWords word_loss(const Error& cause) const override;
 
   std::optional<LimitHit> limit_hit() const override;
-  Result<std::optional<SendMatch>> port_listener(std::uint16_t port) const override;  // local_ports.cpp
+  Result<std::optional<SendMatch>> port_listener(std::uint16_t port, std::uint64_t since_ticks) const override;  // local_ports.cpp
   std::optional<TreeLook> look_at_tree() const override;  // local_ports.cpp
   std::uint64_t clock_ticks() const override;  // local_jobs.cpp
   Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) override;

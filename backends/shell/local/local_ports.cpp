@@ -1,15 +1,20 @@
 // The local channel's view of the ports its tree listens on (`until: {port}`): the tree
 // under the helper (so a server that left the shell's tree by setsid and was adopted by the
-// helper, the session's subreaper, is still the session's), scanned by proc::scan_port.
+// helper, the session's subreaper, is still the session's), scanned by proc::scan_port; for
+// a send, only the processes its command made (proc::job_processes).
 #include "local/local_channel.hpp"
+#include "proc/job_stop.hpp"
 #include "proc/listening_ports.hpp"
 #include "proc/procfs.hpp"
 
 namespace dshpty::shell {
 
-Result<std::optional<SendMatch>> LocalChannel::port_listener(std::uint16_t port) const {
+Result<std::optional<SendMatch>> LocalChannel::port_listener(std::uint16_t port, std::uint64_t since_ticks) const {
   if (helper_pid_ <= 0) return std::optional<SendMatch>{};
-  const std::vector<pid_t> pids = proc::tree_pids(helper_pid_);
+  procfs::Stat shell{};
+  const pid_t root = shell_pid_ > 0 && procfs::read_stat(shell_pid_, shell) ? shell.ppid : helper_pid_;
+  const std::vector<pid_t> pids =
+      since_ticks == 0 ? proc::tree_pids(helper_pid_) : proc::job_processes(root, shell_pid_, since_ticks);
   auto scan = proc::scan_port(pids, port);
   if (!scan) return scan.error();
   for (const proc::ListeningSocket& socket : scan->sockets) {

@@ -65,6 +65,20 @@ std::uint64_t boot_ticks_now() {
          static_cast<std::uint64_t>(now.tv_nsec) * hz / 1000000000u;
 }
 
+std::vector<pid_t> job_processes(pid_t root, pid_t shell, std::uint64_t started_ticks) {
+  std::vector<pid_t> out;
+  std::unordered_map<pid_t, bool> own;  // parents come before their children in the tree
+  for (pid_t pid : tree_pids(root)) {
+    Facts f;
+    if (pid == root || pid == shell || !read_facts(pid, f) || f.started < started_ticks) continue;
+    if (f.ppid == shell || f.ppid == root || own.contains(f.ppid)) {
+      own[pid] = true;
+      out.push_back(pid);
+    }
+  }
+  return out;
+}
+
 struct JobStop::Pinned {
   JobStop* owner = nullptr;
   pid_t pid = 0;

@@ -45,6 +45,13 @@ struct JobSpec {
   std::uint64_t started_ticks = 0;  // boot_ticks_now() when the job started
 };
 
+// The processes a command started at `started_ticks` made, in the session's tree under
+// `root` (its subreaper), parents first: each started at or after it, a child of `shell`,
+// of `root` (an orphan it adopted: setsid, a daemon) or of another such. Not what an earlier
+// command left running, nor what that forks later (a server's new worker). What a wait for
+// a port counts as the command's (docs/shell-backend.md, "Conditions").
+std::vector<pid_t> job_processes(pid_t root, pid_t shell, std::uint64_t started_ticks);
+
 struct StopTimings {
   std::chrono::milliseconds after_interrupt{1000};  // wait after SIGINT before SIGTERM
   std::chrono::milliseconds after_terminate{1000};  // wait after SIGTERM before SIGKILL

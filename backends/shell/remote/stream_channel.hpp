@@ -148,7 +148,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   std::optional<AttachReport> attach_report() const override { return attach_report_; }
   std::optional<std::string> reconnecting() const override { return reconnecting_; }
   // Background jobs (stream_jobs.cpp, remote/far_jobs.hpp): asked of the far side.
-  Result<std::optional<SendMatch>> port_listener(std::uint16_t port) const override;
+  Result<std::optional<SendMatch>> port_listener(std::uint16_t port, std::uint64_t since_ticks) const override;
   bool tells_ports() const override { return has(frames::kCapJobs); }
   std::optional<TreeLook> look_at_tree() const override;
   std::uint64_t clock_ticks() const override;

@@ -48,7 +48,7 @@ std::string lacks_jobs(const std::string& what, const std::string& build) {
 }
 }  // namespace
 
-Result<std::optional<SendMatch>> StreamChannel::port_listener(std::uint16_t port) const {
+Result<std::optional<SendMatch>> StreamChannel::port_listener(std::uint16_t port, std::uint64_t /*since_ticks: the far helper counts its whole tree*/) const {
   if (!has(frames::kCapJobs)) return make_error(Code::BACKEND_FAILED, lacks_jobs("until.port", jobs_.far_build));
   // Asking changes nothing the channel reports: the frame only goes out.
   return const_cast<StreamChannel*>(this)->watch_port(port);

@@ -104,7 +104,7 @@ void Bridge::on_port_watch_tick() {
     port_watch_ = {};
     return port_watch_timer_.stop();
   }
-  auto seen = channel_->port_listener(w.port);
+  auto seen = channel_->port_listener(w.port, 0);  // its whole tree: WATCH_PORT carries no start
   if (seen && *seen) {
     const SendMatch& m = **seen;
     port_watch_ = {};
