@@ -38,6 +38,7 @@ std::string_view line_state_name(LineState state) noexcept {
     case LineState::queued: return "queued";
     case LineState::refused: return "refused";
     case LineState::swallowed: return "swallowed";
+    case LineState::relayed: return "relayed";
   }
   return "unknown";
 }

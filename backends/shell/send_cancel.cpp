@@ -1,6 +1,7 @@
 // A send's cancel (docs/shell-backend.md, "Cancel"): a cancel takes back only its own
 // input. Text the shell has not read is taken back from the terminal's input queue; a line
-// it has read is interrupted only when it is this send's own command.
+// it has read is interrupted only when it is this send's own command. A relay in front
+// (ssh, script) owns what was typed to it: nothing is taken back from it or signalled.
 #include <signal.h>
 
 #include "shell_session.hpp"
@@ -27,6 +28,15 @@ bool ShellSession::cancel_send(SendState& send) {
       begin_check_in(s);
     });
     return true;
+  }
+  // A relay in front has the text, or takes it the moment it looks: it is the relay's now.
+  // Taking it back from under a relay that had polled the terminal readable left the relay
+  // asleep in its read (script, python's pty.spawn) while the far command stalled on a full
+  // terminal, until the next keystroke; a SIGINT would end it (ssh). So nothing is done:
+  // false, and the result says where the line went (note_relayed_cancel).
+  if (relay_holds_line(send)) {
+    send.cancel = SendState::Cancel::relayed;
+    return false;
   }
   if (!send.checks_in() && take_back(send)) return true;
   if (!send.landed()) {
@@ -138,7 +148,7 @@ void ShellSession::interrupt_foreground(bool own_command_only) {
   // still running there. A ^C through the relay would interrupt that command, not the
   // line's own (measured: `sleep 2.5; echo FIRST-0`, then a send cancelled 50 ms later:
   // FIRST-0 never printed); a signal would end the relay (ssh exits on one). So nothing is
-  // sent: the line was delivered and will run, and the result says so (note_relayed_cancel).
+  // sent: the line was delivered, and the result says so (note_relayed_cancel).
   // Keys ["C-c"] interrupt the far foreground when the caller means it.
   if (own_command_only && !shell_owns_terminal() && channel_->foreground_relays()) {
     if (send_) send_->cancel = SendState::Cancel::relayed;
@@ -154,15 +164,49 @@ void ShellSession::interrupt_foreground(bool own_command_only) {
   (void)deliver_signal(channel_->foreground_group(), SIGINT);
 }
 
-// A cancel left a relayed line alone (interrupt_foreground): the result says the line is
-// delivered, not taken back, and waits (or runs) behind the relay.
+// A cancel left a relayed line alone (cancel_send, interrupt_foreground): the result says
+// the line went to the relay, not taken back; whether its far side ran it is not seen here.
 void ShellSession::note_relayed_cancel(const SendState& send, SendResult& result) {
-  if (send.cancel != SendState::Cancel::relayed || result.line_state || !channel_) return;
-  result.line_state = LineState::queued;
+  if (send.cancel != SendState::Cancel::relayed || send.checks_in() || result.line_state || !channel_) return;
+  result.line_state = LineState::relayed;
+  if (send.relayed_to) {
+    result.queued_behind = send.relayed_to;
+    return;
+  }
   const pid_t relay = channel_->foreground_group();
   if (relay > 0 && (!shell_pid_ || relay != *shell_pid_)) {
     result.queued_behind = QueuedBehind{static_cast<int>(relay), channel_->command_line(relay).value_or(std::string())};
   }
+}
+
+// After a look of the stdin probe (foreground_reading): a group in front that relays the
+// terminal's input to a far side is remembered as a relay for as long as it stays in front
+// (a later look may find it busy copying output, not waiting). A line the live send typed
+// behind another command and the shell has not started (no C since the write) went to it.
+void ShellSession::note_relay() {
+  const bool relays = channel_->foreground_relays_input();
+  if (!relays && relay_group_ == 0) return;  // the common case: no relay, none before
+  const pid_t front = channel_->foreground_group();
+  if (front != relay_group_) relay_group_ = 0;  // the relay left the front
+  if (!relays || front <= 0 || (shell_pid_ && front == *shell_pid_)) return;
+  relay_group_ = front;
+  if (send_ && send_->landed() && send_->typed_behind && !send_->relayed_to && !prompt_watch_.command_started())
+    send_->relayed_to = QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
+}
+
+// Whether a relay holds the terminal, so what the send typed is the relay's: the line went
+// to one and the shell started nothing since, or the group in front is one (seen so before,
+// or by a look now). The shell at its own prompt is none.
+bool ShellSession::relay_holds_line(SendState& send) {
+  if (!channel_ || channel_->output_ended() || shell_owns_terminal()) return false;
+  if (send.relayed_to && !prompt_watch_.command_started()) return true;
+  const pid_t front = channel_->foreground_group();
+  if (front <= 0) return false;
+  if (front != relay_group_) {
+    (void)channel_->foreground_reading();
+    note_relay();
+  }
+  return front == relay_group_;
 }
 
 }  // namespace dshpty::shell

@@ -240,10 +240,17 @@ void ShellSession::begin_write(const std::shared_ptr<SendState>& send) {
     // shell. Where readers cannot be proved nothing is claimed.
     if (send->writes == SendState::Writes::text && send->submit && !params_.mark_nonce.empty() && shell_pid_ &&
         channel_->proves_readers()) {
+      // A relay (ssh, script) passes the line on to its far side: relayed, never swallowed.
       const pid_t front = channel_->foreground_group();
-      if (front > 0 && front != *shell_pid_ && !channel_->foreground_reading() && !reads_keys_itself())
-        send->typed_behind =
-            QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
+      if (front > 0 && front != *shell_pid_ && !channel_->foreground_reading()) {
+        note_relay();
+        const bool relay = front == relay_group_;
+        if (relay || !reads_keys_itself()) {
+          send->typed_behind =
+              QueuedBehind{static_cast<int>(front), channel_->command_line(front).value_or(std::string())};
+          if (relay) send->relayed_to = send->typed_behind;
+        }
+      }
     }
   }
   if (send->waits_for_condition() && marks_tell_commands(*send)) read_commands_only(*send);
@@ -507,6 +514,7 @@ void ShellSession::on_probe_tick() {
   // no reader: the send settles by quiet output, its evidence says why.
   const bool reading = s->channel_->foreground_reading();
   s->send_->relaying = !reading && s->channel_->foreground_relays();
+  s->note_relay();
   if (!reading || s->input_waiting()) return;
   // The reader may have written its last output just before blocking, and we may not have
   // read it yet: take what the master holds first, so the viewport is complete. (A prompt
@@ -651,8 +659,9 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     return;
   }
   if (reason == WaitReason::stdin_read && line_swallowed(send, prompt_watch_)) {
-    result.line_state = LineState::swallowed;
-    result.queued_behind = send.typed_behind;
+    // A relay read it for its far side, which may have run it (an `exit` there ends it).
+    result.line_state = send.relayed_to ? LineState::relayed : LineState::swallowed;
+    result.queued_behind = send.relayed_to ? send.relayed_to : send.typed_behind;
     return;
   }
   if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;

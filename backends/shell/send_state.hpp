@@ -110,6 +110,12 @@ struct SendState {
   // Typed ahead while another command held the terminal (its group's leader, at the write):
   // if no command start (C) follows, that command read the line (LineState::swallowed).
   std::optional<QueuedBehind> typed_behind;
+  // The command it was typed behind, or one that took the terminal before the shell read
+  // the line, relays the terminal's input to a far side (ssh, script, a PTY relay: the
+  // probe saw it wait on another input it relays). Whatever it read went on to that side,
+  // which may have run it: such a line is LineState::relayed, never swallowed, and a cancel
+  // takes nothing back from the relay (ShellSession::note_relay).
+  std::optional<QueuedBehind> relayed_to;
   // One line written at the shell's own idle prompt (no keys, no line break but the final
   // Enter): the only new prompt that can follow is the one after that line ran, so its
   // marks alone settle it (send_readiness.cpp, check_prompt_readiness).

@@ -257,6 +257,10 @@ class ShellSession final : public BackendSession,
   bool reads_keys_itself() const;
   bool clear_held_line();
   void note_relayed_cancel(const SendState& send, SendResult& result);
+  // Relays in front (send_cancel.cpp): note_relay after a look of the stdin probe,
+  // relay_holds_line before a cancel touches the terminal's input queue.
+  void note_relay();
+  bool relay_holds_line(SendState& send);
   void interrupt_foreground(bool own_command_only = false);
   void note_line_state(const SendState& send, WaitReason reason, SendResult& result);
 
@@ -400,6 +404,10 @@ class ShellSession final : public BackendSession,
   // A signal or cancel was delivered and no reader has been seen since: the next write
   // waits for one (send_readiness.cpp, "write gate").
   bool aftermath_ = false;
+  // The foreground group the stdin probe last saw relaying the terminal's input to a far
+  // side (ssh, script, a PTY relay), 0 for none: it stays a relay while it holds the
+  // terminal, also when a look finds it busy copying output (send_cancel.cpp).
+  pid_t relay_group_ = 0;
   // The last send ended at the shell's own prompt and nothing was written or signalled
   // since: the next send's input is read at once, not typed ahead.
   bool idle_at_prompt_ = false;

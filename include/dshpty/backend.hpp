@@ -49,7 +49,7 @@ class BackendSendOperation {
   virtual OutputDelta read_output() = 0;
   // Asks the backend to interrupt the send (the shell backend: a real SIGINT to the
   // foreground process group). The send then completes through its normal readiness.
-  // Returns false once the send has settled.
+  // Returns false once the send has settled, or when nothing could be done (Send::cancel).
   virtual bool cancel() = 0;
 
   // Jobs (docs/shell-backend.md, "Jobs"). A backend without them keeps these defaults.

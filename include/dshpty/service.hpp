@@ -77,7 +77,9 @@ class Send {
 
   // Output since the previous call (consuming). Empty once the session is gone.
   OutputDelta read_output();
-  // Asks the backend to interrupt the send; false once it has settled (then nothing happens).
+  // Asks the backend to interrupt the send; false once it has settled, or when the backend
+  // could neither take the text back nor interrupt it (the shell backend: a relay in front
+  // has it; the result then says LineState::relayed). Then nothing happens.
   bool cancel();
   // Jobs (docs/shell-backend.md, "Jobs"). The output from byte `offset` on, at most
   // `max_bytes` of it; reading moves no cursor, so any number of readers may follow the same

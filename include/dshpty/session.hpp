@@ -88,12 +88,17 @@ std::string_view evidence_name(Evidence evidence) noexcept;
 //                 cleared it: nothing of it ran, nothing of it is left
 //   swallowed     typed ahead, and read by the command in front (SendResult::queued_behind),
 //                 which then ended: the shell never ran it, and never will
-enum class LineState { continuation, kept, queued, refused, swallowed };
-// "continuation", "kept", "queued", "refused", "swallowed".
+//   relayed       typed while a program that relays the terminal to a far side held it
+//                 (ssh, script, a PTY relay: SendResult::queued_behind), and read by it:
+//                 whether the far side ran it is not known here (it may have: an `exit`
+//                 there ends the relay), so it is never called swallowed; a cancel of it
+//                 took nothing back and sent no signal
+enum class LineState { continuation, kept, queued, refused, swallowed, relayed };
+// "continuation", "kept", "queued", "refused", "swallowed", "relayed".
 std::string_view line_state_name(LineState state) noexcept;
 
-// The command a queued line waits behind (or a swallowed line was typed behind): the
-// foreground group's leader.
+// The command a queued line waits behind (or a swallowed line was typed behind, or the
+// relay a relayed line went to): the foreground group's leader.
 struct QueuedBehind {
   int pid = 0;
   std::string command{};  // its command line, arguments joined by spaces (may be empty)
@@ -182,7 +187,8 @@ struct SendResult {
   // the terminal's input queue. Then no signal was sent. 0 otherwise.
   std::uint64_t taken_back_bytes = 0;
   // The shell did not run the send's line (LineState); nullopt when it did, or nothing
-  // says otherwise. queued_behind is set with LineState::queued (and ::swallowed) when the command is known.
+  // says otherwise. queued_behind is set with LineState::queued (and ::swallowed,
+  // ::relayed) when the command is known.
   std::optional<LineState> line_state{};
   std::optional<QueuedBehind> queued_behind{};
   // WaitReason::matched: what held.

@@ -7,14 +7,19 @@ the stdin probe. Through the real dshpty-repl --json:
           sends in a row each hold their own command's output, none says stdin_read; a
           command that sleeps before it prints, and a check-in after a send that went quiet
           early, get their output; a far `read x` (what cannot be told) settles by quiet
-          too, and the answer reaches it; `exit` is back at the shell's prompt.
+          too, and the answer reaches it; `touch X; exit` runs on the far side and ends
+          ssh: back at the shell's prompt, X made, lineState relayed (never swallowed).
   local   `script -q -c`, a python `select([stdin], [], [], 0.5)` loop and a python PTY relay
           (what apt does with dpkg) run to their end; the positive controls `read x` and
           python `input()` still settle stdin_read (evidence stdin_probe); a cancel through
-          a relay interrupts nothing (a line typed ahead of a far command leaves it running)
-          and says lineState queued.
+          a relay interrupts nothing (a line typed ahead of a far command leaves it running),
+          answers cancelled false with a reason and says lineState relayed; `touch X; exit`
+          through `script -q /dev/null` and python's `pty.spawn` is relayed, X made; a
+          typed-ahead send cancelled at once behind a far `sleep 1; seq 1 30000; touch done`
+          takes nothing back, so `script` never stalls: `done` comes with no more input.
   far     the same relay on a remote session (`sh -c 'exec SUPERVISOR --stdio'`): the far
-          helper's probe says relay, the host's result says so too.
+          helper's probe says relay, the host's result says so too; `touch X; exit` through
+          `script` there is relayed (the far helper's STATE flag), X made.
 
 Usage: relay_e2e.py REPL SUPERVISOR ssh|local|far
 
@@ -152,7 +157,7 @@ def case_ssh():
         asked = face.send(session, "read -p 'far-question? ' x; echo far-answer-$x")
         expect_relay_output(asked, "far-question?", "far read")
         expect_relay_output(face.send(session, "yes"), "far-answer-yes", "the answer")
-        expect_prompt(run_to_end(face, session, "exit"), "", "exit")
+        relayed_exit(face, session, "ssh")
         positive_controls(face, session)
     finally:
         face.close()
@@ -175,6 +180,12 @@ def case_local():
         check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"pty relay asking: {show(r)}")
         expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "pty relay answered")
         cancel_through_relay(face, session)
+        for relay in ("script -q -c 'bash --norc -i' /dev/null",
+                      "python3 -c 'import pty; pty.spawn([\"bash\", \"--norc\", \"-i\"])'"):
+            inner = face.send(session, relay)
+            check(inner["evidence"] == "relay", f"{relay}: {show(inner)}")
+            relayed_exit(face, session, relay.split()[0])
+        cancel_never_stalls(face, session)
         positive_controls(face, session)
     finally:
         face.close()
@@ -199,6 +210,52 @@ def wait_for_echo(face, rid, needle):
     fail(f"the echo never came: {seen!r}")
 
 
+def relayed_exit(face, session, relay):
+    """`touch X; exit` typed to the far shell behind `relay`: it runs there and ends the
+    relay. The line ran, so the result never says swallowed ("send it again": the re-sent
+    exit would end the session); it says relayed, naming the relay."""
+    made = os.path.join(face.home, "far-ran")
+    if os.path.exists(made):
+        os.unlink(made)
+    r = run_to_end(face, session, f"touch {made}; exit")
+    expect_prompt(r, "", f"exit through {relay}")
+    check(os.path.exists(made), f"{relay}: the far side did not run the line: {show(r)}")
+    check(r.get("lineState") == "relayed", f"{relay}: expected lineState relayed: {r}")
+    check(relay in (r.get("queuedBehind") or {}).get("command", ""), f"{relay}: expected queuedBehind the relay: {r}")
+
+
+def cancel_never_stalls(face, session):
+    """A cancel takes nothing back from a relay's input queue: taking it back from under a
+    `script` that had polled the terminal readable left script asleep in its read, and the
+    far command stalled on a full terminal until the next keystroke (1 to 2 rounds in 8).
+    Each round waits for the far command's file with no further input to the session. A
+    cancel that came before the write typed nothing (true, a check-in); one after it did
+    nothing and says so (false, a reason, lineState relayed); neither took anything back."""
+    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
+    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
+    for n in range(10):
+        done = os.path.join(face.home, f"stall-done-{n}")
+        face.send(session, f"sleep 1; seq 1 30000; touch {done}", idleMs=300)
+        rid = start_send(face, session, f"echo AHEAD-{n}")
+        answer = face.call("cancel", sendId=rid)
+        cancelled = face.repl.response(rid)
+        check(cancelled.get("ok") is True, f"round {n}: {str(cancelled)[:300]}")
+        said = {k: cancelled["result"].get(k) for k in ("waitReason", "evidence", "takenBackBytes", "lineState")}
+        check(said["takenBackBytes"] is None, f"round {n}: nothing is taken back from a relay: {answer} {said}")
+        if answer["cancelled"] is False:
+            check("relay" in answer.get("reason", ""), f"round {n}: a declined cancel says why: {answer}")
+            check(said["lineState"] == "relayed", f"round {n}: expected relayed: {said}")
+        else:
+            check(said["lineState"] is None, f"round {n}: a cancel before the write: {answer} {said}")
+        for _ in range(3000):  # a deadline, not a bound: the far command needs no input to end
+            if os.path.exists(done):
+                break
+            time.sleep(0.01)
+        check(os.path.exists(done), f"round {n}: the far command stalled behind the relay: {said}")
+        face.send(session, idleMs=500)  # a check-in: what the far side printed since
+    expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
+
+
 def cancel_through_relay(face, session):
     """A cancel of a send the relay took interrupts nothing: no mark says whether the far
     side runs the line or holds it behind a command of its own, and a ^C there would hit
@@ -212,11 +269,11 @@ def cancel_through_relay(face, session):
     check("FIRST-42" not in front["viewport"], f"the far command ended too soon: {show(front)}")
     rid = start_send(face, session, "echo SECOND-$((6*7))")
     wait_for_echo(face, rid, "echo SECOND")
-    check(face.call("cancel", sendId=rid)["cancelled"] is True, "cancel")
+    check(face.call("cancel", sendId=rid)["cancelled"] is False, "a cancel through a relay does nothing")
     cancelled = face.repl.response(rid)
     check(cancelled.get("ok") is True, f"the cancelled send: {cancelled}")
-    check(cancelled["result"].get("lineState") == "queued",
-          f"a relayed cancel says its line is queued: {cancelled['result']}")
+    check(cancelled["result"].get("lineState") == "relayed",
+          f"a relayed cancel says its line went to the relay: {cancelled['result']}")
     both = run_to_end(face, session, "echo THIRD-$((6*7))")
     seen = cancelled["result"]["viewport"] + both["viewport"]
     check("FIRST-42" in seen and "SECOND-42" in seen and "THIRD-42" in seen,
@@ -224,8 +281,8 @@ def cancel_through_relay(face, session):
     # Its own command: the cancel leaves it too; C-c is how the caller interrupts it.
     rid = start_send(face, session, "sleep 20; echo LONG-$((6*7))")
     wait_for_echo(face, rid, "sleep 20")
-    check(face.call("cancel", sendId=rid)["cancelled"] is True, "cancel")
-    check(face.repl.response(rid)["result"].get("lineState") == "queued", "own command: queued")
+    check(face.call("cancel", sendId=rid)["cancelled"] is False, "cancel")
+    check(face.repl.response(rid)["result"].get("lineState") == "relayed", "own command: relayed")
     face.send(session, keys=["C-c"], idleMs=300)
     after = face.send(session, "echo ALIVE-$((6*7))")
     expect_relay_output(after, "ALIVE-42", "the inner shell reads again")
@@ -244,6 +301,9 @@ def case_far():
         r = face.send(session, asking)
         check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"far pty relay asking: {show(r)}")
         expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "far pty relay answered")
+        inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
+        check(inner["evidence"] == "relay", f"far inner shell: {show(inner)}")
+        relayed_exit(face, session, "script")
     finally:
         face.close()
 

@@ -185,6 +185,8 @@ TEST_CASE("responses: shape, status, errors, caps") {
   CHECK(q["lineState"] == "queued");
   CHECK(q["queuedBehind"].dump() == R"({"pid":4242,"command":"sleep 30"})");
   CHECK_FALSE(q.contains("takenBackBytes"));
+  queued.line_state = LineState::relayed;
+  CHECK(encode_send(queued)["lineState"] == "relayed");
   SendResult taken;
   taken.taken_back_bytes = 21;
   taken.line_state = LineState::continuation;

@@ -608,6 +608,13 @@ TEST_CASE("every result prints its exact text") {
   CHECK(format_send(sent, 1024) ==
         "hi\n[wait: stdin_read, typed ahead: the text went in while the command in front ran, and was read after "
         "it, not as an answer to a prompt seen]\n[queued behind: 4242 make -j\\n]\n[session: running]\n");
+  // Read by a relay: where it went, and that its far side's doing is not known.
+  sent.wait_reason = WaitReason::stdin_read;
+  sent.line_state = LineState::relayed;
+  sent.queued_behind = QueuedBehind{4243, "ssh far"};
+  CHECK(format_send(sent, 1024) ==
+        "hi\n[wait: stdin_read, line relayed: the relay in front read it; whether its far side ran it is not "
+        "known here]\n[read by: 4243 ssh far]\n[session: running]\n");
   sent.wait_reason = WaitReason::inferred_idle;
   sent.line_state.reset();
   sent.queued_behind.reset();

@@ -10,7 +10,12 @@ Scenarios (each round first leaves a command running, its send settled idle):
               prompt, `lineState: swallowed`, `queuedBehind` python, no `exitCode`; F was
               never made; the next send runs alone with its own status
   relay       `script -q -c 'echo start; sleep 2; echo done' /dev/null`, then the same:
-              script relays the line into its inner terminal, where nobody reads it
+              script relays the line into its inner terminal, where nobody reads it; a
+              relay's far side may run what it read, so the line is `relayed`, never
+              `swallowed` (the same fields otherwise: queuedBehind script, no exitCode)
+  relay-exit  `script -q -c 'sh -i' /dev/null`, then `touch F; exit` typed to it: the far
+              shell runs it and ends the relay; F is made and the result says `relayed`
+              (it said `swallowed`, "send it again": the re-sent `exit` ends the session)
   ran         the control: `false` typed behind `sleep 2` runs once the sleep ends: its
               own exit code 1, no lineState
   typed-to    the control: `sys.exit(5)` typed to python's REPL waiting at its prompt ends
@@ -30,7 +35,7 @@ from prompts_e2e import Failure, Repl, status_command  # noqa: E402
 ROUNDS = 2
 
 
-def swallowed_round(repl, sid, dialect, first, marker):
+def swallowed_round(repl, sid, dialect, first, marker, state="swallowed"):
     """One round: `first` left running, then a line typed behind it. False when the machine
     was too slow to type ahead (the first send did not settle idle): the round proves nothing."""
     running = repl.send(sid, first, idleMs=300)
@@ -43,7 +48,7 @@ def swallowed_round(repl, sid, dialect, first, marker):
     sent.expect(r.get("evidence") == "prompt_marks", "expected evidence prompt_marks")
     sent.expect(not os.path.exists(path), "the line ran: the test's premise failed")
     sent.expect(r.get("exitCode") is None, "a swallowed line carries no exitCode")
-    sent.expect(r.get("lineState") == "swallowed", "expected lineState swallowed")
+    sent.expect(r.get("lineState") == state, f"expected lineState {state}")
     behind = r.get("queuedBehind") or {}
     word = first.split()[0]
     sent.expect(isinstance(behind.get("pid"), int) and word in behind.get("command", ""),
@@ -53,14 +58,33 @@ def swallowed_round(repl, sid, dialect, first, marker):
     return True
 
 
-def scenario(first):
+def scenario(first, state="swallowed"):
     def run(repl, dialect):
         sid, _ = repl.open()
-        proved = sum(swallowed_round(repl, sid, dialect, first, f"ran-{n}") for n in range(ROUNDS))
+        proved = sum(swallowed_round(repl, sid, dialect, first, f"ran-{n}", state) for n in range(ROUNDS))
         repl.close(sid)
         if proved == 0:
             raise Failure(f"no round typed ahead of {first!r}: the machine was too slow")
     return run
+
+
+def relay_exit(repl, dialect):
+    """A line typed to a relay's far shell that runs it and exits: it ran, so it is never
+    called swallowed (which says "send it again")."""
+    sid, _ = repl.open()
+    for n in range(ROUNDS):
+        inner = repl.send(sid, "script -q -c 'sh -i' /dev/null", idleMs=500)
+        inner.expect(inner.result.get("evidence") == "relay", "expected the relay seen as one")
+        path = os.path.join(repl.home, f"far-ran-{n}")
+        sent = repl.send(sid, f"touch {path}; exit", idleMs=6000)
+        r = sent.result
+        sent.expect(r["waitReason"] == "stdin_read", "expected the shell's prompt back")
+        sent.expect(os.path.exists(path), "the far shell did not run the line")
+        sent.expect(r.get("lineState") == "relayed", "expected lineState relayed (never swallowed)")
+        behind = r.get("queuedBehind") or {}
+        sent.expect("script" in behind.get("command", ""), "expected queuedBehind naming script")
+        repl.send(sid, status_command(dialect, 4)).at_prompt(exit_code=4)
+    repl.close(sid)
 
 
 def ran(repl, dialect):
@@ -97,7 +121,8 @@ def main():
 
     scenarios = [
         ("reader", scenario("python3 -c 'import sys,time; time.sleep(2); sys.stdin.readline()'")),
-        ("relay", scenario("script -q -c 'echo start; sleep 2; echo done' /dev/null")),
+        ("relay", scenario("script -q -c 'echo start; sleep 2; echo done' /dev/null", "relayed")),
+        ("relay-exit", relay_exit),
         ("ran", ran),
         ("typed-to", typed_to),
     ]

@@ -176,8 +176,9 @@ Result<bool> Engine::cancel_send(std::string_view owner, std::string_view send_k
   auto entry = owned_send(owner, send_key);
   if (!entry) return entry.error();
   const bool interrupted = (*entry)->send->cancel();
-  // Until it settles, this owner's next sends to the session wait for it (SendQueue).
-  if (interrupted && sends_.is_live(send_key)) waiting_.wind_down((*entry)->session_id, std::string(owner), std::string(send_key));
+  // Until it settles, this owner's next sends to the session wait for it (SendQueue), also
+  // when nothing could be done to it: the caller gave it up either way.
+  if (sends_.is_live(send_key)) waiting_.wind_down((*entry)->session_id, std::string(owner), std::string(send_key));
   return interrupted;
 }
 

@@ -78,6 +78,12 @@ Status check_open(const OpenRequest& request, const Settings::Policy& policy = {
 Error lingering_no_session(std::string_view name, std::string_view attach);
 // SEND_ACTIVE with what ends or interrupts the live send, in a face's words (`remedy`).
 Error send_active(std::string_view remedy);
+// Why a cancel of a live send did nothing (Engine::cancel_send false): the JSON face's
+// cancel answer `reason`.
+inline constexpr std::string_view kCancelDeclined =
+    "nothing was taken back or interrupted: the program in front relays the terminal to a far side "
+    "(ssh, script) and the text is its own; the send settles as a send to it does, its result says "
+    "lineState relayed; send keys [\"C-c\"] to interrupt the far command";
 
 class Engine {
  public:
@@ -124,9 +130,13 @@ class Engine {
   // a failure to start then comes through `done`.
   Status send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
   // Interrupts the send under `send_key` (live, or settled lately: then false); a send that
-  // waits behind a cancelled one is dropped (true), its `done` getting ABORTED.
+  // waits behind a cancelled one is dropped (true), its `done` getting ABORTED. False for a
+  // live send the backend could neither take back nor interrupt (its text went to a relay:
+  // Send::cancel); the next send still waits for it, as behind any cancel.
   // INVALID_ARGUMENT when the key names no send; FOREIGN_SESSION when another owner started it.
   Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
+  // A send under `send_key` has not settled yet.
+  bool send_live(std::string_view send_key) const { return sends_.is_live(send_key); }
   // The send's output since the previous call (consuming). Errors as cancel_send().
   Result<OutputDelta> send_output(std::string_view owner, std::string_view send_key);
 

@@ -145,8 +145,13 @@ void JsonServer::dispatch(jp::Request request) {
               respond_error(id, status.error());
           },
           [&](jp::CancelOp& op) {
-            answer(id, engine_.cancel_send(owner, jp::id_key(op.send_id)),
-                   [](bool cancelled) { return Json{{"cancelled", cancelled}}; });
+            const std::string key = jp::id_key(op.send_id);
+            answer(id, engine_.cancel_send(owner, key), [&](bool cancelled) {
+              Json out{{"cancelled", cancelled}};
+              // Live, and nothing done to it: say why (a relay has its text).
+              if (!cancelled && engine_.send_live(key)) out["reason"] = std::string(engine::kCancelDeclined);
+              return out;
+            });
           },
           [&](jp::OutputOp& op) {
             const std::string key = jp::id_key(op.send_id);

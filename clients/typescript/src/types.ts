@@ -166,9 +166,9 @@ export interface SendResult {
   screen?: Screen | undefined;
   /** a cancel took the text back from the input queue before the shell read it (no signal) */
   takenBackBytes?: number | undefined;
-  /** the shell did not run the line */
+  /** the shell did not run the line (`relayed`: a relay in front read it; whether its far side ran it is not known) */
   lineState?: LineState | undefined;
-  /** for `queued`: the command the line waits behind */
+  /** for `queued`: the command the line waits behind (`swallowed`, `relayed`: the one that read it) */
   queuedBehind?: { pid: number; command: string } | undefined;
   /** a limit the session reached (as `SessionInfo.limitHit`) */
   limitHit?: LimitHit | undefined;
@@ -243,7 +243,7 @@ export interface JobOperation extends SendOperation {
   readonly started: Promise<JobStarted>;
 }
 
-export type LineState = 'continuation' | 'kept' | 'queued' | 'refused' | 'swallowed';
+export type LineState = 'continuation' | 'kept' | 'queued' | 'refused' | 'swallowed' | 'relayed';
 
 export interface OutputDelta {
   delta: string;
@@ -268,7 +268,9 @@ export interface SendOperation extends AsyncIterable<string> {
   /** ends the send's job (SIGINT, SIGTERM, SIGKILL to its processes, not the shell) and
    *  resolves once they are gone and the shell is at its prompt; `done` then resolves */
   stop(): Promise<StopResult>;
-  /** SIGINT the session's foreground group; false once the send had settled. `done` then
+  /** SIGINT the session's foreground group; false once the send had settled, or when a
+   *  relay in front (ssh, script) had its text: nothing was done, and `done` resolves with
+   *  the send's result (`lineState: 'relayed'`). Otherwise `done` then
    *  rejects with a DshptyError `ABORTED` whose `result` is the send's answer (an
    *  AbortSignal's reason is then the error's `cause`). */
   cancel(): Promise<boolean>;

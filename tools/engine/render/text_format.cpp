@@ -53,6 +53,8 @@ std::string line_state_words(const SendResult& result) {
       return ", queued: the text waits for the running command to end";
     case LineState::refused: return ", line refused: the shell did not run it and cleared it";
     case LineState::swallowed: return ", line swallowed: the command in front read it; the shell never ran it";
+    case LineState::relayed:
+      return ", line relayed: the relay in front read it; whether its far side ran it is not known here";
   }
   return {};
 }
@@ -152,8 +154,8 @@ SendText format_send_parts(const SendResult& result, std::size_t cap) {
                (result.input_hidden ? ", input hidden" : "") + line_state_words(result) + "]\n";
   if (result.taken_back_bytes > 0) out.status += "[cancelled: the text was taken back before the shell read it]\n";
   if (result.queued_behind) {
-    const bool swallowed = result.line_state == LineState::swallowed;
-    out.status += (swallowed ? "[read by: " : "[queued behind: ") + std::to_string(result.queued_behind->pid) +
+    const bool read = result.line_state == LineState::swallowed || result.line_state == LineState::relayed;
+    out.status += (read ? "[read by: " : "[queued behind: ") + std::to_string(result.queued_behind->pid) +
                   (result.queued_behind->command.empty() ? "" : " " + escape(result.queued_behind->command)) + "]\n";
   }
   if (result.exit_code) out.status += "[exit: " + std::to_string(*result.exit_code) + "]\n";

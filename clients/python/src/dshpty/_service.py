@@ -177,7 +177,9 @@ class Send:
         self.result()
 
     def cancel(self) -> bool:
-        """SIGINT to the session's foreground group; False once the send had been answered."""
+        """SIGINT to the session's foreground group; False once the send had been answered, or
+        when a relay in front (ssh, script) had its text: nothing was done, and the send's
+        result comes as usual (``line_state`` ``relayed``)."""
         if self.done():
             return False
         self._cancelled = True

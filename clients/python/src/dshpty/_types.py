@@ -11,7 +11,7 @@ T = TypeVar("T")
 WaitReason = Literal["stdin_read", "inferred_idle", "timeout", "session_exit", "matched"]
 StatusKind = Literal["running", "exited", "lost", "reconnecting"]
 Evidence = Literal["prompt_marks", "stdin_probe", "relay", "none"]
-LineState = Literal["continuation", "kept", "queued", "refused", "swallowed"]
+LineState = Literal["continuation", "kept", "queued", "refused", "swallowed", "relayed"]
 SignalName = Literal["SIGINT", "SIGTERM", "SIGKILL", "SIGTSTP", "SIGHUP", "INT", "TERM", "KILL", "TSTP", "HUP"]
 ShellName = Literal["bash", "zsh", "fish"]
 RcMode = Literal["none", "user"]
@@ -154,9 +154,11 @@ class SendResult:
     omitted_bytes: Optional[int] = None
     #: a cancel took the text back from the input queue before the shell read it (no signal)
     taken_back_bytes: int = 0
-    #: the shell did not run the line: ``continuation``, ``kept``, ``queued``, ``refused`` or ``swallowed``
+    #: the shell did not run the line: ``continuation``, ``kept``, ``queued``, ``refused`` or ``swallowed``;
+    #: ``relayed``: a relay in front (ssh, script) read it, whether its far side ran it is not known
     line_state: Optional[LineState] = None
-    #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind
+    #: for ``queued``: ``{"pid": int, "command": str}`` of the command it waits behind (for
+    #: ``swallowed`` and ``relayed``: the one that read it)
     queued_behind: Optional[Dict[str, Any]] = None
     #: a limit the session reached (as ``Session.limit_hit``)
     limit_hit: Optional[Dict[str, Any]] = None
