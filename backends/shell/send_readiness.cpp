@@ -153,6 +153,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->session = this;
   send->loop = loop_;
   send->started_ticks = channel_->clock_ticks();
+  send->started_last_pid = channel_->newest_pid();
   send_ = send;
   if (send->until_port) port_timer_.start(kPortPoll, kPortPoll);
   if (auto* l = linger()) l->note_send(true);  // a lingering helper tells the next host whether one was live
