@@ -225,15 +225,22 @@ def stop_typed_ahead(repl, sid, work, shell):
     os.unlink(fifo)
 
 
+def match(seen, program, args):
+    head, _, rest = seen.partition("\0")
+    return os.path.basename(head).startswith(program) and rest == args
+
+
 def pid_of(cmdline):
     """The pid of the one process whose command line is `cmdline` (words), polled for."""
-    want = "\0".join(cmdline.split()) + "\0"
+    # argv[0] as the command line says it, or the full path a launcher (a pyenv shim) put there.
+    words = cmdline.split()
+    want = "\0".join(words[1:]) + "\0"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for entry in os.listdir("/proc"):
             try:
                 with open(f"/proc/{entry}/cmdline") as f:
-                    if entry.isdigit() and f.read() == want and pid_alive(int(entry)):
+                    if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
                         return int(entry)
             except OSError:
                 continue
