@@ -138,9 +138,10 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     if (send->settled) return stop_ended(send, std::move(done));
     if (!send->landed() || !prompt_watch_.command_started()) {
       const bool reading = channel_->foreground_reading();
-      // A relay in front (ssh, script) took the line for its far side: not this session's
-      // processes to signal (ssh exits on SIGINT, the far login gone).
-      if (!reading && channel_->foreground_relays()) {
+      // A relay in front (ssh, script: waiting on another input beside the terminal, not
+      // vim waiting out its escape timeout) took the line for its far side: not this
+      // session's processes to signal (ssh exits on SIGINT, the far login gone).
+      if (!reading && channel_->foreground_relays() && channel_->foreground_relays_input()) {
         stop_through_relay(send, std::move(done));
         return {};
       }
