@@ -18,7 +18,8 @@
 // more; what it left running is still its: the subreaper's orphans and the shell's own
 // children (a `&` of the job's line, a job the shell holds stopped after SIGTSTP) that
 // started between the job's start and its end, and their descendants. What started after
-// the end is a later command's.
+// the end is a later command's. Start times count in 10 ms ticks: in the job's first tick
+// a process counts only if its pid is newer than the newest pid at the job's start.
 //
 // Each process is pinned with a pidfd as it is found, its start time checked after the
 // pin, and signalled through the pidfd only: a recycled pid is never signalled. Its exit is
