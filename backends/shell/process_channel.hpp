@@ -259,12 +259,15 @@ class ProcessChannel {
   // A moment in the clock a stop counts process start times in (proc::boot_ticks_now on
   // this machine); 0 where this channel cannot stop jobs.
   virtual std::uint64_t clock_ticks() const { return 0; }
+  // The newest pid handed out in the channel's numbering (proc::newest_pid), 0 if unknown.
+  virtual pid_t newest_pid() const { return 0; }
   // Stops the job in the terminal's foreground (proc/job_stop.hpp): its process group, the
   // orphans the session's subreaper adopted that started at or after `started_ticks`, and
-  // their descendants; never the shell. `done` as JobStop's. BACKEND_FAILED where this
-  // channel cannot (a far helper from before kCapJobs, a link that is down) or the shell is
-  // gone.
-  virtual Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t /*started_ticks*/,
+  // their descendants; never the shell. With `ended_ticks` (not 0) the job has ended: no
+  // group, what it left behind between its start and its end. `done` as JobStop's.
+  // BACKEND_FAILED where this channel cannot (a far helper from before kCapJobs, a link
+  // that is down, an ended job on a far side) or the shell is gone.
+  virtual Result<std::unique_ptr<proc::StopHandle>> stop_job(proc::JobTimes /*times*/,
                                                           proc::JobStop::Done /*done*/) {
     return make_error(Code::BACKEND_FAILED, "stop: this session's channel cannot stop a job");
   }

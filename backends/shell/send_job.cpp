@@ -2,7 +2,9 @@
 // of readers (text::JobLog; no reader moves the send's consuming cursor), readers that wait
 // for more woken as it comes and when the send settles, and a stop with proof: the channel
 // ends the job's processes (proc::JobStop), and the stop answers once the send settled too
-// (the shell back at its prompt), or says which processes remain.
+// (the shell back at its prompt), or says which processes remain. A job whose command has not
+// started is taken back instead; one typed through a relay gets ^C typed through it; an
+// ended one still has what it left running (a daemon, a stopped job) stopped.
 //
 // Wake-ups run from the loop through ev_once, not the session's queue: a reader, a stop
 // or a condition's waiter may outlive the session that fed them (the service buries a
@@ -79,7 +81,8 @@ Status ShellSendOperation::stop(Callback<StopResult> done) {
     return {};
   }
   if (s.settled || !s.session) {
-    // Nothing of the job's is left to this send: its processes ended with it.
+    // Ended: what it left running is still its, while its session lives to look.
+    if (auto session = s.ended_in.lock()) return (*session)->stop_ended(state_, std::move(done));
     post_to_loop(s.loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }
@@ -101,29 +104,75 @@ void ShellSession::send_settled(SendState& send) {
   send.output_waiters.clear();
   send.on_condition = nullptr;  // never called once the send settled
   stop_settle_timer_.stop();
+  send.ended_ticks = channel_ ? channel_->clock_ticks() : 0;
+  send.ended_in = self_token_;
   // A stop whose processes part is done answers now: the send settled.
   if (send.stop_report) {
-    // A cancel that took the text back, or found nothing written, sent no signal.
-    if (send.taken_back > 0 || !send.write_started()) send.stop_report->signals.clear();
+    // A cancel that took the text back, or found nothing written, sent no signal; nor did
+    // one whose line never started a command (its SIGINT waited for that start).
+    const bool never_started = send.typed_behind && !prompt_watch_.command_started();
+    if (send.taken_back > 0 || !send.write_started() || never_started) send.stop_report->signals.clear();
+    send.stop_report->taken_back_bytes = send.taken_back;
     answer_stop(send, *send.stop_report);
   }
 }
 
+// A stopped job that is over as a job (its text taken back, or ^C typed through a relay):
+// its send settles as a plain send does, by the prompt or by quiet, so the session's one
+// live send is free again; nothing of it is waited for as a job's.
+void ShellSession::end_as_job(SendState& send) {
+  send.background = false;
+  send.until_output.reset();
+  send.until_port.reset();
+  port_timer_.stop();
+  send_idle_timer_.again();
+}
+
 Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
-  if (!send->write_started() || (shell_pid_ && channel_->foreground_group() == *shell_pid_)) {
-    // Its command has not started (the write is still to come, or the shell reads the line),
-    // or it runs inside the shell (a builtin loop), which a stop never signals: a cancel
-    // ends it (nothing typed, the text taken back, or a SIGINT as the command starts or to
-    // the shell), and the stop answers once the send settled. Set first: a cancel may settle
-    // it at once.
+  // Whether the job's own command started: its C mark since the write (the output so far
+  // read first: the mark may be in it). Without marks nothing says, and the job counts as
+  // the command in front.
+  bool not_started = false;
+  if (send->write_started() && !shell_owns_terminal() && !params_.mark_nonce.empty()) {
+    channel_->read_available();
+    if (send->settled) return stop_ended(send, std::move(done));
+    if (!send->landed() || !prompt_watch_.command_started()) {
+      const bool reading = channel_->foreground_reading();
+      // A relay in front (ssh, script: waiting on another input beside the terminal, not
+      // vim waiting out its escape timeout) took the line for its far side: not this
+      // session's processes to signal (ssh exits on SIGINT, the far login gone).
+      if (!reading && channel_->foreground_relays() && channel_->foreground_relays_input()) {
+        stop_through_relay(send, std::move(done));
+        return {};
+      }
+      // Typed ahead behind a command still running: that command is not the job's.
+      not_started = send->typed_behind.has_value();
+    }
+  }
+  if (!send->write_started() || shell_owns_terminal() || not_started) {
+    // Its command has not started (the write is still to come, the shell reads the line,
+    // or the line waits behind the command in front), or it runs inside the shell (a
+    // builtin loop), which a stop never signals: a cancel ends it (nothing typed, the text
+    // taken back, or a SIGINT as the line's own command starts or to the shell), and the
+    // stop answers once the send settled. Set first: a cancel may settle it at once.
     send->stop_report = StopResult{.stopped = true, .signals = {"SIGINT"}, .remaining = {}};
     send->stop_waiters.push_back(std::move(done));
     stop_settle_timer_.start(kStopSettle);
     cancel_send(*send);
+    if (!send->settled && send->taken_back > 0) {
+      // Taken back whole: nothing of it will run, and the command in front runs on; said
+      // now (that command may run for hours), the send settling as a check-in does.
+      stop_settle_timer_.stop();
+      answer_stop(*send, StopResult{.stopped = true, .signals = {}, .remaining = {}, .taken_back_bytes = send->taken_back});
+      end_as_job(*send);
+    } else if (!send->settled && !send->write_started()) {
+      end_as_job(*send);  // nothing typed: its check-in need not wait for a command in front to end
+    }
     return {};
   }
   std::weak_ptr<SendState> weak = send;
-  auto job = channel_->stop_job(send->started_ticks, [weak](proc::StopReport report) {
+  auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
+                                [weak](proc::StopReport report) {
     // Called from the loop; the JobStop stays until the next stop or the send's end (this
     // closure is its member).
     auto s = weak.lock();
@@ -140,12 +189,54 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
   return {};
 }
 
+// The job's line went through a relay to its far side, whose processes this session cannot
+// see or signal: ^C is typed through the relay (the job is the send's own; the far terminal
+// turns it into its SIGINT), no signal goes to the relay, and the answer says what is known.
+// The far terminal's interrupt byte cannot be read from here: ^C is every terminal's default.
+void ShellSession::stop_through_relay(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
+  const pid_t relay = channel_->foreground_group();
+  const std::string command = channel_->command_line(relay).value_or(std::string());
+  send->stop_report = StopResult{
+      .stopped = false, .signals = {},
+      .remaining = {{.pid = static_cast<int>(relay), .command = command,
+                     .why = "a relay: the job runs on its far side, which this session cannot see; ^C was typed "
+                            "through it (no signal: the relay would exit on one); the job's output shows "
+                            "whether the far command ended"}},
+      .taken_back_bytes = 0};
+  send->stop_waiters.push_back(std::move(done));
+  stop_settle_timer_.start(kStopSettle);
+  channel_->write("\x03");
+  end_as_job(*send);
+}
+
+// A stop of a job whose send has settled: what the job started that outlived it (a server
+// that daemonized, a job the shell holds stopped) is found and stopped as a running job's
+// processes are; nothing found answers at once, no signal sent.
+Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
+  if (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
+      send->ended_ticks == 0 || channel_->clock_ticks() == 0) {
+    post_to_loop(send->loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
+    return {};
+  }
+  std::weak_ptr<SendState> weak = send;
+  auto job = channel_->stop_job(
+      {.started_ticks = send->started_ticks, .ended_ticks = send->ended_ticks, .last_pid = send->started_last_pid},
+      [weak](proc::StopReport report) {
+    if (auto s = weak.lock()) answer_stop(*s, to_result(report));
+  });
+  if (!job) return job.error();
+  send->stopping = std::move(*job);
+  send->stop_waiters.push_back(std::move(done));
+  return {};
+}
+
 void ShellSession::on_stop_settle_timeout() {
   if (!send_ || !send_->stop_report) return;
   StopResult result = std::move(*send_->stop_report);
   result.stopped = false;
-  result.remaining.push_back({.pid = shell_pid_.value_or(0), .command = "",
-                              .why = "the job's processes are gone, but the shell did not come back to its prompt"});
+  if (result.remaining.empty())  // a relay's line says its own why
+    result.remaining.push_back({.pid = shell_pid_.value_or(0), .command = "",
+                                .why = "the job's processes are gone, but the shell did not come back to its prompt"});
   answer_stop(*send_, result);
 }
 

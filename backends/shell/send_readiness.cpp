@@ -153,6 +153,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->session = this;
   send->loop = loop_;
   send->started_ticks = channel_->clock_ticks();
+  send->started_last_pid = channel_->newest_pid();
   send_ = send;
   if (send->until_port) {
     send->port_since = ev_now(loop_);

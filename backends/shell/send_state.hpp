@@ -164,6 +164,11 @@ struct SendState {
   // When the send's write began, in the channel's clock ticks (ProcessChannel::clock_ticks):
   // what a stop counts as the job's own processes started at or after it.
   std::uint64_t started_ticks = 0;
+  pid_t started_last_pid = 0;  // the channel's newest pid then (ProcessChannel::newest_pid)
+  // When it settled, in the same ticks, and the session it settled in (empty once that is
+  // gone): a stop of the ended job still looks for what it left running (send_job.cpp).
+  std::uint64_t ended_ticks = 0;
+  std::weak_ptr<ShellSession* const> ended_in;
   // A stop under way (Send::stop), and the callers that wait for it to end.
   std::unique_ptr<proc::StopHandle> stopping;
   std::optional<StopResult> stop_report;  // the processes' part done: waits for the settle

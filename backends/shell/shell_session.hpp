@@ -315,6 +315,9 @@ class ShellSession final : public BackendSession,
   void note_send_output();
   void send_settled(SendState& send);
   Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  void stop_through_relay(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  Status stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  void end_as_job(SendState& send);
   void on_stop_settle_timeout();
   void on_send_timeout();
   void on_send_idle();
@@ -422,6 +425,9 @@ class ShellSession final : public BackendSession,
   // the stop says the shell did not come back.
   Timer stop_settle_timer_;
   static constexpr std::chrono::milliseconds kStopSettle{5'000};
+  // Held weakly by the sends that settled here: a stop of an ended job reaches the session
+  // while it lives (SendState::ended_in).
+  std::shared_ptr<ShellSession* const> self_token_ = std::make_shared<ShellSession* const>(this);
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).
   Timer prompt_recheck_timer_;

@@ -224,6 +224,10 @@ struct StopResult {
   bool stopped = false;                   // every process of the job is gone and the send settled
   std::vector<std::string> signals{};     // sent, in order: "SIGINT", "SIGTERM", "SIGKILL"
   std::vector<StopRemaining> remaining{}; // empty when stopped
+  // The job's command had not started (its text typed ahead behind a command still
+  // running): the bytes taken back from the input queue; then nothing of it ran and no
+  // signal was sent. 0 otherwise.
+  std::uint64_t taken_back_bytes = 0;
 };
 
 // Output of a live send since the previous read_output().

@@ -196,6 +196,99 @@ def server_job(repl, sid, shell, n, second=None, confined=False):
     return amp
 
 
+def scrollback(repl, rid, sid):
+    return repl.ok({"id": rid, "op": "read", "sessionId": sid})["text"]
+
+
+def stop_typed_ahead(repl, sid, work, shell):
+    """A stop of a job typed ahead behind a command still running (its text in the input
+    queue, no command start of its own) takes the text back: no signal, the command in
+    front runs on to its end, the job never runs. The command in front waits on a FIFO the
+    test opens when it is done, so nothing here depends on timing."""
+    fifo = os.path.join(work, f"front-{shell}.fifo")
+    mark = os.path.join(work, f"ahead-{shell}-ran")
+    os.mkfifo(fifo)
+    front = repl.ok({"id": "front", "op": "send", "sessionId": sid, "idleMs": 300,
+                     "text": f"cat {fifo} >/dev/null; printf '%s-%s\\n' FRONT DONE"})
+    check(front["waitReason"] == "inferred_idle", front)
+    text = f"touch {mark}; sleep 30"
+    sent = repl.ok({"id": "ahead", "op": "send", "sessionId": sid, "background": True, "text": text})
+    check(sent == {"job": "ahead", "sessionId": sid}, sent)
+    stop = repl.ok({"id": "ahead-stop", "op": "stop", "sendId": "ahead"})
+    check(stop == {"stopped": True, "signals": [], "remaining": [], "takenBackBytes": len(text) + 1}, stop)
+    with open(fifo, "w"):
+        pass  # the command in front reads its end and goes on
+    read_all(repl, "ahead", "ahead-read")
+    look(repl, "ahead-after", sid, "echo fine")
+    check("\nFRONT-DONE" in scrollback(repl, "ahead-scroll", sid), "the command in front did not run to its end")
+    check(not os.path.exists(mark), "the stopped job ran")
+    os.unlink(fifo)
+
+
+def match(seen, program, args):
+    head, _, rest = seen.partition("\0")
+    return os.path.basename(head).startswith(program) and rest == args
+
+
+def pid_of(cmdline):
+    """The pid of the one process whose command line is `cmdline` (words), polled for."""
+    # argv[0] as the command line says it, or the full path a launcher (a pyenv shim) put there.
+    words = cmdline.split()
+    want = "\0".join(words[1:]) + "\0"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline") as f:
+                    if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
+                        return int(entry)
+            except OSError:
+                continue
+        time.sleep(0.02)  # polling a condition with a deadline
+    check(False, f"no process {cmdline!r}")
+
+
+def state_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def stop_ended(repl, sid, shell, earlier):
+    """A job that ended but left processes running is still stopped: a server its command
+    daemonized (setsid, its parent gone) and a server the shell holds suspended (SIGTSTP);
+    an earlier `&` job and a later one are left alone."""
+    port = free_port()
+    sent = repl.ok({"id": "daemon", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
+                    "text": f"sh -c '(setsid {SERVER.format(port=port)} &)'; echo launched"})
+    if not sent.get("done"):
+        read_all(repl, "daemon", "daemon-read")
+    deadline = time.monotonic() + 60
+    while not listens(port):
+        check(time.monotonic() < deadline, f"the daemon never listened on {port}")
+        time.sleep(0.05)  # polling a condition with a deadline
+    server = pid_of(f"python3 -m http.server {port} --bind 127.0.0.1")
+    later = look(repl, "daemon-later", sid, AMP[shell].replace("999", "998"))
+    later = int(later["viewport"].split("amp-pid=")[-1].split()[0])
+    stop = repl.ok({"id": "daemon-stop", "op": "stop", "sendId": "daemon"})
+    check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], stop)
+    check(not pid_alive(server), f"the daemon {server} survived the stop of its ended job")
+    check(not listens(port), f"port {port} still listens after the stop")
+    check(pid_alive(earlier) and pid_alive(later), "an earlier or later & job was stopped")
+    # Suspended: the job ends at the shell's prompt, its server stopped (T) in the job table.
+    port = free_port()
+    repl.ok({"id": "tstp", "op": "send", "sessionId": sid, "background": True,
+             "text": f"python3 -m http.server {port} --bind 127.0.0.1"})
+    server = pid_of(f"python3 -m http.server {port} --bind 127.0.0.1")
+    repl.ok({"id": "tstp-signal", "op": "signal", "sessionId": sid, "signal": "SIGTSTP"})
+    read_all(repl, "tstp", "tstp-read")
+    check(state_of(server) == "T", f"the suspended server is {state_of(server)}")
+    stop = repl.ok({"id": "tstp-stop", "op": "stop", "sendId": "tstp"})
+    check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], stop)
+    check(not pid_alive(server), f"the suspended server {server} survived the stop")
+    look(repl, "tstp-after", sid, "echo fine")
+    return later
+
+
 def run(repl_path, shell, sandbox=None):
     with tempfile.TemporaryDirectory(prefix="dshpty-jobs-") as home:
         os.environ["HOME"] = home
@@ -215,6 +308,9 @@ def run(repl_path, shell, sandbox=None):
             second = repl.ok({"id": 2, "op": "open", "type": "shell", "name": "other"})["sessionId"]
             repl.pids += [first["result"]["pid"]]
             amps = [server_job(repl, sid, shell, 1, second, confined=bool(sandbox))]
+            if not sandbox:
+                stop_typed_ahead(repl, sid, work, shell)
+                amps.append(stop_ended(repl, sid, shell, amps[0]))
             if shell == "bash" and not sandbox:
                 until_runs_on(repl, sid)
                 exits_first(repl, sid)

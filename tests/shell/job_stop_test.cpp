@@ -346,3 +346,79 @@ TEST_CASE("job processes: what a command made, not what an earlier one left runn
   CHECK_FALSE(has(worker));
   CHECK_FALSE(has(shell.pid()));
 }
+
+TEST_CASE("job stop: a stopped job that handles SIGINT is continued after it, and acts on it") {
+  if (!have_python()) {
+    MESSAGE("skipped: no python3");
+    return;
+  }
+  // A server suspended (^Z): python handles SIGINT (KeyboardInterrupt), so the kernel does
+  // not end it while it is stopped; it acts on the SIGINT once continued. The wait after
+  // SIGINT is long: a stop that did not continue it would need SIGTERM to end it.
+  ScriptTree shell(
+      "set -m\nread go\n"
+      "exec python3 -u -c 'import os,sys,time\n"
+      "print(\"job\", os.getpid(), flush=True)\n"
+      "try:\n    time.sleep(999)\nexcept KeyboardInterrupt:\n    sys.exit(0)'\n");
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  shell.write("go\n");
+  auto line = shell.read_line();
+  REQUIRE(line);
+  pid_t job = 0;
+  std::sscanf(line->c_str(), "job %d", &job);
+  REQUIRE(job == shell.pid());
+  // SIGSTOP: a ^Z (SIGTSTP) to this orphaned group would be discarded by the kernel.
+  REQUIRE(::kill(job, SIGSTOP) == 0);
+  while (state_of(job) != 'T') ::poll(nullptr, 0, 1);
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = 0;
+  StopTimings slow{std::chrono::milliseconds(30000), std::chrono::milliseconds(2000),
+                   std::chrono::milliseconds(2000)};
+  StopReport report = run_stop(spec, slow);
+  CHECK(report.stopped);
+  CHECK(report.signals == std::vector<std::string>{"SIGINT"});
+  CHECK_FALSE(alive(job));
+}
+
+TEST_CASE("job stop: an ended job's leftovers go (its `&`, its daemon); earlier and later ones stay") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  shell.write("sleep 989 &\n");
+  shell.write("echo \"early=$!\"\n");
+  pid_t early = std::atoi(until_marker(shell, "early=").c_str());
+  REQUIRE(early > 0);
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(early));
+  // The job's line: a `&` of its own and a daemon that double-forked; then it ended.
+  shell.write("sleep 988 & echo \"mine=$!\"; ( setsid bash -c 'echo daemon=$$; exec sleep 987' & )\n");
+  pid_t mine = std::atoi(until_marker(shell, "mine=").c_str());
+  pid_t daemon = std::atoi(until_marker(shell, "daemon=").c_str());
+  REQUIRE(mine > 0);
+  REQUIRE(daemon > 0);
+  spec.ended_ticks = tick_after(std::max(start_ticks(mine), start_ticks(daemon)));
+  // A later command's, started after the job's end: not the job's.
+  tick_after(spec.ended_ticks);
+  shell.write("sleep 986 &\n");
+  shell.write("echo \"late=$!\"\n");
+  pid_t late = std::atoi(until_marker(shell, "late=").c_str());
+  REQUIRE(late > 0);
+  spec.group = 0;  // ended: no group of its own
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopReport report = run_stop(spec, StopTimings{});
+  CHECK(report.stopped);
+  CHECK(report.remaining.empty());
+  REQUIRE_FALSE(report.signals.empty());
+  CHECK(report.signals.front() == "SIGINT");
+  CHECK(std::find(report.found.begin(), report.found.end(), mine) != report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), daemon) != report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), early) == report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), late) == report.found.end());
+  CHECK_FALSE(alive(mine));
+  CHECK_FALSE(alive(daemon));
+  CHECK(alive(early));
+  CHECK(alive(late));
+  CHECK(alive(shell.pid()));
+}

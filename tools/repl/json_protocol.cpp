@@ -307,7 +307,9 @@ Json encode_send(const SendResult& result) {
 Json encode_stop(const StopResult& result) {
   Json remaining = Json::array();
   for (const auto& r : result.remaining) remaining.push_back(Json{{"pid", r.pid}, {"command", r.command}, {"why", r.why}});
-  return Json{{"stopped", result.stopped}, {"signals", result.signals}, {"remaining", std::move(remaining)}};
+  Json out{{"stopped", result.stopped}, {"signals", result.signals}, {"remaining", std::move(remaining)}};
+  if (result.taken_back_bytes > 0) out["takenBackBytes"] = result.taken_back_bytes;
+  return out;
 }
 
 Json encode_match(const SendMatch& match) {

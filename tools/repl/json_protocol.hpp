@@ -103,7 +103,7 @@ Json encode_read(const ReadPage& page, std::size_t cap);
 // {rows, cols, lines, cursor: {row, col, visible}, alternate, title}; row and col 0-based.
 // What a session runs: {state, job?: {command, elapsedMs, processes}, listening: [...]}.
 Json encode_activity(const Activity& activity);
-// A stop's answer: {stopped, signals, remaining: [{pid, command, why}]}.
+// A stop's answer: {stopped, signals, remaining: [{pid, command, why}], takenBackBytes?}.
 Json encode_stop(const StopResult& result);
 // A condition's match: {output} or {port, pid, address}.
 Json encode_match(const SendMatch& match);

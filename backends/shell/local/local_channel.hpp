@@ -72,7 +72,8 @@ class LocalChannel final : public ProcessChannel {
   Result<std::optional<SendMatch>> port_listener(std::uint16_t port, std::uint64_t since_ticks) const override;  // local_ports.cpp
   std::optional<TreeLook> look_at_tree() const override;  // local_ports.cpp
   std::uint64_t clock_ticks() const override;  // local_jobs.cpp
-  Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) override;
+  pid_t newest_pid() const override;  // local_jobs.cpp
+  Result<std::unique_ptr<proc::StopHandle>> stop_job(proc::JobTimes times, proc::JobStop::Done done) override;
 
   pid_t helper_pid() const noexcept { return helper_pid_; }
   // Facts of one process of the session (what terminal_facts reads, and the far bridge

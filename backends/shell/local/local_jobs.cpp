@@ -9,13 +9,18 @@ namespace dshpty::shell {
 
 std::uint64_t LocalChannel::clock_ticks() const { return proc::boot_ticks_now(); }
 
-Result<std::unique_ptr<proc::StopHandle>> LocalChannel::stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) {
+pid_t LocalChannel::newest_pid() const { return proc::newest_pid(); }
+
+Result<std::unique_ptr<proc::StopHandle>> LocalChannel::stop_job(proc::JobTimes times, proc::JobStop::Done done) {
   procfs::Stat shell{};
   if (shell_pid_ <= 0 || !procfs::read_stat(shell_pid_, shell) || shell.state == 'Z')
     return make_error(Code::BACKEND_FAILED, "stop: the session's shell is gone");
-  const pid_t group = foreground_group();
-  if (group <= 0) return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
-  proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = started_ticks};
+  // An ended job has no group: the foreground is the shell's, or a later command's.
+  const pid_t group = times.ended_ticks != 0 ? 0 : foreground_group();
+  if (times.ended_ticks == 0 && group <= 0)
+    return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
+  proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = times.started_ticks,
+                    .ended_ticks = times.ended_ticks, .last_pid = times.last_pid};
   return std::unique_ptr<proc::StopHandle>(std::make_unique<proc::JobStop>(loop_, job, proc::StopTimings{}, std::move(done)));
 }
 

@@ -55,7 +55,23 @@ const char* signal_name(int signo) {
   }
 }
 
+// In the tick the job started in, a process is the job's only if its pid came after the
+// newest pid at the job's start (pids count up; a difference past half of the smallest
+// pid_max is the counter wrapping, not an older process). Without that pid: the tick alone.
+bool born_after(pid_t pid, pid_t last) {
+  return last <= 0 || pid > last || last - pid > (1 << 14);
+}
+
 }  // namespace
+
+pid_t newest_pid() {
+  char buf[32];
+  const ssize_t n = procfs::read_small("/proc/sys/kernel/ns_last_pid", buf, sizeof buf);
+  if (n <= 0) return 0;
+  const char* p = buf;
+  long value = 0;
+  return procfs::parse_decimal(p, value) ? static_cast<pid_t>(value) : 0;
+}
 
 std::uint64_t boot_ticks_now() {
   timespec now{};
@@ -130,8 +146,12 @@ bool JobStop::find() {
     auto it = facts.find(pid);
     if (it == facts.end() || pid == job_.root || pid == job_.shell) continue;
     const Facts& f = it->second;
-    if (f.pgrp == job_.group || (f.ppid == job_.root && f.started >= job_.started_ticks))
-      job.push_back(pid);
+    const bool in_time = f.started >= job_.started_ticks && (job_.ended_ticks == 0 || f.started <= job_.ended_ticks) &&
+                         (f.started != job_.started_ticks || born_after(pid, job_.last_pid));
+    // While the job runs, the shell's children are its commands (in its group) or an
+    // earlier `&`; once it ended, those of its time are what its line left behind.
+    const bool left = f.ppid == job_.root || (job_.ended_ticks != 0 && f.ppid == job_.shell);
+    if ((job_.group > 0 && f.pgrp == job_.group) || (left && in_time)) job.push_back(pid);
   }
   // Their descendants, whatever group or session they moved to.
   std::unordered_map<pid_t, bool> seen;
@@ -180,8 +200,12 @@ void JobStop::signal_all(int signo) {
   for (auto& p : pinned_) {
     if (p->gone) continue;
     if (sys::pidfd_send_signal(p->fd.get(), signo) != 0 && errno == EPERM) p->refused = EPERM;
-    // A stopped process acts on SIGTERM only once continued (SIGKILL needs no help).
-    if (signo == SIGTERM) sys::pidfd_send_signal(p->fd.get(), SIGCONT);
+    // A stopped process (SIGTSTP: a job the shell holds stopped) acts on the signal only once
+    // continued, after it (SIGKILL needs no help). The state is read by pid; the SIGCONT
+    // goes by the pidfd, so a pid reused meanwhile gets nothing.
+    Facts now;
+    if (signo == SIGTERM || (signo != SIGKILL && read_facts(p->pid, now) && now.state == 'T'))
+      sys::pidfd_send_signal(p->fd.get(), SIGCONT);
   }
 }
 

@@ -1,5 +1,5 @@
-// Stopping a job with proof: SIGINT, then SIGTERM (and SIGCONT, so a stopped process can
-// act on it), then SIGKILL, each after a bounded wait on the host's libev loop, completing
+// Stopping a job with proof: SIGINT, then SIGTERM, then SIGKILL (each followed by SIGCONT
+// to a stopped process, state T, so it acts on the signal), each after a bounded wait on the host's libev loop, completing
 // once every process of the job is gone, or saying which remain and why.
 //
 // Which processes are the job's (docs/shell-backend.md, "Stopping a job"):
@@ -13,6 +13,13 @@
 // group under job control, a child of the shell, started before the job). The evidence has
 // one hole, said here rather than hidden: an earlier background command that double-forks
 // *after* the job started leaves an orphan that looks like the job's.
+//
+// A job that has ended (its send settled: ended_ticks set) has no group of its own any
+// more; what it left running is still its: the subreaper's orphans and the shell's own
+// children (a `&` of the job's line, a job the shell holds stopped after SIGTSTP) that
+// started between the job's start and its end, and their descendants. What started after
+// the end is a later command's. Start times count in 10 ms ticks: in the job's first tick
+// a process counts only if its pid is newer than the newest pid at the job's start.
 //
 // Each process is pinned with a pidfd as it is found, its start time checked after the
 // pin, and signalled through the pidfd only: a recycled pid is never signalled. Its exit is
@@ -37,12 +44,25 @@ namespace dshpty::proc {
 
 // A moment as /proc/<pid>/stat's starttime counts it: clock ticks since boot.
 std::uint64_t boot_ticks_now();
+// The newest pid this pid namespace handed out (/proc/sys/kernel/ns_last_pid), 0 if unread:
+// with boot_ticks_now, what tells a process started in the job's first tick from an
+// earlier one started in that same 10 ms.
+pid_t newest_pid();
 
 struct JobSpec {
-  pid_t group = 0;      // the job's foreground process group
+  pid_t group = 0;      // the job's foreground process group; 0 for an ended job
   pid_t root = 0;       // the session's subreaper: its tree holds every process of the session
   pid_t shell = 0;      // never signalled
   std::uint64_t started_ticks = 0;  // boot_ticks_now() when the job started
+  std::uint64_t ended_ticks = 0;    // when it ended (its send settled); 0 while it runs
+  pid_t last_pid = 0;               // newest_pid() when the job started; 0: unknown
+};
+
+// When a job ran, as a channel counts it (ProcessChannel::clock_ticks, newest_pid).
+struct JobTimes {
+  std::uint64_t started_ticks = 0;
+  std::uint64_t ended_ticks = 0;  // 0 while it runs
+  pid_t last_pid = 0;             // the newest pid at its start; 0: unknown
 };
 
 // The processes a command started at `started_ticks` made, in the session's tree under

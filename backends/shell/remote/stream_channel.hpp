@@ -152,7 +152,7 @@ class StreamChannel final : public ProcessChannel, private LingerFacet, private 
   bool tells_ports() const override { return has(frames::kCapJobs); }
   std::optional<TreeLook> look_at_tree() const override;
   std::uint64_t clock_ticks() const override;
-  Result<std::unique_ptr<proc::StopHandle>> stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) override;
+  Result<std::unique_ptr<proc::StopHandle>> stop_job(proc::JobTimes times, proc::JobStop::Done done) override;
 
   pid_t transport_pid() const noexcept { return transport_.pid; }
   LinkState link_state() const noexcept { return state_; }

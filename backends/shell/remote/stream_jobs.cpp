@@ -89,8 +89,14 @@ void StreamChannel::ask_look() {
 
 std::uint64_t StreamChannel::clock_ticks() const { return proc::boot_ticks_now(); }
 
-Result<std::unique_ptr<proc::StopHandle>> StreamChannel::stop_job(std::uint64_t started_ticks, proc::JobStop::Done done) {
+Result<std::unique_ptr<proc::StopHandle>> StreamChannel::stop_job(proc::JobTimes times, proc::JobStop::Done done) {
   if (!has(frames::kCapJobs)) return make_error(Code::BACKEND_FAILED, lacks_jobs("stop", jobs_.far_build));
+  // STOP names a running job's start only: what an ended job left behind is not looked for
+  // on a far side yet (never a stop of whatever runs in front now).
+  if (times.ended_ticks != 0)
+    return make_error(Code::BACKEND_FAILED, "stop: the job has ended; what it left running on the far side cannot be "
+                                            "looked for yet (list shows what listens; signal reaches the foreground)");
+  const std::uint64_t started_ticks = times.started_ticks;
   if (!link_up()) {
     return make_error(Code::BACKEND_FAILED, "stop: the link to the far side is down" +
                                                 (reconnecting_ ? " (reconnecting: " + *reconnecting_ + ")" : std::string()));

@@ -69,7 +69,7 @@ bool Bridge::job_frame(const frames::Frame& f) {
       const std::uint64_t back = (static_cast<std::uint64_t>(s->since_ms) * hz + 999) / 1000 + hz;
       const std::uint64_t started = now > back ? now - back : 0;
       const std::uint32_t seq = s->seq;
-      auto stop = channel_->stop_job(started, [this, seq](proc::StopReport report) { answer_stop(seq, report); });
+      auto stop = channel_->stop_job({.started_ticks = started}, [this, seq](proc::StopReport report) { answer_stop(seq, report); });
       if (!stop) {
         link_.queue(frames::Stopped{.seq = seq, .refused = clip(stop.error()->message), .stopped = false,
                                     .signals = {}, .remaining = {}});

@@ -14,7 +14,7 @@ const SEND_FIELDS = new Set(['viewport', 'waitReason', 'sessionStatus', 'truncat
   'match']);
 const STARTED_FIELDS = new Set(['job', 'sessionId', 'waitReason', 'match', 'done']);
 const OUTPUT_FIELDS = new Set(['delta', 'truncated', 'nextOffset', 'droppedBytes', 'done']);
-const STOP_FIELDS = new Set(['stopped', 'signals', 'remaining']);
+const STOP_FIELDS = new Set(['stopped', 'signals', 'remaining', 'takenBackBytes']);
 
 function split<T extends { extra: Extra }>(wire: Wire, known: Set<string>): T {
   const out: Wire = {};

@@ -233,6 +233,8 @@ export interface StopResult {
   /** sent, in order */
   signals: StopSignal[];
   remaining: { pid: number; command: string; why: string }[];
+  /** the job's command had not started: its text was taken back, nothing of it ran */
+  takenBackBytes?: number;
   extra: Extra;
 }
 

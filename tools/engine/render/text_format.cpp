@@ -135,6 +135,8 @@ std::string format_job_running(double seconds) {
 std::string format_stop(std::string_view job, const StopResult& result) {
   std::string signals;
   for (const auto& s : result.signals) signals += (signals.empty() ? "" : ", ") + s;
+  if (result.stopped && result.taken_back_bytes > 0)
+    return "stopped job " + std::string(job) + " (the text was taken back before the shell read it: it never ran)";
   if (result.stopped)
     return "stopped job " + std::string(job) + (signals.empty() ? " (it had ended)" : " (" + signals + ")");
   std::string out = "job " + std::string(job) + " not stopped" + (signals.empty() ? "" : " after " + signals) + "; left:";

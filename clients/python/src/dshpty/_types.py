@@ -274,6 +274,7 @@ class StopResult:
     stopped: bool
     signals: List[StopSignal]
     remaining: List[StopRemaining]
+    taken_back_bytes: Optional[int] = None  # the job's command had not started: its text was taken back
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
