@@ -75,7 +75,7 @@ bool ShellSession::try_quiet_match() {
 void ShellSession::on_port_tick() {
   if (!send_ || !send_->until_port || send_->match) return;
   // Before the send's own command started, a listener is the command in front's.
-  if (send_->until_reads == SendState::UntilReads::before_command) return;
+  if (send_->until_reads == SendState::UntilReads::before_command) return next_port_tick();
   auto seen = channel_->port_listener(*send_->until_port, send_->started_ticks);
   // A scan that could not read a process now may next time: only a listener settles.
   if (!seen || !*seen) return next_port_tick();
