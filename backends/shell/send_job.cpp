@@ -214,7 +214,9 @@ void ShellSession::stop_through_relay(const std::shared_ptr<SendState>& send, Ca
 // processes are; nothing found answers at once, no signal sent.
 Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
   if (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
-      send->ended_ticks == 0 || channel_->clock_ticks() == 0) {
+      send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0) {
+    // Nothing can be looked for (a far channel: its pids are not numbered here): answered as
+    // an ended job with nothing stopped, as docs/remote.md says.
     post_to_loop(send->loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }

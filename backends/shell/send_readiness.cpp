@@ -666,7 +666,9 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
     return;
   }
   if (send.writes != SendState::Writes::text || !send.landed() || prompt_watch_.line_taken()) return;
-  if (send.typed_behind && !input_waiting() &&
+  // Not a relay's line: a relay passes what it reads to its far side, whose prompt it was
+  // (relayed, said above and by note_relayed_cancel).
+  if (send.typed_behind && !send.relayed_to && result.evidence != Evidence::relay && !input_waiting() &&
       (result.evidence == Evidence::stdin_probe || reason != WaitReason::stdin_read)) {
     // Typed while another command ran busy, and read since by whoever reads now (a program
     // that started after it, the shell's own `read`): not an answer to a prompt the agent
