@@ -207,7 +207,10 @@ class Engine {
   // Readers waiting for a send's output (engine_jobs.cpp), answered when it comes, when
   // their wait runs out, or when the send settles (after its face had the result).
   struct OutputWait;
-  void finish_wait(const std::shared_ptr<OutputWait>& wait);
+  // `woken`: by the send's output (then an answer with nothing new waits on); else by the
+  // wait's timer or the face (answered as it is).
+  void finish_wait(const std::shared_ptr<OutputWait>& wait, bool woken = false);
+  void arm_wait(const std::shared_ptr<OutputWait>& wait);
   Result<SendOutputAnswer> take_output(const SendTable::Entry& entry, std::string_view send_key,
                                        const SendOutputRead& read);
   std::vector<std::shared_ptr<OutputWait>> waits_;

@@ -18,6 +18,7 @@ struct Engine::OutputWait {
   std::shared_ptr<Send> send;
   Callback<SendOutputAnswer> done;
   std::shared_ptr<const std::function<void()>> token;  // the send's wake-up, held while waiting
+  std::uint64_t from = 0;  // the offset new output is past
   shell::Timer timer;
   void on_timer();
 };
@@ -70,12 +71,17 @@ Status Engine::read_send_output(std::string_view owner, std::string_view send_ke
   wait->done = owed(std::move(done));
   wait->timer.bind<&OutputWait::on_timer>(service_.loop(), wait.get());
   wait->timer.start(*read.wait);
-  std::weak_ptr<OutputWait> weak = wait;
-  wait->token = wait->send->when_output(read.offset.value_or(first->next_offset), [weak] {
-    if (auto w = weak.lock()) w->engine->finish_wait(w);
-  });
+  wait->from = read.offset.value_or(first->next_offset);
+  arm_wait(wait);
   waits_.push_back(std::move(wait));
   return {};
+}
+
+void Engine::arm_wait(const std::shared_ptr<OutputWait>& wait) {
+  std::weak_ptr<OutputWait> weak = wait;
+  wait->token = wait->send->when_output(wait->from, [weak] {
+    if (auto w = weak.lock()) w->engine->finish_wait(w, /*woken=*/true);
+  });
 }
 
 void Engine::OutputWait::on_timer() {
@@ -84,16 +90,25 @@ void Engine::OutputWait::on_timer() {
   }
 }
 
-void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait) {
+void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait, bool woken) {
   auto it = std::find(waits_.begin(), waits_.end(), wait);
   if (it == waits_.end()) return;  // answered already
   auto held = *it;  // keeps it while its callback runs
-  waits_.erase(it);
-  held->timer.stop();
-  held->token.reset();
   Result<SendOutputAnswer> answer = SendOutputAnswer{};
   if (const auto* entry = sends_.find(held->key); entry && entry->send == held->send) {
     answer = take_output(*entry, held->key, held->read);
+    // Woken with nothing to give (the output grew where this reader sees nothing new):
+    // it waits on, for what its wait promised.
+    if (woken && answer && answer->delta.text.empty() && answer->dropped_bytes == 0 && !answer->done) {
+      held->from = std::max(held->from + 1, answer->next_offset);
+      return arm_wait(held);
+    }
+  }
+  waits_.erase(std::find(waits_.begin(), waits_.end(), held));
+  held->timer.stop();
+  held->token.reset();
+  if (const auto* entry = sends_.find(held->key); entry && entry->send == held->send) {
+    if (!answer) answer = take_output(*entry, held->key, held->read);
   } else {
     // The table forgot it meanwhile (a newer send took its key, or it aged out): it ended.
     answer = SendOutputAnswer{.delta = {}, .next_offset = held->read.offset.value_or(0), .dropped_bytes = 0, .done = true};
