@@ -137,6 +137,14 @@ class Engine {
   Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
   // A send under `send_key` has not settled yet.
   bool send_live(std::string_view send_key) const { return sends_.is_live(send_key); }
+  // Live here and not yet ended in its backend: a cancel that came too late (the send ended,
+  // its completion still on its way from the loop) is not one the backend declined.
+  bool send_running(std::string_view send_key) const {
+    const auto* entry = sends_.is_live(send_key) ? sends_.find(send_key) : nullptr;
+    if (!entry) return false;
+    auto end = entry->send->output(entry->send->output_end(), 1);
+    return end && !end->done;
+  }
   // The send's output since the previous call (consuming). Errors as cancel_send().
   Result<OutputDelta> send_output(std::string_view owner, std::string_view send_key);
 

@@ -149,7 +149,7 @@ void JsonServer::dispatch(jp::Request request) {
             answer(id, engine_.cancel_send(owner, key), [&](bool cancelled) {
               Json out{{"cancelled", cancelled}};
               // Live, and nothing done to it: say why (a relay has its text).
-              if (!cancelled && engine_.send_live(key)) out["reason"] = std::string(engine::kCancelDeclined);
+              if (!cancelled && engine_.send_running(key)) out["reason"] = std::string(engine::kCancelDeclined);
               return out;
             });
           },
