@@ -196,7 +196,10 @@ bool JobStop::find() {
 }
 
 void JobStop::signal_all(int signo) {
-  report_.signals.emplace_back(signal_name(signo));
+  // The report names each signal once: a last SIGKILL round for what forked at the last
+  // moment is the same step.
+  if (report_.signals.empty() || report_.signals.back() != signal_name(signo))
+    report_.signals.emplace_back(signal_name(signo));
   for (auto& p : pinned_) {
     if (p->gone) continue;
     if (sys::pidfd_send_signal(p->fd.get(), signo) != 0 && errno == EPERM) p->refused = EPERM;
