@@ -159,7 +159,13 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     send->stop_waiters.push_back(std::move(done));
     stop_settle_timer_.start(kStopSettle);
     cancel_send(*send);
-    if (!send->settled && send->taken_back > 0) {
+    if (!send->settled && send->taken_back > 0 && shell_owns_terminal()) {
+      // Taken back whole at the prompt it was typed at, nothing in front: the send settles
+      // there as a check-in does (now, or at its recheck), and that answers the stop, so a
+      // reader told "stopped" finds the job done and the session free for the next send.
+      end_as_job(*send);
+      check_prompt_readiness();
+    } else if (!send->settled && send->taken_back > 0) {
       // Taken back whole: nothing of it will run, and the command in front runs on; said
       // now (that command may run for hours), the send settling as a check-in does.
       stop_settle_timer_.stop();

@@ -145,9 +145,11 @@ def two_readers(repl, sid):
 
 
 def stop_at_once(repl, sid):
-    """A stop right after the ack (the command may not even be typed yet) and a stop of a
-    job that runs inside the shell (a builtin loop, whose group is the shell's) both end it."""
-    for n, text in enumerate(("sleep 100", "while :; do :; done")):
+    """A stop right after the ack (the command may not even be typed yet, or typed and taken
+    back unread) and a stop of a job that runs inside the shell (a builtin loop, whose group is
+    the shell's) both end it: once the stop answers, the job is done. Several rounds, since
+    where the stop lands (before the write, in the queue, in the command) is the loop's."""
+    for n, text in enumerate(("sleep 100",) * 8 + ("while :; do :; done",)):
         repl.ok({"id": f"early-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
         stop = repl.ok({"id": f"early-{n}-stop", "op": "stop", "sendId": f"early-{n}"})
         check(stop["stopped"] is True and stop["remaining"] == [], stop)

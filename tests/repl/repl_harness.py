@@ -9,12 +9,15 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 DEADLINE_S = 60.0
 
 
 def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr, flush=True)
+    # Where the check was made: a failure in CI is read from this line alone.
+    caller = "".join(traceback.format_stack(limit=4)[:-1])
+    print(f"FAIL: {message}\n{caller}", file=sys.stderr, flush=True)
     raise SystemExit(1)
 
 
