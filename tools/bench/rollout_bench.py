@@ -321,6 +321,8 @@ def main():
                     os.kill(p, 9)
                 except ProcessLookupError:
                     pass
+        if sys.exc_info()[0] is not None:  # interrupted or failed: the runaway part does not run
+            shutil.rmtree(root, ignore_errors=True)
 
     try:
         r = runaway(args.repl, root, 20, rounds)
