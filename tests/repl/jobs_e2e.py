@@ -40,7 +40,8 @@ def listens(port):
 
 
 def read_all(repl, job, rid, offset=0, wait_ms=20000):
-    """Reads a job by offset until it is done: (text, dropped bytes, final answer)."""
+    """Reads a job by offset until it is done, as a client written from the doc does (it
+    stops at `done`: the tail must be in what it read): (text, dropped bytes, final answer)."""
     text, dropped, n = "", 0, 0
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -50,7 +51,8 @@ def read_all(repl, job, rid, offset=0, wait_ms=20000):
         text += out["delta"]
         dropped += out["droppedBytes"]
         offset = out["nextOffset"]
-        if out["done"] and out["delta"] == "":
+        if out["done"]:
+            check("result" in out, out)
             return text, dropped, out
     check(False, f"job {job} did not end")
 

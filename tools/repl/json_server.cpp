@@ -161,6 +161,9 @@ void JsonServer::dispatch(jp::Request request) {
                 owner, key, op.read,
                 [this, id, key, cap, by_offset, owner = std::string(owner)](Result<engine::SendOutputAnswer> r) {
                   if (!r) return respond_error(id, r.error());
+                  // A reader by offset is done once the send ended and it read to the end: a
+                  // delta is capped, and a reader that stops at `done` must not lose the tail.
+                  if (by_offset && r->next_offset < r->output_end) r->done = false;
                   const auto job = r->done ? finished_jobs_.find(key) : finished_jobs_.end();
                   const bool with_result = job != finished_jobs_.end() && job->second.owner == owner;
                   // The cursor's last read of a finished job: its result holds the whole viewport.
