@@ -129,9 +129,7 @@ def two_readers(repl, sid):
     repl.ok({"id": "flood", "op": "send", "sessionId": sid, "background": True,
              "text": "seq 1 400000; echo flood-end"})
     # The slow reader starts once the job ended (its end seen through the consuming cursor).
-    for n in range(1000):
-        if repl.ok({"id": f"flood-wait-{n}", "op": "output", "sendId": "flood", "waitMs": 20000})["done"]:
-            break
+    consume(repl, "flood")
     text, dropped, last = read_all(repl, "flood", "flood-read")
     check(dropped > 0 and dropped + len(text.encode()) == last["nextOffset"], (dropped, len(text), last["nextOffset"]))
     check("flood-end" in text, text[-200:])
@@ -144,6 +142,43 @@ def two_readers(repl, sid):
     read_all(repl, "quiet", "quiet-read")
     bad = repl.error({"id": "past", "op": "output", "sendId": "quiet", "offset": 1 << 40}, "INVALID_ARGUMENT")
     check("offset" in bad["message"], bad)
+
+
+def consume(repl, job):
+    """Reads `job` through its one consuming cursor to its end, every read accounting for
+    what it took: given, or counted as dropped (the ring's loss and the cap's cut alike)."""
+    # It first falls behind by more than one delta's cap (an offset reader sees how far).
+    seen = 0
+    for n in range(1000):
+        ahead = repl.ok({"id": f"ahead-{n}", "op": "output", "sendId": job, "offset": seen, "waitMs": 20000})
+        seen = ahead["nextOffset"]
+        if seen > 600_000 or ahead["done"]:
+            break
+    before = 0
+    for n in range(1000):
+        out = repl.ok({"id": f"wait-{n}", "op": "output", "sendId": job, "waitMs": 20000})
+        if out["done"]:
+            check(out["droppedBytes"] == 0 and "result" in out, out)
+            break
+        check(len(out["delta"].encode()) + out["droppedBytes"] == out["nextOffset"] - before, (before, out))
+        check(out["truncated"] == (out["droppedBytes"] > 0), out)
+        before = out["nextOffset"]
+
+
+def consuming_reader(repl_path):
+    """A consuming reader behind a flood on a host whose result cap (30000) is below the
+    cursor's retained tail: each delta is cut to the cap, and the cut is counted."""
+    repl = JsonRepl(repl_path, ("--max-result-bytes", "30000"))
+    try:
+        sid = repl.ok({"id": 1, "op": "open", "type": "shell", "shell": "bash"})["sessionId"]
+        repl.pids += [repl.ok({"id": "ls", "op": "list"})["sessions"][0]["pid"]]
+        repl.ok({"id": "cf", "op": "send", "sessionId": sid, "background": True, "text": "seq 1 300000"})
+        consume(repl, "cf")
+        repl.request({"id": "bye", "op": "shutdown"})
+        check(repl.wait_exit() == 0, "shutdown")
+        wait_gone(repl.pids, "after shutdown")
+    finally:
+        repl.close()
 
 
 def stop_at_once(repl, sid):
@@ -343,6 +378,8 @@ def main():
         print(f"skipped: {which} is missing")
     else:
         run(repl_path, which)
+        if which == "bash":
+            consuming_reader(repl_path)
 
 
 if __name__ == "__main__":

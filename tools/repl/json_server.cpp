@@ -167,10 +167,17 @@ void JsonServer::dispatch(jp::Request request) {
                   const auto job = r->done ? finished_jobs_.find(key) : finished_jobs_.end();
                   const bool with_result = job != finished_jobs_.end() && job->second.owner == owner;
                   // The cursor's last read of a finished job: its result holds the whole viewport.
-                  if (with_result && !by_offset) r->delta = OutputDelta{};
+                  // Its own cut says what it omits (`truncated`, `omittedBytes`), not droppedBytes.
+                  if (with_result && !by_offset) {
+                    r->delta = OutputDelta{};
+                    r->dropped_bytes = 0;
+                  }
                   Json out = jp::encode_output(r->delta, cap);
                   out["nextOffset"] = r->next_offset;
-                  out["droppedBytes"] = r->dropped_bytes;
+                  // The consuming cursor's delta keeps its newest `cap` bytes: the older ones
+                  // it cut are lost to this reader too, and counted.
+                  const std::size_t cut = r->delta.text.size() - out["delta"].get_ref<const std::string&>().size();
+                  out["droppedBytes"] = r->dropped_bytes + (by_offset ? 0 : cut);
                   out["done"] = r->done;
                   if (with_result) out["result"] = job->second.result;
                   respond(id, std::move(out));
