@@ -68,6 +68,7 @@ struct FarJobs {
   } watch;
   std::optional<ProcessChannel::TreeLook> look;  // the last TREE
   std::optional<std::uint32_t> look_asked;       // a LOOK without its TREE yet
+  std::optional<std::uint32_t> port_look;        // the LOOK a PORT_SEEN is told after
   std::map<std::uint32_t, std::weak_ptr<FarStopWait>> stops;
 
   // The link went: every stop under way is unconfirmed, a look asked is not coming.

@@ -39,6 +39,7 @@ void FarJobs::link_gone(const std::string& why) {
                                                    "): the job's end is unconfirmed");
   }
   look_asked.reset();
+  port_look.reset();  // the session's tick finds the match without it
 }
 
 namespace {
@@ -58,7 +59,7 @@ std::optional<SendMatch> StreamChannel::watch_port(std::uint16_t port) {
   FarJobs::Watch& w = jobs_.watch;
   const ev_tstamp now = ev_now(loop_);
   const bool fresh = now - w.renewed <= frames::kWatchPortForMs / 1000.;
-  if (w.seen && w.port == port && fresh) {
+  if (w.seen && w.port == port && fresh && !jobs_.port_look) {
     // Said once: the next wait on this port starts a watch of its own. (A PORT_SEEN that
     // came after its wait ended is fresh only as long as the watch would have lasted.)
     std::optional<SendMatch> seen = std::move(w.seen);
@@ -122,16 +123,23 @@ bool StreamChannel::on_job_frame(const frames::Frame& f) {
       FarJobs::Watch& w = jobs_.watch;
       if (s->seq != w.seq || s->port != w.port) return true;  // a watch given up since
       w.seen = SendMatch{.output = std::nullopt, .port = s->port, .pid = s->pid, .address = s->address};
-      ask_look();  // a list after the port opened shows its listener
-      events_.on_port_seen();
+      if (!link_up()) return events_.on_port_seen(), true;
+      // A fresh look, and the session told once its TREE is here: a `list` right after the
+      // match shows the listener. (A look already in flight may predate the port.) Lost
+      // with the link, the session's own tick still finds the match (watch_port).
+      jobs_.look_asked = jobs_.port_look = jobs_.next_seq++;
+      link_.post(frames::Look{.seq = *jobs_.port_look});
       return true;
     }
     case frames::Type::tree: {
       auto t = decode<frames::Tree>(p);
       if (!t) return bad("bad TREE"), true;
       if (jobs_.look_asked == t->seq) jobs_.look_asked.reset();
+      const bool port_told = jobs_.port_look == t->seq;
+      if (port_told) jobs_.port_look.reset();
       if (!t->known) {
         jobs_.look.reset();
+        if (port_told) events_.on_port_seen();
         return true;
       }
       TreeLook look;
@@ -139,6 +147,7 @@ bool StreamChannel::on_job_frame(const frames::Frame& f) {
       for (auto& l : t->listening)
         look.listening.push_back({.port = l.port, .address = std::move(l.address), .pid = l.pid, .command = std::move(l.command)});
       jobs_.look = std::move(look);
+      if (port_told) events_.on_port_seen();
       return true;
     }
     case frames::Type::stopped: {
