@@ -9,13 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "linger/record.hpp"
 #include "proc/fd_passing.hpp"
 #include "proc/procfs.hpp"
+#include "proc/random_hex.hpp"
 #include "proc/write_all.hpp"
 
 using namespace dshpty;
@@ -142,7 +145,45 @@ TEST_CASE("a lingering session's key: 16 lowercase hex digits, nothing a path co
     CAPTURE(bad);
     CHECK_FALSE(linger::is_session_key(bad));
   }
-  auto key = linger::random_hex(linger::kKeyDigits / 2);
+  auto key = proc::random_hex(linger::kKeyDigits / 2);
   REQUIRE(key);
   CHECK(linger::is_session_key(*key));
+}
+
+// Stand-ins for getrandom: what each draw answers, in turn (a count of bytes, or -errno).
+namespace {
+std::vector<ssize_t> draws;
+std::size_t draw_calls = 0;
+ssize_t scripted_draw(void* buf, std::size_t len, unsigned) {
+  if (draw_calls >= draws.size()) return ++draw_calls, errno = EAGAIN, -1;  // asked once too often
+  const ssize_t n = draws[draw_calls++];
+  if (n < 0) return errno = static_cast<int>(-n), -1;
+  std::memset(buf, 0xab, std::min(len, static_cast<std::size_t>(n)));
+  return std::min(static_cast<ssize_t>(len), n);
+}
+}  // namespace
+
+TEST_CASE("random hex: interrupted draws are drawn again; any other failure is an error at once, never a spin") {
+  draws = {-EINTR, 3, -EINTR, 5};  // two short draws make up the eight bytes
+  draw_calls = 0;
+  auto hex = proc::random_hex(8, scripted_draw);
+  REQUIRE_MESSAGE(hex, hex.error()->message);
+  CHECK(*hex == "abababababababab");
+  CHECK(draw_calls == 4);
+
+  for (ssize_t failure : {static_cast<ssize_t>(-ENOSYS), static_cast<ssize_t>(-EFAULT), static_cast<ssize_t>(0)}) {
+    CAPTURE(failure);
+    draws = {2, failure};
+    draw_calls = 0;
+    auto failed = proc::random_hex(8, scripted_draw);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error()->code == Code::BACKEND_FAILED);
+    CHECK(failed.error()->message.find("getrandom") != std::string::npos);
+    CHECK(draw_calls == 2);
+  }
+
+  auto real = proc::random_hex(16);
+  REQUIRE(real);
+  CHECK(real->size() == 32);
+  CHECK(real->find_first_not_of("0123456789abcdef") == std::string::npos);
 }

@@ -151,9 +151,10 @@ TEST_CASE("file names: sanitized parts, no directory escapes") {
   CHECK(sanitize_name_part(std::string(200, 'a')).size() == 64);
   CHECK(recording_file_name("mcp", "pty-1", 0, "0a1b2c3d") == "mcp-pty-1-19700101T000000Z-0a1b2c3d.cast");
   CHECK(recording_file_name("a/b", "pty-2", 0, "../x") == "a_b-pty-2-19700101T000000Z-_._x.cast");
-  const std::string unique = random_name_part();
-  CHECK(unique.size() == kUniqueHexDigits);
-  CHECK(unique.find_first_not_of("0123456789abcdef") == std::string::npos);
+  const auto unique = random_name_part();
+  REQUIRE(unique);
+  CHECK(unique->size() == kUniqueHexDigits);
+  CHECK(unique->find_first_not_of("0123456789abcdef") == std::string::npos);
 }
 
 TEST_CASE("names planted ahead cannot block a spawn: every name has a random part") {
@@ -181,7 +182,7 @@ TEST_CASE("creation: mode 0600, never through a planted link, never over a file"
   // A link planted under the first random part drawn: the next draw is taken.
   static int draws;
   draws = 0;
-  auto aaaa_then_bbbb = +[]() -> std::string { return draws++ == 0 ? "aaaa" : "bbbb"; };
+  auto aaaa_then_bbbb = +[]() -> Result<std::string> { return std::string(draws++ == 0 ? "aaaa" : "bbbb"); };
   const std::string planted = dir.path + "/" + recording_file_name("o", "pty-1", 0, "aaaa");
   REQUIRE(::symlink(target.c_str(), planted.c_str()) == 0);
   auto file = create_recording_file(dir.path, "o", "pty-1", 0, aaaa_then_bbbb);
@@ -195,10 +196,18 @@ TEST_CASE("creation: mode 0600, never through a planted link, never over a file"
   CHECK(slurp(target) == "untouched");
 
   // Every draw taken: a few tries, then the spawn fails saying so.
-  auto always_aaaa = +[]() -> std::string { return "aaaa"; };
+  auto always_aaaa = +[]() -> Result<std::string> { return std::string("aaaa"); };
   auto taken = create_recording_file(dir.path, "o", "pty-1", 0, always_aaaa);
   REQUIRE(!taken);
   CHECK(taken.error()->code == Code::BACKEND_FAILED);
+
+  // No random part to be had (getrandom failing): the spawn fails saying so, no file made.
+  auto no_draw = +[]() -> Result<std::string> { return make_error(Code::BACKEND_FAILED, "getrandom: ENOSYS"); };
+  TempDir empty;
+  auto undrawn = create_recording_file(empty.path, "o", "pty-1", 0, no_draw);
+  REQUIRE(!undrawn);
+  CHECK(undrawn.error()->code == Code::BACKEND_FAILED);
+  CHECK(std::filesystem::is_empty(empty.path));
 
   auto missing = create_recording_file(dir.path + "/nope", "o", "pty-1", 0);
   REQUIRE(!missing);

@@ -1,7 +1,6 @@
 // The web page over libwebsockets on the host's libev loop (web_face.hpp).
 #include <fcntl.h>
 #include <libwebsockets.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "proc/random_hex.hpp"
 #include "web_face.hpp"
 #include "web_page.hpp"
 
@@ -31,22 +31,6 @@ using Json = nlohmann::json;
 constexpr const char* kCsp =
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; "
     "img-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-std::string random_token() {
-  unsigned char bytes[16];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 
 // Compares in constant time for equal lengths.
 bool same_token(const std::string& a, const std::string& b) {
@@ -138,11 +122,11 @@ const struct lws_protocols kProtocols[] = {
 
 class Server final : public WebFace {
  public:
-  Server(watch::ObserverHub& hub, std::string assets, std::string host, std::string record_dir)
+  Server(watch::ObserverHub& hub, std::string assets, std::string host, std::string token, std::string record_dir)
       : hub_(hub),
         assets_(std::move(assets)),
         host_(std::move(host)),
-        token_(random_token()),
+        token_(std::move(token)),
         record_dir_path_(std::move(record_dir)) {}
   ~Server() override {
     if (context_) lws_context_destroy(context_);
@@ -472,7 +456,10 @@ int socket_callback(struct lws* wsi, enum lws_callback_reasons reason, void* use
 Result<std::unique_ptr<WebFace>> WebFace::start(struct ev_loop* loop, watch::ObserverHub& hub, const WebOptions& options) {
   auto address = parse_web_address(options.address, options.allow_remote);
   if (!address) return address.error();
-  auto server = std::make_unique<Server>(hub, find_assets(options.assets_dir), address->first, options.record_dir);
+  auto token = proc::random_hex(16);  // the page's secret: 32 hex digits in its URL
+  if (!token) return token.error();
+  auto server = std::make_unique<Server>(hub, find_assets(options.assets_dir), address->first, std::move(*token),
+                                         options.record_dir);
   if (Status listening = server->listen(loop, address->second); !listening) return listening.error();
   return std::unique_ptr<WebFace>(std::move(server));
 }

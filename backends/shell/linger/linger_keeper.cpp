@@ -16,6 +16,7 @@
 #include "link/messages.hpp"
 #include "linger/peer_check.hpp"
 #include "linger/state_dir.hpp"
+#include "proc/random_hex.hpp"
 
 namespace dshpty::shell {
 
@@ -51,9 +52,9 @@ Result<std::unique_ptr<LingerKeeper>> LingerKeeper::start(struct ev_loop* loop, 
   if (!dir) return dir.error();
   k->dir_ = *dir;
   k->self_file_ = linger::own_executable();
-  auto key = linger::random_hex(linger::kKeyDigits / 2);
+  auto key = proc::random_hex(linger::kKeyDigits / 2);
   if (!key) return key.error();
-  auto token = linger::random_hex(32);
+  auto token = proc::random_hex(32);
   if (!token) return token.error();
   k->record_.key = *key;
   k->record_.token = *token;
@@ -256,7 +257,7 @@ void LingerKeeper::read_pending() {
     }
     // Authenticated: only now does the current attachment change. The token is spent:
     // whoever saw it (a log, a copy of an old record) cannot present it again.
-    auto next = linger::random_hex(32);
+    auto next = proc::random_hex(32);
     if (!next) {
       refuse(std::move(pending_), "refused: " + next.error()->message);
       return drop_pending();

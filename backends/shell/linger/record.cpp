@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -125,24 +124,6 @@ std::string socket_path(const std::string& dir, const std::string& key) { return
 std::string info_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".info"; }
 std::string tomb_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".tomb"; }
 std::string remote_path(const std::string& dir, const std::string& key) { return dir + "/" + key + ".remote"; }
-
-Result<std::string> random_hex(std::size_t bytes) {
-  std::string raw(bytes, '\0');
-  std::size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_system_error(Code::BACKEND_FAILED, "getrandom", errno);
-    got += static_cast<std::size_t>(n);
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out;
-}
 
 namespace {
 Fields record_fields(const SessionRecord& r) {

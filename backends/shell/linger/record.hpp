@@ -70,9 +70,6 @@ std::string remote_path(const std::string& dir, const std::string& key);
 inline constexpr std::size_t kKeyDigits = 16;
 bool is_session_key(std::string_view key);
 
-// A fresh key (16 hex digits) or token (64 hex digits) from getrandom.
-Result<std::string> random_hex(std::size_t bytes);
-
 // Writes the file (0600) through a temporary name and rename(2).
 Status write_record(const std::string& dir, const SessionRecord& record);
 Status write_tombstone(const std::string& dir, const Tombstone& tomb);

@@ -2,9 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "proc/random_hex.hpp"
 
 namespace dshpty::shell::record {
 
@@ -37,25 +38,11 @@ std::string recording_file_name(std::string_view owner, std::string_view session
   return name + "-" + sanitize_name_part(unique) + ".cast";
 }
 
-std::string random_name_part() {
-  unsigned char bytes[kUniqueHexDigits / 2];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
+Result<std::string> random_name_part() { return proc::random_hex(kUniqueHexDigits / 2); }
 
 Result<RecordingFile> create_recording_file(const std::string& dir, std::string_view owner,
                                             std::string_view session_id, std::time_t start,
-                                            std::string (*unique)()) {
+                                            Result<std::string> (*unique)()) {
   proc::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() < 0) {
     const int err = errno;
@@ -70,9 +57,11 @@ Result<RecordingFile> create_recording_file(const std::string& dir, std::string_
 
 Result<RecordingFile> create_recording_file_at(int dir_fd, const std::string& dir, std::string_view owner,
                                                std::string_view session_id, std::time_t start,
-                                               std::string (*unique)()) {
+                                               Result<std::string> (*unique)()) {
   for (unsigned attempt = 1; attempt <= kMaxAttempts; ++attempt) {
-    std::string name = recording_file_name(owner, session_id, start, unique());
+    auto drawn = unique();
+    if (!drawn) return drawn.error();
+    std::string name = recording_file_name(owner, session_id, start, *drawn);
     proc::UniqueFd fd(::openat(dir_fd, name.c_str(),
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
     const std::string path = (dir.ends_with('/') ? dir : dir + "/") + name;

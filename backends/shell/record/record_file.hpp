@@ -24,9 +24,10 @@ std::string sanitize_name_part(std::string_view part);
 std::string recording_file_name(std::string_view owner, std::string_view session_id, std::time_t start,
                                 std::string_view unique);
 
-// kUniqueHexDigits random hex digits (getrandom): a name's unpredictable part.
+// kUniqueHexDigits random hex digits (proc/random_hex.hpp): a name's unpredictable part;
+// BACKEND_FAILED naming getrandom when none can be drawn.
 inline constexpr std::size_t kUniqueHexDigits = 8;
-std::string random_name_part();
+Result<std::string> random_name_part();
 
 struct RecordingFile {
   proc::UniqueFd fd{};  // write-only, non-blocking, close-on-exec
@@ -42,15 +43,15 @@ struct RecordingFile {
 // Creates the file in `dir` (mode 0600), with a new random part when the name exists already
 // (kMaxAttempts times).
 // INVALID_ARGUMENT naming "record" when `dir` is missing or no directory; BACKEND_FAILED
-// naming the path otherwise.
+// naming the path otherwise (or getrandom, when no random part can be drawn).
 Result<RecordingFile> create_recording_file(const std::string& dir, std::string_view owner,
                                             std::string_view session_id, std::time_t start,
-                                            std::string (*unique)() = random_name_part);
+                                            Result<std::string> (*unique)() = random_name_part);
 // The same, relative to `dir_fd` (RecordDir's, held from the host's start): `dir` only names
 // the directory in paths and messages.
 // `unique` draws each attempt's random part (tests give a predictable one).
 Result<RecordingFile> create_recording_file_at(int dir_fd, const std::string& dir, std::string_view owner,
                                                std::string_view session_id, std::time_t start,
-                                               std::string (*unique)() = random_name_part);
+                                               Result<std::string> (*unique)() = random_name_part);
 
 }  // namespace dshpty::shell::record
