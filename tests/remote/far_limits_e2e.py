@@ -17,6 +17,10 @@ dshpty-repl --json:
             holds while its shell starts; the host's own
             setting untouched): on cgroup v1 it runs (no instance taken), on v2 it fails
             BACKEND_FAILED naming fs.inotify.max_user_instances
+  startwatch any spawn where the user's inotify instances are used up (the same namespace,
+            its bound lowered to 0 by a first session's shell): it fails at once
+            BACKEND_FAILED naming fs.inotify.max_user_instances and ": 0 here", never at the
+            prompt's timeout; the first session (one instance free) is the control
   oldfar    a far helper that predates limits (fake_far.py, WELCOME without the capability):
             a limited open fails BACKEND_FAILED saying so, no session left
   cancel    a lingering remote session's ssh client killed while a send's command runs,
@@ -305,10 +309,10 @@ def nocgroup_case(work):
         repl.close()
 
 
-def instances_case(work):
-    # The host in a user namespace of its own (root mapped to root: the cgroup files stay
-    # writable), where one inotify instance may be had at a time: the one a helper holds
-    # while its shell reads the integration; the machine's setting is not touched.
+def repl_in_userns(work, instances):
+    """A dshpty-repl in a user namespace of its own (root mapped to root: the cgroup files
+    stay writable) where `instances` inotify instances may be had at a time; the machine's
+    setting is not touched."""
     probe = subprocess.run(["unshare", "-U", "--map-root-user", "sh", "-c",
                             "echo 0 > /proc/sys/user/max_inotify_instances"], capture_output=True, text=True)
     if probe.returncode != 0:
@@ -317,9 +321,15 @@ def instances_case(work):
     wrapper = os.path.join(work, "repl-in-userns")
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\nexec unshare -U --map-root-user sh -c "
-                f"'echo 1 > /proc/sys/user/max_inotify_instances && exec {e2e.REPL} \"$@\"' sh \"$@\"\n")
+                f"'echo {instances} > /proc/sys/user/max_inotify_instances && exec {e2e.REPL} \"$@\"' sh \"$@\"\n")
     os.chmod(wrapper, 0o755)
-    repl = JsonRepl(wrapper)
+    return JsonRepl(wrapper)
+
+
+def instances_case(work):
+    # One inotify instance at a time: the one a helper holds while its shell reads the
+    # integration.
+    repl = repl_in_userns(work, 1)
     cgroups = SessionCgroups(repl.proc.pid)  # the host's pid: the wrapper execs into it
     ids = Ids()
     with open("/proc/self/cgroup") as f:
@@ -351,6 +361,33 @@ def instances_case(work):
         repl.close()
         left = cgroups.remove_left()
         check(not left, f"session cgroups left behind: {left}")
+
+
+def startwatch_case(work):
+    # No inotify instance at all: a helper cannot watch its shell read the integration, so
+    # the shell could never read it; the spawn fails at once naming the setting and the
+    # bound in force, not at the prompt's timeout naming nothing. Its control: one
+    # instance, and the same spawn runs; a session's shell lowers the bound to none.
+    repl = repl_in_userns(work, 1)
+    ids = Ids()
+    try:
+        r = repl.call({"id": ids(), "op": "open", "type": "shell"})
+        check(r["ok"], f"the control: a spawn with one inotify instance to take: {r}")
+        repl.pids.append(r["result"]["pid"])
+        control = r["result"]["sessionId"]
+        out = send(repl, ids, control, "echo 0 > /proc/sys/user/max_inotify_instances; echo bound=$?")
+        check("bound=0" in out["viewport"], f"lowering the bound: {out}")
+        r = repl.call({"id": ids(), "op": "open", "type": "shell"})
+        check(not r["ok"] and r["error"]["code"] == "BACKEND_FAILED", f"open with none: {r}")
+        words = r["error"]["message"]
+        check("fs.inotify.max_user_instances" in words and ": 0 here" in words, words)
+        check("no prompt" not in words, words)
+        sessions = repl.ok({"id": ids(), "op": "list"})["sessions"]
+        check([x["sessionId"] for x in sessions] == [control], f"a session after the refusal: {sessions}")
+        repl.ok({"id": ids(), "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+    finally:
+        repl.close()
 
 
 def oldfar_case(work):
@@ -444,6 +481,8 @@ def main():
             nocgroup_case(work)
         elif case == "instances":
             instances_case(work)
+        elif case == "startwatch":
+            startwatch_case(work)
         elif case == "oldfar":
             oldfar_case(work)
         elif case == "cancel":

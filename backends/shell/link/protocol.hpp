@@ -44,7 +44,9 @@
 namespace dshpty::shell_protocol {
 
 enum class Type : std::int32_t { started = 1, start_failed, exited, quiescent, kill, tty, limit_hit };
-enum class StartStage : std::int32_t { chdir = 1, exec, fork, integration };
+// watch_instances: the helper could take no inotify instance to watch its shell read the
+// integration (the user's are used up); the shell was never started.
+enum class StartStage : std::int32_t { chdir = 1, exec, fork, integration, watch_instances };
 inline constexpr std::int32_t kCgroupStageBase = 16;
 enum class LimitKind : std::int32_t { pids = 1, memory };
 

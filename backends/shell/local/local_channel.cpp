@@ -29,6 +29,19 @@ namespace proto = shell_protocol;
 
 namespace {
 
+// Words that name the setting to raise (docs/scale.md): EMFILE alone names none. The bound
+// is this user namespace's (the init one's is fs.inotify.max_user_instances).
+std::string instances_used_up_words() {
+  std::string words = "the user's inotify instances are used up "
+                      "(fs.inotify.max_user_instances; user.max_inotify_instances in a user namespace";
+  if (FILE* f = std::fopen("/proc/sys/user/max_inotify_instances", "re")) {
+    long n = 0;
+    if (std::fscanf(f, "%ld", &n) == 1) words += ": " + std::to_string(n) + " here";
+    std::fclose(f);
+  }
+  return words + "; sysctl -w fs.inotify.max_user_instances=N raises it)";
+}
+
 // A session cgroup's failed step (limits/session_cgroup.hpp), in words.
 std::string cgroup_step_words(std::int32_t step) {
   using limits::CgroupStep;
@@ -40,18 +53,8 @@ std::string cgroup_step_words(std::int32_t step) {
     case CgroupStep::cpu_max: return "limits: cannot set the session cgroup's cpu quota";
     case CgroupStep::watch: return "limits: cannot watch the session cgroup's events";
     case CgroupStep::join: return "limits: cannot move the shell into the session cgroup";
-    case CgroupStep::watch_instances: {
-      // Words that name the setting to raise (docs/scale.md): EMFILE alone names none. The
-      // bound is this user namespace's (the init one's is fs.inotify.max_user_instances).
-      std::string words = "limits: cannot watch the session cgroup's events: the user's inotify instances are used up "
-                          "(fs.inotify.max_user_instances; user.max_inotify_instances in a user namespace";
-      if (FILE* f = std::fopen("/proc/sys/user/max_inotify_instances", "re")) {
-        long n = 0;
-        if (std::fscanf(f, "%ld", &n) == 1) words += ": " + std::to_string(n) + " here";
-        std::fclose(f);
-      }
-      return words + "; sysctl -w fs.inotify.max_user_instances=N raises it)";
-    }
+    case CgroupStep::watch_instances:
+      return "limits: cannot watch the session cgroup's events: " + instances_used_up_words();
   }
   return "limits: the session cgroup failed";
 }
@@ -487,6 +490,9 @@ void LocalChannel::handle_message(const proto::ControlMessage& msg) {
           break;
         case proto::StartStage::fork:
           what = "PTY supervisor could not start the shell";
+          break;
+        case proto::StartStage::watch_instances:
+          what = "cannot watch the shell read its integration: " + instances_used_up_words();
           break;
         default:
           what = msg.a > proto::kCgroupStageBase

@@ -451,8 +451,18 @@ int main(int argc, char** argv) {
     // helper: it stays dumpable until the shell has read the nonce and closed the pipe
     // (inotify says so), the integration's first act, before any command of the session
     // can run. Without the watch: sealed now.
+    bool instances_used_up = false;
     if (const int nonce = dshpty::supervisor::integration_nonce_fd(); nonce >= 0) {
       sup.script_watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+      // Sealed, the shell could never read its integration and the spawn would end at the
+      // prompt's timeout naming nothing: the user's inotify instances used up (EMFILE with
+      // a free fd; a full fd table is the other EMFILE) fail it now, naming the setting.
+      if (sup.script_watch < 0 && errno == EMFILE) {
+        if (const int spare = ::fcntl(0, F_DUPFD_CLOEXEC, 0); spare >= 0) {
+          ::close(spare);
+          instances_used_up = true;
+        }
+      }
       dshpty::procfs::Path path(::getpid());
       path.text("/fd/").number(nonce);
       if (sup.script_watch >= 0 && ::inotify_add_watch(sup.script_watch, path.c_str(), IN_CLOSE_NOWRITE) >= 0) {
@@ -461,7 +471,11 @@ int main(int argc, char** argv) {
         sup.seal();
       }
     }
-    sup.start(cwd, argv + i);
+    if (instances_used_up) {
+      send_message(proto::Type::start_failed, static_cast<int>(proto::StartStage::watch_instances), EMFILE);
+    } else {
+      sup.start(cwd, argv + i);
+    }
   } else {
     send_message(proto::Type::start_failed, static_cast<int>(proto::StartStage::integration), errno);
   }
