@@ -15,8 +15,8 @@ the stdin probe. Through the real dshpty-repl --json:
           a relay interrupts nothing (a line typed ahead of a far command leaves it running),
           answers cancelled false with a reason and says lineState relayed; `touch X; exit`
           through `script -q /dev/null` and python's `pty.spawn` is relayed, X made; a
-          typed-ahead send cancelled at once behind a far `sleep 1; seq 1 30000; touch done`
-          takes nothing back, so `script` never stalls: `done` comes with no more input.
+          typed-ahead send cancelled once written behind a far `sleep 1; seq 1 20000; touch
+          done` takes nothing back, so `script` never stalls: `done` comes with no more input.
   far     the same relay on a remote session (`sh -c 'exec SUPERVISOR --stdio'`): the far
           helper's probe says relay, the host's result says so too; `touch X; exit` through
           `script` there is relayed (the far helper's STATE flag), X made.
@@ -44,6 +44,10 @@ REPL = SUPERVISOR = None
 # that runs to the shell's prompt gets a long idle time: the prompt ends it, not the quiet.
 IDLE_MS = 3000
 TO_THE_END_MS = 20000
+# An inner shell behind a relay prints its prompt at once: a shorter quiet opens it (what
+# is typed next waits in its terminal if it were slower).
+INNER_IDLE_MS = 1000
+INNER_SHELL = "script -q -c 'bash --norc -i' /dev/null"
 TIMEOUT_MS = 60000
 
 # A python PTY relay, as apt relays dpkg's terminal: the child runs on a PTY of its own,
@@ -179,24 +183,27 @@ def case_local():
         r = face.send(session, asking)
         check(r["waitReason"] == "inferred_idle" and r["evidence"] == "relay", f"pty relay asking: {show(r)}")
         expect_prompt(run_to_end(face, session, "ok"), "inner-ok", "pty relay answered")
+        # One inner shell behind `script` for both cancel checks.
+        inner = face.send(session, INNER_SHELL, idleMs=INNER_IDLE_MS)
+        check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
         cancel_through_relay(face, session)
-        for relay in ("script -q -c 'bash --norc -i' /dev/null",
-                      "python3 -c 'import pty; pty.spawn([\"bash\", \"--norc\", \"-i\"])'"):
-            inner = face.send(session, relay)
+        cancel_never_stalls(face, session)
+        expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
+        for relay in (INNER_SHELL, "python3 -c 'import pty; pty.spawn([\"bash\", \"--norc\", \"-i\"])'"):
+            inner = face.send(session, relay, idleMs=INNER_IDLE_MS)
             check(inner["evidence"] == "relay", f"{relay}: {show(inner)}")
             relayed_exit(face, session, relay.split()[0])
-        cancel_never_stalls(face, session)
         positive_controls(face, session)
     finally:
         face.close()
 
 
-def start_send(face, session, text):
+def start_send(face, session, text, idle_ms=IDLE_MS):
     """A send answered later (face.repl.response): its id."""
     face.n += 1
     rid = face.n
     face.repl.request({"id": rid, "op": "send", "sessionId": session, "text": text,
-                       "idleMs": IDLE_MS, "timeoutMs": 60000})
+                       "idleMs": idle_ms, "timeoutMs": 60000})
     return rid
 
 
@@ -231,15 +238,20 @@ def cancel_never_stalls(face, session):
     """A cancel takes nothing back from a relay's input queue: taking it back from under a
     `script` that had polled the terminal readable left script asleep in its read, and the
     far command stalled on a full terminal until the next keystroke (1 to 2 rounds in 8).
-    Each round waits for the far command's file with no further input to the session. A
-    cancel that came before the write typed nothing (true, a check-in); one after it did
-    nothing and says so (false, a reason, lineState relayed); neither took anything back."""
-    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
-    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
-    for n in range(10):
+    Each round's cancel comes once the line is written (an `output` answered first: the
+    host wrote it from the loop before it read the cancel; sent together, the cancel came
+    before the write every time and only ever made a check-in), so a cancel that took it
+    back fails the round at once (takenBackBytes, or cancelled true for a line the relay
+    read), whether or not script then stalls; and each round waits for the far command's
+    file with no further input to the session. A cancel still before the write typed
+    nothing (true, a check-in); one after it did nothing and says so (false, a reason,
+    lineState relayed); neither took anything back. Run in an inner shell behind script."""
+    for n in range(3):
         done = os.path.join(face.home, f"stall-done-{n}")
-        face.send(session, f"sleep 1; seq 1 30000; touch {done}", idleMs=300)
-        rid = start_send(face, session, f"echo AHEAD-{n}")
+        face.send(session, f"sleep 1; seq 1 20000; touch {done}", idleMs=300)
+        # Its own quiet is short: the round waits for the far command's file, not for it.
+        rid = start_send(face, session, f"echo AHEAD-{n}", idle_ms=300)
+        face.call("output", sendId=rid)
         answer = face.call("cancel", sendId=rid)
         cancelled = face.repl.response(rid)
         check(cancelled.get("ok") is True, f"round {n}: {str(cancelled)[:300]}")
@@ -256,7 +268,6 @@ def cancel_never_stalls(face, session):
             time.sleep(0.01)
         check(os.path.exists(done), f"round {n}: the far command stalled behind the relay: {said}")
         face.send(session, idleMs=500)  # a check-in: what the far side printed since
-    expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
 
 
 def cancel_through_relay(face, session):
@@ -264,9 +275,7 @@ def cancel_through_relay(face, session):
     side runs the line or holds it behind a command of its own, and a ^C there would hit
     that command. The result says the line is queued behind the relay; the key C-c, sent
     on purpose, still interrupts the far foreground. A line typed ahead of a far command
-    and cancelled leaves that command to finish."""
-    inner = face.send(session, "script -q -c 'bash --norc -i' /dev/null")
-    check(inner["evidence"] == "relay", f"inner shell: {show(inner)}")
+    and cancelled leaves that command to finish. Run in an inner shell behind script."""
     # Typed ahead: the far command in front runs to its end; the cancelled line runs after.
     front = face.send(session, "sleep 2; echo FIRST-$((6*7))", idleMs=300)
     check("FIRST-42" not in front["viewport"], f"the far command ended too soon: {show(front)}")
@@ -277,7 +286,7 @@ def cancel_through_relay(face, session):
     check(cancelled.get("ok") is True, f"the cancelled send: {cancelled}")
     check(cancelled["result"].get("lineState") == "relayed",
           f"a relayed cancel says its line went to the relay: {cancelled['result']}")
-    both = run_to_end(face, session, "echo THIRD-$((6*7))")
+    both = face.send(session, "echo THIRD-$((6*7))")  # the far shell's prompt ends nothing here: quiet does
     seen = cancelled["result"]["viewport"] + both["viewport"]
     check("FIRST-42" in seen and "SECOND-42" in seen and "THIRD-42" in seen,
           f"the command in front was interrupted: {show(cancelled['result'])} then {show(both)}")
@@ -290,7 +299,6 @@ def cancel_through_relay(face, session):
     after = face.send(session, "echo ALIVE-$((6*7))")
     expect_relay_output(after, "ALIVE-42", "the inner shell reads again")
     check("LONG-42" not in after["viewport"], f"the far command ran on after C-c: {show(after)}")
-    expect_prompt(run_to_end(face, session, "exit"), "", "leave the inner shell")
 
 
 def case_far():
