@@ -35,6 +35,7 @@
 
 #include "link/frames.hpp"
 #include "proc/job_stop.hpp"
+#include "proc/stdin_probe.hpp"
 #include "dshpty/errors.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
@@ -155,10 +156,11 @@ class ProcessChannel {
   virtual bool facts_are_questions() const { return false; }
   // Signals process group `pgid` of the session. BACKEND_FAILED naming the group.
   virtual Status signal_group(pid_t pgid, int signo) = 0;
-  // Whether a signal_group(pgid, signo) just now reached no running process (its leader had
-  // ended on its own, nothing else of the group lives): the shell between two commands of a
-  // list still had that group in front. False when it cannot be told.
-  virtual bool signal_missed(pid_t /*pgid*/, int /*signo*/) const { return false; }
+  // What became of a signal_group(pgid, signo) just now (proc::signal_fate): missed when it
+  // reached no running process (its leader had ended or was ending on its own, nothing else
+  // of the group lives: the shell between two commands of a list still had that group in
+  // front); unsettled when a later look must tell. reached when it cannot be told.
+  virtual proc::SignalFate signal_fate(pid_t /*pgid*/, int /*signo*/) const { return proc::SignalFate::reached; }
 
   // Readers of terminal_facts, one fact each.
   // The terminal's foreground process group, or -1 when it has none.

@@ -281,10 +281,14 @@ class ShellSession final : public BackendSession,
     // since the write), or the shell itself while it holds the line (at the deadline, its
     // group in front); never a command the line was typed ahead of.
     bool own_command_only = false;
-    // A cancel's SIGINT that reached this group too late (its command had exited, the shell
-    // not yet past it: ProcessChannel::signal_missed): it goes to the line's next command,
-    // once another group is in front, until the deadline.
-    pid_t missed = 0;
+    // A cancel's SIGINT already sent to group `sent_to`: looked at once more a tick later
+    // while what became of it is unsettled (ProcessChannel::signal_fate), or it missed (the
+    // command had exited, or was exiting, the shell not yet past it) and goes to the line's
+    // next command once another group is in front, until the deadline (counted from the
+    // miss).
+    enum class Sent { not_yet, unsettled, missed };
+    Sent sent = Sent::not_yet;
+    pid_t sent_to = 0;
   };
   static constexpr std::chrono::milliseconds kSignalHold{500};
   static constexpr std::chrono::milliseconds kSignalHoldTick{1};

@@ -91,14 +91,25 @@ void ShellSession::release_held_signals() {
     // of its list (it was seen "reading" there, and a SIGINT to it let the list run on), or
     // the line is over and its prompt settles the send. The next command gets it.
     if (it->own_command_only && own_started && shell_pid_ && front == *shell_pid_) hold = now < it->deadline;
-    if (it->missed) {
+    if (it->sent == HeldSignal::Sent::unsettled) {
+      // Sent a tick ago to a leader that ran with nothing pending: one still running took
+      // it; one that ended (or is ending) on its own since had dropped it.
+      if (it->send != send_ || !send_ || send_->settled ||
+          channel_->signal_fate(it->sent_to, it->signo) != proc::SignalFate::missed) {
+        it = held_signals_.erase(it);
+        continue;
+      }
+      it->sent = HeldSignal::Sent::missed;
+      it->deadline = now + seconds(kSignalHold);
+    }
+    if (it->sent == HeldSignal::Sent::missed) {
       // Its SIGINT missed the line's command: the next one in front gets it. Nothing new
       // in front by the deadline (the list over, or a long builtin): dropped.
       if (now >= it->deadline || it->send != send_ || !send_ || send_->settled) {
         it = held_signals_.erase(it);
         continue;
       }
-      hold = waiting || front <= 0 || front == it->missed || (shell_pid_ && front == *shell_pid_);
+      hold = waiting || front <= 0 || front == it->sent_to || (shell_pid_ && front == *shell_pid_);
     }
     if (hold) {
       ++it;
@@ -124,16 +135,38 @@ void ShellSession::release_held_signals() {
         held.send->cancel = SendState::Cancel::on_command;
         continue;
       }
+      // The hold ran out with no C and the shell in front: what of the line is still unread
+      // is taken back first (a SIGINT would clear the prompt and leave the line to run
+      // after it); only a line the shell holds is cleared by the SIGINT.
+      if (held.own_command_only && !prompt_watch_.command_started() && !held.send->checks_in() &&
+          take_back(*held.send)) {
+        if (send_) check_prompt_readiness();
+        continue;
+      }
+      // The shell took the terminal back since the look above (the line's command ended,
+      // its next not started yet): a SIGINT to it there let the list run on (seen: 1 in
+      // 300 at zsh). The next command gets it, as above.
+      if (held.own_command_only && prompt_watch_.command_started() && shell_pid_ && foreground == *shell_pid_ &&
+          now < held.deadline) {
+        held_signals_.push_back(std::move(held));
+        signal_hold_timer_.start_if_idle(kSignalHoldTick, kSignalHoldTick);
+        continue;
+      }
       const Status delivered = deliver_signal(foreground, held.signo);
       // Measured before this: 10 of 80 cancels a few ms after the write of
       // `touch f; sleep 0.3; echo x` hit touch's group just after touch exited, while bash
       // had not yet reaped it and taken the terminal back; the list then ran to its end.
-      if (held.own_command_only && (!shell_pid_ || foreground != *shell_pid_) && now < held.deadline &&
-          (!delivered || channel_->signal_missed(foreground, held.signo))) {
-        held.missed = foreground;
-        held_signals_.push_back(std::move(held));
-        signal_hold_timer_.start_if_idle(kSignalHoldTick, kSignalHoldTick);
-      }
+      // And about 1 in 200 hit touch while it was exiting, still 'R' in /proc: the signal
+      // was dropped, touch's status was its own, and the list ran on.
+      if (!held.own_command_only || (shell_pid_ && foreground == *shell_pid_)) continue;
+      const proc::SignalFate fate =
+          delivered ? channel_->signal_fate(foreground, held.signo) : proc::SignalFate::missed;
+      if (fate == proc::SignalFate::reached) continue;
+      held.sent = fate == proc::SignalFate::missed ? HeldSignal::Sent::missed : HeldSignal::Sent::unsettled;
+      held.sent_to = foreground;
+      held.deadline = now + seconds(kSignalHold);
+      held_signals_.push_back(std::move(held));
+      signal_hold_timer_.start_if_idle(kSignalHoldTick, kSignalHoldTick);
       continue;
     }
     const pid_t pgid = channel_->foreground_group();

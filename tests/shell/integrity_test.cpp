@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -408,21 +409,39 @@ TEST_CASE("a signal or a cancel right after the write, or right after the echo, 
 // the send's own command that is interrupted (status 130): never "cancelled" with the command
 // run to its end. The cancel comes after 0 to ~4 ms of the loop's own turns, spread over the
 // rounds, since the shell's read of the line may fall anywhere in that span.
-// The hardest moment: the line's first command (`touch`) has just exited and the shell has
-// not yet taken the terminal back, so its group is still in front: a SIGINT to it does
-// nothing, and the cancel must reach the list's next command (ProcessChannel::signal_missed).
-// Skipped: it still fails in about 1 of 200 rounds (was ~10 of 80 before signal_missed);
-// seen in those runs, a cancel still held at the hold's end with no C read yet.
-TEST_CASE("a cancel just after the write lands takes the line back or interrupts it, every round" *
-          doctest::skip()) {
+// The hardest moments: the line's first command (`touch`) has just exited, or is exiting
+// (still running in /proc, the signal dropped), and the shell has not yet taken the
+// terminal back, so its group is still in front: a SIGINT to it does nothing, and the
+// cancel must reach the list's next command (ProcessChannel::signal_fate). And the shell
+// asleep in read() while the line is taken back: every byte is taken back or read by it,
+// none dropped uncounted (a cancel then waited out its hold for a C that never came).
+// Measured before: 3 to 4 of 400 ran to their end at bash; at zsh 5 of 300 (the take-back
+// already fixed).
+namespace {
+
+// Rounds of the worst-moment cancel: DSHPTY_CANCEL_ROUNDS overrides the suite's count (a
+// longer hunt by hand: 400 and more).
+int cancel_rounds(int suite_rounds) {
+  const char* env = std::getenv("DSHPTY_CANCEL_ROUNDS");
+  return env && std::atoi(env) > 0 ? std::atoi(env) : suite_rounds;
+}
+
+bool on_path(const char* program) {
+  const std::string command = std::string("command -v ") + program + " >/dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+void cancel_just_after_the_write(const std::string& shell, int rounds) {
   ShellFixture fx;
-  auto s = fx.spawn();
+  SpawnRequest request;
+  request.options = {{"shell", shell}};
+  auto s = fx.spawn(fx.config(), request);
   REQUIRE_MESSAGE(s.session, describe(s.error));
   std::string dir_template = std::filesystem::temp_directory_path() / "dshpty-cancel-XXXXXX";
   REQUIRE(::mkdtemp(dir_template.data()));
   const std::string dir = dir_template;
   int ran_through = 0;
-  for (int round = 0; round < 80; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     CAPTURE(round);
     const std::string file = dir + "/ran-" + std::to_string(round);
     bool done = false;
@@ -438,7 +457,7 @@ TEST_CASE("a cancel just after the write lands takes the line back or interrupts
       return shell_op && shell_op->write_landed();
     }));
     // The loop's own turns, not a sleep: output that comes meanwhile is read as it would be.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50 * round);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50 * (round % 80));
     while (!done && std::chrono::steady_clock::now() < until) ev_run(fx.loop(), EVRUN_NOWAIT);
     if (!done) CHECK((*op)->cancel());
     REQUIRE(run_until(fx.loop(), [&] { return done; }, 90s));
@@ -458,4 +477,18 @@ TEST_CASE("a cancel just after the write lands takes the line back or interrupts
   std::filesystem::remove_all(dir);
   CHECK(fx.close(*s.session).ok());
   CHECK(marked_processes(fx.marker()).empty());
+}
+
+}  // namespace
+
+TEST_CASE("a cancel just after the write lands takes the line back or interrupts it, every round (bash)") {
+  cancel_just_after_the_write("bash", cancel_rounds(80));
+}
+
+TEST_CASE("a cancel just after the write lands takes the line back or interrupts it, every round (zsh)") {
+  if (!on_path("zsh")) {
+    MESSAGE("skipped: zsh is not installed");
+    return;
+  }
+  cancel_just_after_the_write("zsh", cancel_rounds(80));
 }

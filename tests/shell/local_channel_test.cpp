@@ -213,6 +213,44 @@ TEST_CASE("a take-back right after its write, behind a readable line, counts all
   CHECK(marked_processes(fx.marker()).empty());
 }
 
+// A reader asleep in read() holds the line discipline's lock: a non-blocking read of the
+// queue then answers EAGAIN without looking (a line editor reads a byte at a time, so it
+// is often there). Each byte written is taken back (counted) or read by the reader (it
+// echoes it), never dropped uncounted: a flush after such an EAGAIN dropped the line (and
+// a cancel then waited for a command start that never came).
+TEST_CASE("a take-back while the reader sleeps in read() loses no byte: each is counted or read") {
+  ShellFixture fx;
+  Recorder events;
+  auto launched = LocalChannel::launch(fx.loop(), events,
+                                       launch_of(fx, "stty raw -echo; echo ready; exec cat"));
+  REQUIRE_MESSAGE(launched, describe(launched.error()));
+  auto& channel = **launched;
+  REQUIRE(run_until(fx.loop(), [&] { return started_and_ready(events); }));
+  int lost_rounds = 0;
+  for (int round = 0; round < 200; ++round) {
+    CAPTURE(round);
+    const char letter = static_cast<char>('a' + round % 26);
+    const std::string line(10, letter);
+    const std::size_t seen = events.output.size();
+    channel.write(line);
+    auto taken = channel.take_back_input(line.size());
+    REQUIRE(taken);
+    // The round ends with a byte written after the take-back: once it is echoed, so is
+    // every byte of the line the reader got.
+    channel.write("|");
+    REQUIRE(run_until(fx.loop(), [&] { return events.output.find('|', seen) != std::string::npos; }));
+    const std::string echoed = events.output.substr(seen, events.output.find('|', seen) - seen);
+    CHECK(echoed == std::string(line.size() - *taken, letter));
+    if (echoed.size() + *taken != line.size()) ++lost_rounds;
+  }
+  CHECK(lost_rounds == 0);
+
+  channel.kill_tree(std::chrono::milliseconds(0));
+  REQUIRE(run_until(fx.loop(), [&] { return channel.quiescent() && channel.output_ended(); }));
+  channel.release();
+  CHECK(marked_processes(fx.marker()).empty());
+}
+
 TEST_CASE("the local channel reads only the facts asked for, lingers not, and words its own loss") {
   ShellFixture fx;
   Recorder events;

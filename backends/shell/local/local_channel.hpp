@@ -53,7 +53,7 @@ class LocalChannel final : public ProcessChannel {
   TerminalFacts terminal_facts(FactSet wanted) const override;
   std::optional<std::string> command_line(pid_t pid) const override;
   Status signal_group(pid_t pgid, int signo) override;
-  bool signal_missed(pid_t pgid, int signo) const override { return proc::signal_missed(pgid, signo); }
+  proc::SignalFate signal_fate(pid_t pgid, int signo) const override { return proc::signal_fate(pgid, signo); }
   bool proves_readers() const override { return probe_.has_value(); }
   void mark_readers() override;
   void mark_shell_reader(pid_t shell) override;

@@ -25,7 +25,8 @@ Status set_window_size(int master, unsigned rows, unsigned cols);
 // discipline's buffer, a canonical line included, and what the kernel has not handed to
 // it yet): the bytes removed, or nullopt when the terminal could not be asked. The bytes
 // are read off the queue, so a reader racing the call gets each byte or this count does,
-// never both. In canonical mode an unfinished last line is removed but not counted.
+// never both, and none is dropped uncounted (a reader asleep in read() gets what it was
+// woken for). In canonical mode an unfinished last line is removed but not counted.
 std::optional<std::size_t> flush_unread_input(int master);
 
 }  // namespace dshpty::shell

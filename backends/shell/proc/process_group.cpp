@@ -39,25 +39,33 @@ std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root) {
 
 #endif
 
-bool signal_missed(pid_t pgid, int signo) {
+SignalFate signal_fate(pid_t pgid, int signo) {
   procfs::Stat leader;
-  if (pgid <= 0) return false;
-  if (!procfs::read_stat(pgid, leader)) return ::kill(-pgid, 0) < 0 && errno == ESRCH;
-  if (leader.state != 'Z' && leader.state != 'X') return false;
+  if (pgid <= 0) return SignalFate::reached;
+  if (!procfs::read_stat(pgid, leader)) {
+    return ::kill(-pgid, 0) < 0 && errno == ESRCH ? SignalFate::missed : SignalFate::reached;
+  }
+  if (leader.state != 'Z' && leader.state != 'X' && !leader.exiting()) {
+    // Running: the signal waits for it (pending), or it took it already (a handler ran). Or
+    // it was dropped: a process inside exit_group() drops every signal before /proc says
+    // it is exiting. Only a later look tells these apart.
+    if (signo >= 1 && signo <= 64 && (procfs::pending_signals(pgid) >> (signo - 1) & 1) != 0) return SignalFate::reached;
+    return SignalFate::unsettled;
+  }
   int status = 0;
-  if (procfs::exit_status(pgid, status) && WIFSIGNALED(status) && WTERMSIG(status) == signo) return false;
-  // The leader ended on its own; a pipeline's later commands, its group's other members,
-  // are its siblings (the shell forked them all).
+  if (procfs::exit_status(pgid, status) && WIFSIGNALED(status) && WTERMSIG(status) == signo) return SignalFate::reached;
+  // The leader ended (or is ending) on its own; a pipeline's later commands, its group's
+  // other members, are its siblings (the shell forked them all).
   procfs::Stat parent;
-  if (!procfs::read_stat(leader.ppid, parent)) return false;
+  if (!procfs::read_stat(leader.ppid, parent)) return SignalFate::reached;
   bool live = false;
   const auto read = procfs::for_each_child(leader.ppid, parent.threads, [&](pid_t child) {
     procfs::Stat member;
     if (child != pgid && procfs::read_stat(child, member) && member.pgrp == pgid && member.state != 'Z' &&
-        member.state != 'X')
+        member.state != 'X' && !member.exiting())
       live = true;
   });
-  return read == procfs::ChildrenRead::ok && !live;
+  return read == procfs::ChildrenRead::ok && !live ? SignalFate::missed : SignalFate::reached;
 }
 
 }  // namespace dshpty::proc

@@ -93,6 +93,11 @@ struct Stat {
   pid_t pgrp = 0;
   unsigned tty_nr = 0;
   long threads = 0;  // num_threads: children hang off the thread that forked them
+  unsigned long flags = 0;  // the kernel's PF_* flags (field 9)
+  bool exiting() const noexcept { return (flags & kExitingFlag) != 0; }
+  // PF_EXITING: set when the process began to exit, before it is a zombie. A signal sent to
+  // it then does nothing; /proc still says running ('R') a while.
+  static constexpr unsigned long kExitingFlag = 0x4;
 };
 
 // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
@@ -116,6 +121,7 @@ inline bool read_stat(pid_t pid, Stat& out) {
   out.ppid = static_cast<pid_t>(fields[0]);        // field 4
   out.pgrp = static_cast<pid_t>(fields[1]);        // field 5
   out.tty_nr = static_cast<unsigned>(fields[3]);   // field 7
+  out.flags = static_cast<unsigned long>(fields[5]);  // field 9
   out.threads = fields[16];                        // field 20
   return true;
 }
@@ -144,14 +150,14 @@ inline bool exit_status(pid_t pid, int& out) {
   return false;
 }
 
-// The signals a process ignores: the SigIgn line of /proc/<pid>/status, a hex mask with
-// bit signo-1 for each. 0 when the process is gone (or pid is none).
-inline unsigned long long ignored_signals(pid_t pid) {
+// A signal mask line of /proc/<pid>/status ("SigIgn:", "SigPnd:", "ShdPnd:"): a hex mask
+// with bit signo-1 for each. 0 when the process is gone (or pid is none).
+inline unsigned long long status_mask(pid_t pid, const char* line) {
   char buf[2048];
   if (pid <= 0 || read_small(Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return 0;
-  const char* p = std::strstr(buf, "\nSigIgn:");
+  const char* p = std::strstr(buf, line);
   if (!p) return 0;
-  p += 8;
+  p += std::strlen(line);
   while (*p == ' ' || *p == '\t') ++p;
   unsigned long long mask = 0;
   for (;; ++p) {
@@ -160,6 +166,14 @@ inline unsigned long long ignored_signals(pid_t pid) {
     else break;
   }
   return mask;
+}
+
+// The signals a process ignores (SigIgn).
+inline unsigned long long ignored_signals(pid_t pid) { return status_mask(pid, "\nSigIgn:"); }
+
+// The signals pending for a process: its own and its thread group's (SigPnd | ShdPnd).
+inline unsigned long long pending_signals(pid_t pid) {
+  return status_mask(pid, "\nSigPnd:") | status_mask(pid, "\nShdPnd:");
 }
 
 // Calls visit(id) -> bool (true stops) for every numeric entry of the directory `path`,

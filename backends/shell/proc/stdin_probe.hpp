@@ -168,12 +168,15 @@ class StdinProbe {
 // a scan of /proc, the leader first when it exists. See the cost above.
 std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root = 0);
 
-// Whether signal `signo`, just sent to group `pgid`, reached no process that was running:
-// the group's leader had ended on its own (a zombie whose status is not that signal's, or
-// gone) and no other member of the group lives. A shell between two commands of a list
-// holds the first one's group in front for a moment after it exited: a SIGINT then does
-// nothing, and the list runs on. False when it cannot be told.
-bool signal_missed(pid_t pgid, int signo);
+// What became of signal `signo`, just sent to group `pgid`. missed: it reached no process
+// that was running: the group's leader had ended on its own, or was ending (a zombie, or
+// exiting, whose status is not that signal's; or gone) and no other member of the group
+// lives. A shell between two commands of a list holds the first one's group in front for
+// a moment after it exited: a SIGINT then does nothing, and the list runs on. unsettled:
+// the leader runs and the signal is not pending: it took it (a handler), or it had begun
+// to exit and dropped it; a look a moment later tells. reached when it cannot be told.
+enum class SignalFate { reached, missed, unsettled };
+SignalFate signal_fate(pid_t pgid, int signo);
 
 // The device number of a terminal fd (e.g. the PTY slave, right after opening it).
 // INVALID_ARGUMENT when fd is not a character device; BACKEND_FAILED if fstat fails.
