@@ -22,6 +22,21 @@ namespace dshpty::shell {
 
 using proc::UniqueFd;
 
+// Mounts a wrapper's argv gets right before each start of it, not when the spawn was planned:
+// a sandbox's masks over the host's sockets (sandbox/socket_masks.hpp), which come and go.
+class LateMounts {
+ public:
+  virtual ~LateMounts() = default;
+  // The arguments, listed now (each call replaces the previous listing).
+  virtual std::vector<std::string> list() = 0;
+  // The wrapper failed before the helper spoke, saying `said`: true when that names a path
+  // of the last listing that is gone since (another start, with a fresh list, may succeed).
+  virtual bool gone_since(const std::string& said) const = 0;
+  // The wrapper's mounts are done (the helper spoke, or the wrapper ended): what it had to
+  // make on the host for a path gone since the listing is removed.
+  virtual void settle() = 0;
+};
+
 // The helper's path: `configured` if set, else $DSHPTY_SUPERVISOR, else the installed one.
 std::string resolve_supervisor_path(const std::string& configured);
 
@@ -50,6 +65,9 @@ struct LaunchPlan {
   // Fds the helper inherits at kPassedFdBase, kPassedFdBase + 1, ... (the host's cgroup
   // directories, limits/cgroup_wire.hpp); the caller keeps them open until the spawn.
   std::vector<int> passed_fds;
+  // Listed and inserted into argv at late_mounts_at right before each spawn, or null.
+  std::shared_ptr<LateMounts> late_mounts;
+  std::size_t late_mounts_at = 0;
 };
 
 // Where the wrapper finds the filter's program.

@@ -125,7 +125,7 @@ Status LocalChannel::start() {
     diag_.reset(pipe_fds[0]);
     diag_write.reset(pipe_fds[1]);
   }
-  auto helper = spawn_helper(launch_.plan, pty->slave.get(), helper_end.get(), diag_write.get());
+  auto helper = spawn_with_late_mounts(pty->slave.get(), helper_end.get(), diag_write.get());
   if (!helper) return helper.error();
   diag_write.reset();
   // Only the helper's copies of the slave and its socket end may stay open, or the master
@@ -233,6 +233,13 @@ bool LocalChannel::read_master(bool until_empty) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     // EIO (Linux) or 0: every holder of the slave has closed it; the output is complete.
+    // Before the helper spoke, the slave went with a wrapper that failed to start (it was in
+    // flight on the control socket): the wrapper's exit decides whether this PTY is the
+    // session's (a start failure) or another replaces it (start_again).
+    if (!helper_spoke_ && launch_.plan.tty_by_message && !quiescent_reported_) {
+      ev_io_stop(loop_, &master_read_);
+      return false;
+    }
     output_ended_ = true;
     ev_io_stop(loop_, &master_read_);
     events_.on_output_ended();
@@ -456,6 +463,8 @@ void LocalChannel::read_control() {
 }
 
 void LocalChannel::handle_message(const proto::ControlMessage& msg) {
+  // The helper runs: the wrapper's mounts are all made.
+  if (!helper_spoke_) wrapper_mounts_done();
   helper_spoke_ = true;
   switch (msg.type) {
     case proto::Type::started: {
@@ -548,6 +557,20 @@ void LocalChannel::reap_helper() {
     // --as-pid-1), whose death kills everything in the namespace, so its exit is the proof
     // that nothing is left. Its stderr names the cause.
     std::string said = wrapper_said();
+    // A socket listed for a mask and gone before bwrap's mount (its server exited): bwrap
+    // could not make the mount point. Not the spawn's failure: bwrap runs again with the
+    // sockets as they are now, a few times at most.
+    const bool socket_gone = launch_.plan.late_mounts && launch_.plan.late_mounts->gone_since(said);
+    if (launch_.plan.late_mounts) launch_.plan.late_mounts->settle();
+    if (socket_gone && starts_again_ < kMaxStartsAgain) {
+      if (Status st = start_again(); !st) {
+        helper_gone_ = quiescent_reported_ = true;  // nothing runs: start() leaves nothing
+        events_.on_start_failed(st.error());
+      }
+      return;
+    }
+    kept_fds_.clear();
+    if (!output_ended_ && !output_paused_) ev_io_start(loop_, &master_read_);  // the end held back
     std::string status;
     if (rc == 0 && info.si_code == CLD_EXITED) {
       status = " (exit status " + std::to_string(info.si_status) + ")";
@@ -565,6 +588,7 @@ void LocalChannel::reap_helper() {
 }
 
 void LocalChannel::kill_tree(std::chrono::milliseconds grace) {
+  starts_again_ = kMaxStartsAgain;  // the session is ending: a failed start stays failed
   if (helper_gone_ || quiescent_reported_ || !control_.valid()) return;
   proto::ControlMessage msg{proto::Type::kill, static_cast<std::int32_t>(grace.count()), 0};
   // EPIPE: the helper is gone; its pidfd reports that.
@@ -583,6 +607,7 @@ namespace dshpty::shell {
 // init dies (SIGKILL reaches a stopped init from outside), and the init's exit completes
 // only after they are gone. The proof: the init's pidfd and the outer bwrap's exit.
 std::optional<std::string> LocalChannel::force_end() {
+  starts_again_ = kMaxStartsAgain;
   if (!launch_.plan.pid_namespace || helper_gone_ || quiescent_reported_ || forced_ != Forced::no) {
     return std::nullopt;
   }

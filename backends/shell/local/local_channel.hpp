@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "local/launch_plan.hpp"
 #include "process_channel.hpp"
@@ -97,6 +98,15 @@ class LocalChannel final : public ProcessChannel {
   static void on_pidfd_readable(struct ev_loop*, ev_io* w, int);
   static void on_init_readable(struct ev_loop*, ev_io* w, int);
 
+  // spawn_helper, with the plan's late mounts listed now (a sandbox's socket masks).
+  Result<LaunchedHelper> spawn_with_late_mounts(int slave_fd, int socket_fd, int diag_fd);
+  // The wrapper made its mounts or ended: what it made for a path gone meanwhile goes.
+  void wrapper_mounts_done();
+  // The wrapper failed for a path gone since its late mounts were listed: the failed
+  // start's PTY, socket and pidfd go, and everything starts again.
+  Status start_again();
+  static constexpr int kMaxStartsAgain = 3;
+
   // A confined launch: the slave for the helper, queued on the control socket.
   static Status send_tty(int socket_fd, int slave_fd);
   // What the wrapper wrote to its stderr (bounded, one line), for a failed sandbox.
@@ -133,6 +143,8 @@ class LocalChannel final : public ProcessChannel {
   pid_t helper_pid_ = -1;
   pid_t shell_pid_ = -1;  // as the host numbers it, once started
   bool helper_spoke_ = false;  // a message came from the helper (so the wrapper worked)
+  int starts_again_ = 0;       // start_again()s so far
+  std::vector<UniqueFd> kept_fds_;  // copies of plan.passed_fds until the helper spoke
   ev_io master_read_{};
   ev_io master_write_{};
   ev_io control_io_{};

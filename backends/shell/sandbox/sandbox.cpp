@@ -445,7 +445,8 @@ Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
   hidden.insert(hidden.end(), spec.masked_dirs.begin(), spec.masked_dirs.end());
   std::vector<std::string> shown_again = writable;
   if (cwd) shown_again.push_back(*cwd);
-  spec.masked_sockets = visible_host_sockets(hidden, shown_again, spec.allowed_sockets);
+  spec.socket_masks = std::make_shared<SocketMasks>(std::move(hidden), std::move(shown_again),
+                                                    spec.allowed_sockets, writable);
   if (supervisor_path.empty() || supervisor_path.front() != '/') {
     return sandbox_error(spec.mode, "the PTY supervisor " + supervisor_path + " must be an absolute path", EINVAL);
   }
@@ -545,7 +546,10 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   for (const auto& m : spec.protected_mounts) {
     a.insert(a.end(), {m.access == MountAccess::writable ? "--bind" : "--ro-bind", m.path, m.path});
   }
-  for (const auto& sock : spec.masked_sockets) a.insert(a.end(), {"--ro-bind", "/dev/null", sock});
+  // The sockets are listed when bwrap is about to start (sandbox/socket_masks.hpp), each
+  // time it starts: here is only where their mounts go.
+  plan.late_mounts = spec.socket_masks;
+  plan.late_mounts_at = a.size();
   for (const auto& sock : spec.allowed_sockets) a.insert(a.end(), {"--bind", sock, sock});
   if (!spec.network) a.push_back("--unshare-net");
   if (cwd) a.insert(a.end(), {"--chdir", *cwd});

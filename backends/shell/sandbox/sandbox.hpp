@@ -28,6 +28,7 @@
 
 #include "local/launch_plan.hpp"
 #include "sandbox/sandbox_paths.hpp"
+#include "sandbox/socket_masks.hpp"
 #include "dshpty/result.hpp"
 #include "dshpty/session.hpp"
 #include "dshpty/shell.hpp"
@@ -52,7 +53,7 @@ struct SandboxSpec {
   std::string bwrap;                            // the resolved bwrap path
   bool bwrap_setuid = false;                    // no --disable-userns then (bwrap refuses it)
   std::vector<std::string> masked_dirs;         // empty tmpfs inside: /run, $XDG_RUNTIME_DIR, recordings
-  std::vector<std::string> masked_sockets;      // the host's other path sockets: /dev/null
+  std::shared_ptr<SocketMasks> socket_masks;    // the host's other path sockets: /dev/null, listed at each start
   std::vector<std::string> allowed_sockets;     // canonical, bound back in
   std::vector<ProtectedMount> protected_mounts; // over the writable roots, outer first
 
@@ -84,8 +85,8 @@ Result<SandboxSpec> parse_sandbox_options(const std::map<std::string, std::strin
 // outside `workspaces`; the host's cwd when the spawn has none),
 // `bwrap` found (config path, else PATH), the kernel allowing the namespaces, the workspace
 // (`cwd`, required for workspace-write) and the extra roots existing as directories; then
-// every mount destination (sandbox/sandbox_paths.hpp): the masks, the host sockets to hide,
-// the allowed sockets (each must be a socket), the protected paths. A symbolic link
+// every mount destination (sandbox/sandbox_paths.hpp): the masks, where the host sockets
+// to hide are looked for (they are listed right before bwrap starts), the allowed sockets (each must be a socket), the protected paths. A symbolic link
 // planted inside a writable root on the way to any of them is refused.
 // BACKEND_FAILED naming the mode and the cause. A no-op for SandboxMode::none.
 Status check_sandbox(SandboxSpec& spec, const std::optional<std::string>& cwd,
