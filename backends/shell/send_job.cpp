@@ -105,6 +105,9 @@ void ShellSession::send_settled(SendState& send) {
   send.on_condition = nullptr;  // never called once the send settled
   stop_settle_timer_.stop();
   send.ended_ticks = channel_ ? channel_->clock_ticks() : 0;
+  send.ended_last_pid = channel_ ? channel_->newest_pid() : 0;
+  // A stop still under way: what starts from here on is a later command's.
+  if (send.stopping) send.stopping->job_ended(send.ended_ticks, send.ended_last_pid);
   send.ended_in = self_token_;
   // A stop whose processes part is done answers now: the send settled.
   if (send.stop_report) {
@@ -228,7 +231,8 @@ Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback
   }
   std::weak_ptr<SendState> weak = send;
   auto job = channel_->stop_job(
-      {.started_ticks = send->started_ticks, .ended_ticks = send->ended_ticks, .last_pid = send->started_last_pid},
+      {.started_ticks = send->started_ticks, .ended_ticks = send->ended_ticks, .last_pid = send->started_last_pid,
+       .ended_last_pid = send->ended_last_pid},
       [weak](proc::StopReport report) {
     if (auto s = weak.lock()) answer_stop(*s, to_result(report));
   });

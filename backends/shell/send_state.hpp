@@ -168,6 +168,7 @@ struct SendState {
   // When it settled, in the same ticks, and the session it settled in (empty once that is
   // gone): a stop of the ended job still looks for what it left running (send_job.cpp).
   std::uint64_t ended_ticks = 0;
+  pid_t ended_last_pid = 0;  // the channel's newest pid then: what a later command started is newer
   std::weak_ptr<ShellSession* const> ended_in;
   // A stop under way (Send::stop), and the callers that wait for it to end.
   std::unique_ptr<proc::StopHandle> stopping;

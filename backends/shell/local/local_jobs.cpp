@@ -20,7 +20,8 @@ Result<std::unique_ptr<proc::StopHandle>> LocalChannel::stop_job(proc::JobTimes 
   if (times.ended_ticks == 0 && group <= 0)
     return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
   proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = times.started_ticks,
-                    .ended_ticks = times.ended_ticks, .last_pid = times.last_pid};
+                    .ended_ticks = times.ended_ticks, .last_pid = times.last_pid,
+                    .ended_last_pid = times.ended_last_pid};
   return std::unique_ptr<proc::StopHandle>(std::make_unique<proc::JobStop>(loop_, job, proc::StopTimings{}, std::move(done)));
 }
 

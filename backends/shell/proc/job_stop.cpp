@@ -23,6 +23,8 @@ struct Facts {
   char state = '?';
   pid_t ppid = 0;
   pid_t pgrp = 0;
+  pid_t sid = 0;
+  pid_t tpgid = 0;            // the foreground group of its terminal
   std::uint64_t started = 0;  // field 22, starttime
 };
 
@@ -42,6 +44,8 @@ bool read_facts(pid_t pid, Facts& out) {
   }
   out.ppid = static_cast<pid_t>(fields[0]);
   out.pgrp = static_cast<pid_t>(fields[1]);
+  out.sid = static_cast<pid_t>(fields[2]);
+  out.tpgid = static_cast<pid_t>(fields[4]);
   out.started = static_cast<std::uint64_t>(fields[18]);
   return true;
 }
@@ -60,6 +64,19 @@ const char* signal_name(int signo) {
 // pid_max is the counter wrapping, not an older process). Without that pid: the tick alone.
 bool born_after(pid_t pid, pid_t last) {
   return last <= 0 || pid > last || last - pid > (1 << 14);
+}
+
+// Whether `pid` was handed out after `first` and not after `last` (both known), the counter
+// perhaps having wrapped between them.
+bool handed_out_between(pid_t pid, pid_t first, pid_t last) {
+  if (first <= 0 || last <= 0 || pid <= 0) return false;
+  return first <= last ? pid > first && pid <= last : pid > first || pid <= last;
+}
+
+bool holds(const std::vector<pid_t>& ids, pid_t id) {
+  for (pid_t x : ids)
+    if (x == id) return true;
+  return false;
 }
 
 }  // namespace
@@ -108,6 +125,7 @@ struct JobStop::Pinned {
 JobStop::JobStop(struct ev_loop* loop, JobSpec job, StopTimings timings, Done done)
     : loop_(loop), job_(job), timings_(timings), done_(std::move(done)) {
   timer_.bind<&JobStop::on_timer>(loop_, this);
+  if (job_.group > 0) groups_.push_back(job_.group);
   find();
   if (live() == 0) {
     // Nothing to stop: said from the loop, as every completion is.
@@ -115,8 +133,27 @@ JobStop::JobStop(struct ev_loop* loop, JobSpec job, StopTimings timings, Done do
     timer_.start(std::chrono::nanoseconds(0));
     return;
   }
+  if (job_.group > 0) interrupt_shell();
   signal_all(SIGINT);
   timer_.start(timings_.after_interrupt);
+}
+
+void JobStop::interrupt_shell() {
+  // Only while the shell waits for its foreground command (the terminal is not its own):
+  // at its prompt the interrupt would redraw it. Sent before the command's own SIGINT, so
+  // the shell holds it when the command ends.
+  Facts shell;
+  if (job_.shell <= 0 || !read_facts(job_.shell, shell) || shell.tpgid <= 0 || shell.tpgid == shell.pgrp) return;
+  UniqueFd fd(sys::pidfd_open(job_.shell, 0));
+  Facts again;
+  if (!fd.valid() || !read_facts(job_.shell, again) || again.started != shell.started) return;
+  sys::pidfd_send_signal(fd.get(), SIGINT);
+}
+
+void JobStop::job_ended(std::uint64_t ended_ticks, pid_t ended_last_pid) {
+  if (job_.ended_ticks != 0) return;
+  job_.ended_ticks = ended_ticks != 0 ? ended_ticks : boot_ticks_now();
+  job_.ended_last_pid = ended_last_pid;
 }
 
 JobStop::~JobStop() {
@@ -140,18 +177,37 @@ bool JobStop::find() {
     facts.emplace(pid, f);
     children.emplace(f.ppid, pid);
   }
-  // The seeds: the group, and the orphans the job left with the subreaper.
+  const bool running = job_.ended_ticks == 0;
+  Facts shell;
+  if (auto it = facts.find(job_.shell); it != facts.end()) shell = it->second;
+  // While the job runs, a new group in the terminal's foreground is its line's next command
+  // (the shell moves the terminal to each command of a list in turn).
+  if (running && job_.group > 0 && shell.tpgid > 0 && shell.tpgid != shell.pgrp && !holds(groups_, shell.tpgid))
+    groups_.push_back(shell.tpgid);
+  // The seeds: the groups, the orphans the job left with the subreaper, what lives in a group
+  // or session the job made, and every process found before that still lives.
   std::vector<pid_t> job;
   for (pid_t pid : tree) {
     auto it = facts.find(pid);
     if (it == facts.end() || pid == job_.root || pid == job_.shell) continue;
     const Facts& f = it->second;
-    const bool in_time = f.started >= job_.started_ticks && (job_.ended_ticks == 0 || f.started <= job_.ended_ticks) &&
-                         (f.started != job_.started_ticks || born_after(pid, job_.last_pid));
+    const bool in_time = f.started >= job_.started_ticks && (running || f.started <= job_.ended_ticks) &&
+                         (f.started != job_.started_ticks || born_after(pid, job_.last_pid)) &&
+                         (running || f.started != job_.ended_ticks || job_.ended_last_pid <= 0 ||
+                          !born_after(pid, job_.ended_last_pid));
     // While the job runs, the shell's children are its commands (in its group) or an
     // earlier `&`; once it ended, those of its time are what its line left behind.
-    const bool left = f.ppid == job_.root || (job_.ended_ticks != 0 && f.ppid == job_.shell);
-    if ((job_.group > 0 && f.pgrp == job_.group) || (left && in_time)) job.push_back(pid);
+    const bool left = f.ppid == job_.root || (!running && f.ppid == job_.shell);
+    const bool in_group = holds(groups_, f.pgrp) && (f.pgrp == job_.group || f.started >= job_.started_ticks);
+    // A group or session a process of the job made: led by one found, or (an ended job) by a
+    // pid handed out while the job ran, its leader perhaps gone before the stop looked.
+    auto made = [&](pid_t id) {
+      if (id <= 0 || id == shell.pgrp || id == shell.sid || id == job_.shell) return false;
+      return holds(report_.found, id) || (!running && handed_out_between(id, job_.last_pid, job_.ended_last_pid));
+    };
+    bool known = false;
+    for (const auto& p : pinned_) known = known || (!p->gone && p->pid == pid && p->started == f.started);
+    if (in_group || (left && in_time) || made(f.pgrp) || made(f.sid) || known) job.push_back(pid);
   }
   // Their descendants, whatever group or session they moved to.
   std::unordered_map<pid_t, bool> seen;

@@ -3,23 +3,34 @@
 // once every process of the job is gone, or saying which remain and why.
 //
 // Which processes are the job's (docs/shell-backend.md, "Stopping a job"):
-//   - every process in the job's foreground process group;
+//   - every process in the job's foreground process group, and, while the job runs, in each
+//     group the terminal's foreground moves to after it (the next command of the job's list:
+//     `a; b` whose `a` exits on SIGINT rather than dying of it);
 //   - every process of the session's tree that the root (the helper, a subreaper) holds
 //     as an orphan, other than the shell, that started at or after the job did: a process
 //     that double-forked away from the job (setsid, daemonize) has lost its parent, and the
 //     subreaper is where it went. One that an earlier command left behind started before;
-//   - every descendant of those, whatever its group or session (setsid does not leave).
+//   - every descendant of those and of every process found before (a round's children of
+//     the job's known processes are the job's whatever their start time or group).
 // Not the shell, and not what an earlier command put in the background with `&` (its own
 // group under job control, a child of the shell, started before the job). The evidence has
 // one hole, said here rather than hidden: an earlier background command that double-forks
 // *after* the job started leaves an orphan that looks like the job's.
 //
+// A running job's shell gets one SIGINT with the job's first (never a later signal): an
+// interactive shell that gets it while it waits for its foreground command abandons the rest
+// of the line once that command ends, as it would had the command died of the interrupt.
+//
 // A job that has ended (its send settled: ended_ticks set) has no group of its own any
 // more; what it left running is still its: the subreaper's orphans and the shell's own
 // children (a `&` of the job's line, a job the shell holds stopped after SIGTSTP) that
-// started between the job's start and its end, and their descendants. What started after
-// the end is a later command's. Start times count in 10 ms ticks: in the job's first tick
-// a process counts only if its pid is newer than the newest pid at the job's start.
+// started between the job's start and its end, their descendants, and every process of a
+// group or session one of the job's processes made (its pgid or sid is a pid handed out
+// while the job ran: a daemon's child that its parent left to the subreaper after the job
+// ended). What started after the end is a later command's. Start times count in 10 ms
+// ticks: in the job's first tick a process counts only if its pid is newer than the newest
+// pid at the job's start, and in its last tick only if it is not newer than the newest pid
+// at its end.
 //
 // Each process is pinned with a pidfd as it is found, its start time checked after the
 // pin, and signalled through the pidfd only: a recycled pid is never signalled. Its exit is
@@ -56,6 +67,7 @@ struct JobSpec {
   std::uint64_t started_ticks = 0;  // boot_ticks_now() when the job started
   std::uint64_t ended_ticks = 0;    // when it ended (its send settled); 0 while it runs
   pid_t last_pid = 0;               // newest_pid() when the job started; 0: unknown
+  pid_t ended_last_pid = 0;         // newest_pid() when it ended; 0: unknown
 };
 
 // When a job ran, as a channel counts it (ProcessChannel::clock_ticks, newest_pid).
@@ -63,6 +75,7 @@ struct JobTimes {
   std::uint64_t started_ticks = 0;
   std::uint64_t ended_ticks = 0;  // 0 while it runs
   pid_t last_pid = 0;             // the newest pid at its start; 0: unknown
+  pid_t ended_last_pid = 0;       // the newest pid at its end; 0: unknown
 };
 
 // The processes a command started at `started_ticks` made, in the session's tree under
@@ -96,6 +109,9 @@ struct StopReport {
 class StopHandle {
  public:
   virtual ~StopHandle() = default;
+  // The job's send settled while the stop runs: from here on a new foreground group or a
+  // new orphan is a later command's, not the job's.
+  virtual void job_ended(std::uint64_t /*ended_ticks*/, pid_t /*ended_last_pid*/) {}
 };
 
 class JobStop final : public StopHandle {
@@ -112,6 +128,7 @@ class JobStop final : public StopHandle {
   JobStop& operator=(const JobStop&) = delete;
 
   const StopReport& report() const noexcept { return report_; }
+  void job_ended(std::uint64_t ended_ticks, pid_t ended_last_pid) override;
 
  private:
   struct Pinned;
@@ -120,6 +137,7 @@ class JobStop final : public StopHandle {
   // Reads the tree, pins every job process not pinned yet; true when one was added.
   bool find();
   void signal_all(int signo);
+  void interrupt_shell();
   void on_timer();
   void on_exit(Pinned& p);
   void check_done();
@@ -133,6 +151,7 @@ class JobStop final : public StopHandle {
   Step step_ = Step::interrupt;
   shell::Timer timer_;
   std::vector<std::unique_ptr<Pinned>> pinned_;
+  std::vector<pid_t> groups_;  // the job's foreground groups: job_.group and those after it
   StopReport report_;
 };
 
