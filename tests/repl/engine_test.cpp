@@ -369,3 +369,72 @@ TEST_CASE("shutdown with a send waiting behind a cancelled one completes both") 
   CHECK(waiting.calls == 1);
   CHECK(f.engine->pending() == 0);
 }
+
+TEST_CASE("each owner has its own send keys: the same key runs for both, reaches only the caller's own") {
+  EngineFixture f;
+  const std::string ida = f.open("alice");
+  const std::string idb = f.open("bob");
+  auto held = [&](const std::string& id, const std::string& text) {
+    ScriptedSend send = ScriptedSend::with(ScriptedStep::gated(ScriptedGate::make()));
+    send.output = {{text, false}};
+    send.settle_on_cancel = true;
+    f.backend->session_script(id).sends.push(send);
+  };
+  held(ida, "alice's");
+  held(idb, "bob's");
+  Outcome<SendResult> alice_dev, bob_dev;
+  REQUIRE(f.engine->send("alice", {.session_id = ida, .request = {.text = "sleep 30", .background = true}}, "dev",
+                         alice_dev.callback()));
+  // Bob's request numbering met alice's: his send runs, and nothing says hers exists.
+  REQUIRE(f.engine->send("bob", {.session_id = idb, .request = {.text = "sleep 30", .background = true}}, "dev",
+                         bob_dev.callback()));
+  CHECK(f.engine->send_live("alice", "dev"));
+  CHECK(f.engine->send_live("bob", "dev"));
+  CHECK(f.engine->live_send_on("bob", idb) == "dev");
+  CHECK_FALSE(f.engine->live_send_on("bob", ida));
+  CHECK(f.engine->send_output("alice", "dev")->text == "alice's");
+  CHECK(f.engine->send_output("bob", "dev")->text == "bob's");
+  // A stop reaches the caller's own send (the scripted backend cannot stop jobs: its answer).
+  Outcome<StopResult> stopped;
+  const auto stop = f.engine->stop_send("bob", "dev", stopped.callback());
+  REQUIRE_FALSE(stop);
+  CHECK(stop.error()->code == Code::INVALID_ARGUMENT);
+  CHECK(stop.error()->message == "this backend cannot stop a job");
+  // Bob's cancel settles his send; alice's runs on.
+  REQUIRE(*f.engine->cancel_send("bob", "dev"));
+  REQUIRE(run_until(f.loop, [&] { return bob_dev.done(); }));
+  CHECK_FALSE(alice_dev.done());
+  CHECK(f.engine->send_live("alice", "dev"));
+  CHECK_FALSE(f.engine->send_live("bob", "dev"));
+
+  // A key only alice has (live, waiting behind her cancelled send, or ended and kept):
+  // every by-key operation of bob's answers FOREIGN_SESSION, never "no send".
+  auto foreign = [&](const std::string& key) {
+    INFO(key);
+    CHECK(f.engine->cancel_send("bob", key).error()->code == Code::FOREIGN_SESSION);
+    CHECK(f.engine->send_output("bob", key).error()->code == Code::FOREIGN_SESSION);
+    Outcome<StopResult> stop;
+    CHECK(f.engine->stop_send("bob", key, stop.callback()).error()->code == Code::FOREIGN_SESSION);
+    Outcome<SendOutputAnswer> read;
+    CHECK(f.engine->read_send_output("bob", key, {.offset = 0, .wait = {}, .max_bytes = 64}, read.callback())
+              .error()->code == Code::FOREIGN_SESSION);
+    CHECK_FALSE(f.engine->send_live("bob", key));
+    turns(f.loop, 3);
+    CHECK(stop.calls + read.calls == 0);
+  };
+  CHECK(f.engine->cancel_send("bob", "only-a").error()->code == Code::INVALID_ARGUMENT);  // nobody's yet
+  // Bob's own ended "dev" is still his while alice's runs under the same key.
+  REQUIRE(f.engine->cancel_send("bob", "dev"));
+  CHECK_FALSE(*f.engine->cancel_send("bob", "dev"));
+  CHECK(f.engine->send_output("bob", "dev"));
+  REQUIRE(*f.engine->cancel_send("alice", "dev"));
+  Outcome<SendResult> alice_waiting;
+  REQUIRE(f.engine->send("alice", {.session_id = ida, .request = {.text = "echo a"}}, "only-a", alice_waiting.callback()));
+  CHECK_FALSE(alice_dev.done());  // so "only-a" waits behind it
+  foreign("only-a");
+  CHECK(f.engine->send_output("alice", "only-a"));
+  REQUIRE(run_until(f.loop, [&] { return alice_dev.done() && alice_waiting.done(); }));
+  foreign("only-a");  // ended and kept
+  CHECK(f.engine->send_output("alice", "only-a"));
+  CHECK(f.engine->pending() == 0);
+}

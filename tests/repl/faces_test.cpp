@@ -281,3 +281,44 @@ TEST_CASE("json: a send right after a cancel waits for the cancelled send, then 
   CHECK(f.response("s1")["result"]["waitReason"] == "stdin_read");
   CHECK(f.response("s2")["ok"] == true);
 }
+
+TEST_CASE("json: two owners' jobs under one request id each run and each show their own result") {
+  JsonFixture f;
+  f.server.handle_line(R"({"id":1,"op":"open","type":"shell","owner":"alice"})");
+  f.server.handle_line(R"({"id":2,"op":"open","type":"shell","owner":"bob"})");
+  f.expect(2);
+  auto ends_with = [&](const std::string& id, const std::string& viewport) {
+    SendResult result;
+    result.viewport = viewport;
+    result.wait_reason = WaitReason::stdin_read;
+    f.backend->session_script(id).sends.push(ScriptedSend::with(ScriptedStep::succeed(), result));
+  };
+  ends_with("pty-1", "alice's\n");
+  ends_with("pty-1", "alice only\n");
+  ends_with("pty-2", "bob's\n");
+  f.server.handle_line(R"({"id":"dev","op":"send","owner":"alice","sessionId":"pty-1","background":true,"text":"a"})");
+  f.expect(3);
+  REQUIRE(run_until(f.loop, [&] { return f.engine->pending() == 0; }));
+  f.server.handle_line(R"({"id":"only-a","op":"send","owner":"alice","sessionId":"pty-1","background":true,"text":"b"})");
+  f.server.handle_line(R"({"id":"dev","op":"send","owner":"bob","sessionId":"pty-2","background":true,"text":"c"})");
+  f.expect(5);
+  CHECK(f.responses[3]["result"] == Json::parse(R"({"job":"only-a","sessionId":"pty-1"})"));
+  CHECK(f.responses[4]["result"] == Json::parse(R"({"job":"dev","sessionId":"pty-2"})"));
+  // Let every job end, then read each owner's "dev".
+  REQUIRE(run_until(f.loop, [&] { return f.engine->pending() == 0; }));
+  f.server.handle_line(R"({"id":10,"op":"output","owner":"alice","sendId":"dev"})");
+  f.server.handle_line(R"({"id":11,"op":"output","owner":"bob","sendId":"dev"})");
+  f.server.handle_line(R"({"id":12,"op":"output","owner":"bob","sendId":"only-a"})");
+  f.server.handle_line(R"({"id":13,"op":"stop","owner":"bob","sendId":"only-a"})");
+  f.server.handle_line(R"({"id":14,"op":"cancel","owner":"bob","sendId":"only-a"})");
+  f.server.handle_line(R"({"id":15,"op":"output","owner":"bob","sendId":"only-b"})");
+  f.expect(11);
+  CHECK(f.response(10).at("result").at("result").at("viewport") == "alice's\n");
+  CHECK(f.response(11).at("result").at("result").at("viewport") == "bob's\n");
+  for (int id : {12, 13, 14}) {
+    INFO(id);
+    CHECK(f.response(id)["error"]["code"] == "FOREIGN_SESSION");
+    CHECK(f.response(id)["error"]["message"] == R"(send "only-a" belongs to another owner)");
+  }
+  CHECK(f.response(15)["error"]["code"] == "INVALID_ARGUMENT");
+}

@@ -1,7 +1,7 @@
 """What the model reads, through dshpty-repl --json with the real shell backend: a flood cut
 to head and tail with the marker between at three caps; backspaces applied (man ls reads NAME);
 ids kept for requests with bad bytes; strict fields; the faces' refusals, each with its code
-and message; cancel and output fenced to their owner."""
+and message; cancel and output fenced to their owner; each owner's own request ids."""
 
 import re
 import shutil
@@ -149,9 +149,59 @@ def test_refusals(repl_path):
         repl.close()
 
 
+def test_owners_own_their_ids(repl_path):
+    """Request ids are each owner's own: alice's long job "dev" does not refuse bob's send
+    "dev"; each reads and stops only its own; an id only alice has is FOREIGN_SESSION to bob."""
+    repl = JsonRepl(repl_path)
+    try:
+        repl.ok({"id": 1, "op": "open", "type": "shell", "owner": "alice"})
+        repl.ok({"id": 2, "op": "open", "type": "shell", "owner": "bob"})
+        repl.ok({"id": 3, "op": "open", "type": "shell", "owner": "alice"})
+        repl.request({"id": "dev", "op": "send", "owner": "alice", "sessionId": "pty-1", "background": True,
+                      "text": "echo ALICE-$((40+2)); sleep 300"})
+        check(repl.response("dev") == {"id": "dev", "ok": True, "result": {"job": "dev", "sessionId": "pty-1"}},
+              repl.responses[-1])
+        repl.request({"id": "dev", "op": "send", "owner": "bob", "sessionId": "pty-2", "background": True,
+                      "text": "echo BOB-$((40+3)); sleep 300"})
+        repl.ok({"id": 4, "op": "list", "owner": "bob"})  # answered after bob's send was
+        devs = [r for r in repl.responses if r.get("id") == "dev"]
+        check(devs[1:] == [{"id": "dev", "ok": True, "result": {"job": "dev", "sessionId": "pty-2"}}], devs)
+        repl.ok({"id": "only-a", "op": "send", "owner": "alice", "sessionId": "pty-3", "background": True,
+                 "text": "sleep 300"})
+
+        def output_of(owner, marker, rid):
+            for n in range(20):
+                out = repl.ok({"id": f"{rid}-{n}", "op": "output", "owner": owner, "sendId": "dev", "offset": 0,
+                               "waitMs": 1000})
+                if marker in out["delta"]:
+                    return out
+            check(False, f"{owner}'s dev never showed {marker}: {out}")
+
+        alice = output_of("alice", "ALICE-42", "ra")
+        bob = output_of("bob", "BOB-43", "rb")
+        check("BOB" not in alice["delta"] and "ALICE" not in bob["delta"], (alice, bob))
+        for rid, op in ((5, "output"), (6, "stop"), (7, "cancel")):
+            err = repl.error({"id": rid, "op": op, "owner": "bob", "sendId": "only-a"}, "FOREIGN_SESSION")
+            check(err["message"] == 'send "only-a" belongs to another owner', err)
+        check(repl.error({"id": 8, "op": "stop", "owner": "bob", "sendId": "none"}, "INVALID_ARGUMENT"), "none")
+        stopped = repl.ok({"id": 9, "op": "stop", "owner": "bob", "sendId": "dev"})
+        check(stopped["stopped"] is True, stopped)
+        check(repl.ok({"id": 10, "op": "output", "owner": "bob", "sendId": "dev", "offset": 0})["done"] is True, "bob")
+        check(repl.ok({"id": 11, "op": "output", "owner": "alice", "sendId": "dev", "offset": 0})["done"] is False,
+              "alice's dev runs on after bob stopped his")
+        check(repl.ok({"id": 12, "op": "stop", "owner": "alice", "sendId": "dev"})["stopped"] is True, "alice's")
+        check(repl.ok({"id": 13, "op": "stop", "owner": "alice", "sendId": "only-a"})["stopped"] is True, "only-a")
+        repl.ok({"id": 14, "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+
+
 if __name__ == "__main__":
     path = sys.argv[1]
-    for test in (test_flood_head_and_tail, test_backspace_applied, test_bad_bytes_keep_their_id, test_refusals):
+    for test in (test_flood_head_and_tail, test_backspace_applied, test_bad_bytes_keep_their_id, test_refusals,
+                 test_owners_own_their_ids):
         print(f"--- {test.__name__}", flush=True)
         test(path)
     print("ok")

@@ -66,8 +66,8 @@ std::optional<std::string> Engine::resolve(std::string_view owner, std::string_v
 std::optional<std::string> Engine::live_send_on(std::string_view owner, std::string_view word) {
   const auto session = resolve(owner, word);
   if (!session) return std::nullopt;
-  for (const auto& [key, entry] : sends_.live()) {
-    if (entry.owner == owner && resolve(owner, entry.session_id) == session) return key;
+  for (const auto& [key, entry] : sends_.live(owner)) {
+    if (resolve(owner, entry.session_id) == session) return key;
   }
   return std::nullopt;
 }
@@ -105,7 +105,7 @@ bool Engine::abort_open(std::string_view abort_key, Error reason) {
 }
 
 Status Engine::send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done) {
-  if (sends_.is_live(send_key) || waiting_.find(send_key))
+  if (sends_.is_live(owner, send_key) || waiting_.find(owner, send_key))
     return make_error(Code::INVALID_ARGUMENT, "a live send already uses request id " + send_key);
   if (auto bounded = check_wait_bounds(request.request); !bounded) return bounded;
   if (waiting_.must_wait(request.session_id, owner)) {
@@ -127,17 +127,18 @@ Status Engine::start_send(std::string_view owner, SessionSend request, std::stri
   const bool job = request.request.background;
   auto send = service_.start_send(
       owners_.get(owner), request.session_id, std::move(request.request),
-      counted<SendResult>([this, send_key, session_id, done = std::move(done)](Result<SendResult> result) {
-        sends_.settle(send_key);
+      counted<SendResult>([this, owner = std::string(owner), send_key, session_id,
+                           done = std::move(done)](Result<SendResult> result) {
+        sends_.settle(owner, send_key);
         // The sends that waited for this cancelled one go now, from a fresh loop turn (not
         // inside this completion), in the order they came.
-        if (waiting_.settled(session_id, send_key))
+        if (waiting_.settled(session_id, owner, send_key))
           late_.post([this, session_id] {
             for (auto& queued : waiting_.release(session_id)) start_waiting(std::move(queued));
           });
         done(std::move(result));
         // After the face had the result: a reader waiting on this send may now say done.
-        answer_output_waits(send_key);
+        answer_output_waits(owner, send_key);
       }));
   if (!send) return send.error();
   ++pending_;
@@ -153,19 +154,21 @@ void Engine::start_waiting(SendQueue::Queued queued) {
   settle_if_quiet();
 }
 
-Result<const SendTable::Entry*> Engine::owned_send(std::string_view owner, std::string_view send_key) const {
-  const auto* entry = sends_.find(send_key);
-  if (!entry) return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
+Result<Engine::FoundSend> Engine::find_send(std::string_view owner, std::string_view send_key) const {
+  // The caller's own send first: another owner's send under the same key is no obstacle.
+  if (const auto* queued = waiting_.find(owner, send_key)) return FoundSend{.queued = queued, .entry = nullptr};
+  if (const auto* entry = sends_.find(owner, send_key)) return FoundSend{.queued = nullptr, .entry = entry};
   // Every operation is fenced to its exact owner: a guessed id reaches no other owner's send.
-  if (entry->owner != owner) return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
-  return entry;
+  if (waiting_.others_have(owner, send_key) || sends_.others_have(owner, send_key))
+    return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+  return make_error(Code::INVALID_ARGUMENT, "no send with id " + std::string(send_key));
 }
 
 Result<bool> Engine::cancel_send(std::string_view owner, std::string_view send_key) {
-  if (const auto* queued = waiting_.find(send_key)) {
-    if (queued->owner != owner)
-      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
-    auto dropped = std::make_shared<SendQueue::Queued>(*waiting_.take(send_key));
+  auto found = find_send(owner, send_key);
+  if (!found) return found.error();
+  if (found->queued) {
+    auto dropped = std::make_shared<SendQueue::Queued>(*waiting_.take(owner, send_key));
     late_.post([this, dropped] {
       dropped->done(make_error(Code::ABORTED, "the send was cancelled before it started"));
       --pending_;
@@ -173,24 +176,19 @@ Result<bool> Engine::cancel_send(std::string_view owner, std::string_view send_k
     });
     return true;
   }
-  auto entry = owned_send(owner, send_key);
-  if (!entry) return entry.error();
-  const bool interrupted = (*entry)->send->cancel();
+  const SendTable::Entry& entry = *found->entry;
+  const bool interrupted = entry.send->cancel();
   // Until it settles, this owner's next sends to the session wait for it (SendQueue), also
   // when nothing could be done to it: the caller gave it up either way.
-  if (sends_.is_live(send_key)) waiting_.wind_down((*entry)->session_id, std::string(owner), std::string(send_key));
+  if (sends_.is_live(owner, send_key)) waiting_.wind_down(entry.session_id, std::string(owner), std::string(send_key));
   return interrupted;
 }
 
 Result<OutputDelta> Engine::send_output(std::string_view owner, std::string_view send_key) {
-  if (const auto* queued = waiting_.find(send_key)) {
-    if (queued->owner != owner)
-      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
-    return OutputDelta{};  // it has not started: no output yet
-  }
-  auto entry = owned_send(owner, send_key);
-  if (!entry) return entry.error();
-  return (*entry)->send->read_output();
+  auto found = find_send(owner, send_key);
+  if (!found) return found.error();
+  if (found->queued) return OutputDelta{};  // it has not started: no output yet
+  return found->entry->send->read_output();
 }
 
 Result<ReadPage> Engine::read(std::string_view owner, const SessionRead& request) {

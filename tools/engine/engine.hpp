@@ -115,6 +115,8 @@ class Engine {
   // The id of the owner's session that `word` names (its id, else its name); nullopt if none.
   std::optional<std::string> resolve(std::string_view owner, std::string_view word);
   // The key of `owner`'s live send on the session `word` names (its id or name), if any.
+  // Send keys are each owner's own: two owners may both have a send under one key, and
+  // every operation by key reaches the caller's own send only (docs/tool-protocol.md).
   std::optional<std::string> live_send_on(std::string_view owner, std::string_view word);
 
   // Opens a session (check_open(), then the backend); every failure comes through `done`. With an `abort_key`, abort_open()
@@ -124,7 +126,7 @@ class Engine {
   bool abort_open(std::string_view abort_key, Error reason);
 
   // Starts the session's send, tracked as `send_key` until it settles. INVALID_ARGUMENT when a
-  // live send already has that key; otherwise the service's synchronous failures. While a
+  // live send of this owner's already has that key; otherwise the service's synchronous failures. While a
   // send of this owner that cancel_send() interrupted is still settling on the session, the
   // send waits for it (SendQueue) instead of failing SEND_ACTIVE, and starts once it settled;
   // a failure to start then comes through `done`.
@@ -133,14 +135,15 @@ class Engine {
   // waits behind a cancelled one is dropped (true), its `done` getting ABORTED. False for a
   // live send the backend could neither take back nor interrupt (its text went to a relay:
   // Send::cancel); the next send still waits for it, as behind any cancel.
-  // INVALID_ARGUMENT when the key names no send; FOREIGN_SESSION when another owner started it.
+  // INVALID_ARGUMENT when the key names no send; FOREIGN_SESSION when the owner has none
+  // under it and another owner has.
   Result<bool> cancel_send(std::string_view owner, std::string_view send_key);
-  // A send under `send_key` has not settled yet.
-  bool send_live(std::string_view send_key) const { return sends_.is_live(send_key); }
+  // The owner's send under `send_key` has not settled yet.
+  bool send_live(std::string_view owner, std::string_view send_key) const { return sends_.is_live(owner, send_key); }
   // Live here and not yet ended in its backend: a cancel that came too late (the send ended,
   // its completion still on its way from the loop) is not one the backend declined.
-  bool send_running(std::string_view send_key) const {
-    const auto* entry = sends_.is_live(send_key) ? sends_.find(send_key) : nullptr;
+  bool send_running(std::string_view owner, std::string_view send_key) const {
+    const auto* entry = sends_.is_live(owner, send_key) ? sends_.find(owner, send_key) : nullptr;
     if (!entry) return false;
     auto end = entry->send->output(entry->send->output_end(), 1);
     return end && !end->done;
@@ -159,11 +162,11 @@ class Engine {
   Status stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done);
   // Answers the readers waiting on the send's output now, with what there is (a face's
   // Ctrl-C: the reader stops waiting, the job runs on). False when none waited.
-  bool answer_output_waits(std::string_view send_key);
+  bool answer_output_waits(std::string_view owner, std::string_view send_key);
   // A background send with a condition: `done` with its outcome while the job runs on
-  // (Send::when_condition); never when the send settles first. False when no live send has
-  // that key.
-  bool when_condition(std::string_view send_key, std::function<void(ConditionOutcome)> done);
+  // (Send::when_condition); never when the send settles first. False when no live send of
+  // the owner's has that key.
+  bool when_condition(std::string_view owner, std::string_view send_key, std::function<void(ConditionOutcome)> done);
 
   Result<ReadPage> read(std::string_view owner, const SessionRead& request);
   Result<ScreenSnapshot> screen(std::string_view owner, const SessionScreen& request);
@@ -210,7 +213,14 @@ class Engine {
   Status start_send(std::string_view owner, SessionSend request, std::string send_key, Callback<SendResult> done);
   // Starts a send that waited behind a cancelled one; it owes its outcome to `done` already.
   void start_waiting(SendQueue::Queued queued);
-  Result<const SendTable::Entry*> owned_send(std::string_view owner, std::string_view send_key) const;
+  // The owner's send under `send_key`: one waiting behind a cancelled send (queued), else one
+  // started (entry). FOREIGN_SESSION when only another owner has a send under that key (a
+  // guessed key reaches nothing of theirs), INVALID_ARGUMENT when nobody has.
+  struct FoundSend {
+    const SendQueue::Queued* queued = nullptr;
+    const SendTable::Entry* entry = nullptr;
+  };
+  Result<FoundSend> find_send(std::string_view owner, std::string_view send_key) const;
 
   // Readers waiting for a send's output (engine_jobs.cpp), answered when it comes, when
   // their wait runs out, or when the send settles (after its face had the result).

@@ -13,6 +13,7 @@ namespace dshpty::engine {
 
 struct Engine::OutputWait {
   Engine* engine = nullptr;
+  std::string owner;
   std::string key;
   SendOutputRead read;
   std::shared_ptr<Send> send;
@@ -26,7 +27,7 @@ struct Engine::OutputWait {
 Result<SendOutputAnswer> Engine::take_output(const SendTable::Entry& entry, std::string_view send_key,
                                              const SendOutputRead& read) {
   SendOutputAnswer out;
-  out.done = !sends_.is_live(send_key);
+  out.done = !sends_.is_live(entry.owner, send_key);
   out.output_end = entry.send->output_end();
   if (!read.offset) {
     out.delta = entry.send->read_output();
@@ -45,18 +46,17 @@ Result<SendOutputAnswer> Engine::take_output(const SendTable::Entry& entry, std:
 
 Status Engine::read_send_output(std::string_view owner, std::string_view send_key, const SendOutputRead& read,
                                 Callback<SendOutputAnswer> done) {
-  if (const auto* queued = waiting_.find(send_key)) {
-    if (queued->owner != owner)
-      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+  auto found = find_send(owner, send_key);
+  if (!found) return found.error();
+  if (found->queued) {
     if (read.offset && *read.offset > 0)
       return make_error(Code::INVALID_ARGUMENT, "offset " + std::to_string(*read.offset) + " is past the send's output (0 bytes)");
     // It has not started: no output yet.
     late_.post([done = owed(std::move(done))] { done(SendOutputAnswer{}); });
     return {};
   }
-  auto entry = owned_send(owner, send_key);
-  if (!entry) return entry.error();
-  auto first = take_output(**entry, send_key, read);
+  const SendTable::Entry& entry = *found->entry;
+  auto first = take_output(entry, send_key, read);
   if (!first) return first.error();
   const bool nothing_new = first->delta.text.empty() && first->dropped_bytes == 0 && !first->done;
   if (!read.wait || !nothing_new) {
@@ -65,9 +65,10 @@ Status Engine::read_send_output(std::string_view owner, std::string_view send_ke
   }
   auto wait = std::make_shared<OutputWait>();
   wait->engine = this;
+  wait->owner = std::string(owner);
   wait->key = std::string(send_key);
   wait->read = read;
-  wait->send = (*entry)->send;
+  wait->send = entry.send;
   wait->done = owed(std::move(done));
   wait->timer.bind<&OutputWait::on_timer>(service_.loop(), wait.get());
   wait->timer.start(*read.wait);
@@ -95,7 +96,7 @@ void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait, bool woken) {
   if (it == waits_.end()) return;  // answered already
   auto held = *it;  // keeps it while its callback runs
   Result<SendOutputAnswer> answer = SendOutputAnswer{};
-  if (const auto* entry = sends_.find(held->key); entry && entry->send == held->send) {
+  if (const auto* entry = sends_.find(held->owner, held->key); entry && entry->send == held->send) {
     answer = take_output(*entry, held->key, held->read);
     // Woken with nothing to give (the output grew where this reader sees nothing new):
     // it waits on, for what its wait promised.
@@ -107,7 +108,7 @@ void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait, bool woken) {
   waits_.erase(std::find(waits_.begin(), waits_.end(), held));
   held->timer.stop();
   held->token.reset();
-  if (const auto* entry = sends_.find(held->key); entry && entry->send == held->send) {
+  if (const auto* entry = sends_.find(held->owner, held->key); entry && entry->send == held->send) {
     if (!answer) answer = take_output(*entry, held->key, held->read);
   } else {
     // The table forgot it meanwhile (a newer send took its key, or it aged out): it ended.
@@ -116,33 +117,32 @@ void Engine::finish_wait(const std::shared_ptr<OutputWait>& wait, bool woken) {
   held->done(std::move(answer));
 }
 
-bool Engine::answer_output_waits(std::string_view send_key) {
+bool Engine::answer_output_waits(std::string_view owner, std::string_view send_key) {
   std::vector<std::shared_ptr<OutputWait>> woken;
   for (const auto& w : waits_)
-    if (w->key == send_key) woken.push_back(w);
+    if (w->owner == owner && w->key == send_key) woken.push_back(w);
   for (const auto& w : woken) finish_wait(w);
   return !woken.empty();
 }
 
 Status Engine::stop_send(std::string_view owner, std::string_view send_key, Callback<StopResult> done) {
-  if (const auto* queued = waiting_.find(send_key)) {
-    if (queued->owner != owner)
-      return make_error(Code::FOREIGN_SESSION, "send " + std::string(send_key) + " belongs to another owner");
+  auto found = find_send(owner, send_key);
+  if (!found) return found.error();
+  if (found->queued) {
     // It never started: dropped (its own answer is ABORTED), nothing of it runs.
     if (auto dropped = cancel_send(owner, send_key); !dropped) return dropped.error();
     late_.post([done = owed(std::move(done))] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }
-  auto entry = owned_send(owner, send_key);
-  if (!entry) return entry.error();
-  Status status = (*entry)->send->stop(counted(std::move(done)));
+  Status status = found->entry->send->stop(counted(std::move(done)));
   if (status) ++pending_;
   return status;
 }
 
-bool Engine::when_condition(std::string_view send_key, std::function<void(ConditionOutcome)> done) {
-  if (!sends_.is_live(send_key)) return false;
-  sends_.find(send_key)->send->when_condition(std::move(done));
+bool Engine::when_condition(std::string_view owner, std::string_view send_key,
+                            std::function<void(ConditionOutcome)> done) {
+  if (!sends_.is_live(owner, send_key)) return false;
+  sends_.find(owner, send_key)->send->when_condition(std::move(done));
   return true;
 }
 

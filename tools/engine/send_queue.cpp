@@ -20,9 +20,9 @@ void SendQueue::push(Queued queued) {
   if (it != sessions_.end()) it->second.waiting.push_back(std::move(queued));
 }
 
-bool SendQueue::settled(std::string_view session_id, std::string_view key) {
+bool SendQueue::settled(std::string_view session_id, std::string_view owner, std::string_view key) {
   const auto it = sessions_.find(session_id);
-  if (it == sessions_.end() || it->second.cancelled_key != key) return false;
+  if (it == sessions_.end() || it->second.owner != owner || it->second.cancelled_key != key) return false;
   it->second.cancelled_key.clear();
   return true;
 }
@@ -35,10 +35,10 @@ std::vector<SendQueue::Queued> SendQueue::release(std::string_view session_id) {
   return waiting;
 }
 
-std::optional<SendQueue::Queued> SendQueue::take(std::string_view key) {
+std::optional<SendQueue::Queued> SendQueue::take(std::string_view owner, std::string_view key) {
   for (auto& [id, session] : sessions_)
     for (auto it = session.waiting.begin(); it != session.waiting.end(); ++it)
-      if (it->key == key) {
+      if (it->owner == owner && it->key == key) {
         Queued out = std::move(*it);
         session.waiting.erase(it);
         return out;
@@ -46,11 +46,18 @@ std::optional<SendQueue::Queued> SendQueue::take(std::string_view key) {
   return std::nullopt;
 }
 
-const SendQueue::Queued* SendQueue::find(std::string_view key) const {
+const SendQueue::Queued* SendQueue::find(std::string_view owner, std::string_view key) const {
   for (const auto& [id, session] : sessions_)
     for (const auto& queued : session.waiting)
-      if (queued.key == key) return &queued;
+      if (queued.owner == owner && queued.key == key) return &queued;
   return nullptr;
+}
+
+bool SendQueue::others_have(std::string_view owner, std::string_view key) const {
+  for (const auto& [id, session] : sessions_)
+    for (const auto& queued : session.waiting)
+      if (queued.owner != owner && queued.key == key) return true;
+  return false;
 }
 
 }  // namespace dshpty::engine

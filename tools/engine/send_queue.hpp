@@ -33,15 +33,18 @@ class SendQueue {
   // owner's send goes straight to the service, which answers it as before.
   bool must_wait(std::string_view session_id, std::string_view owner) const;
   void push(Queued queued);
-  // The send under `key` settled: true when it was the session's cancelled one (then
-  // release() hands out the sends that waited for it).
-  bool settled(std::string_view session_id, std::string_view key);
+  // The owner's send under `key` settled: true when it was the session's cancelled one
+  // (then release() hands out the sends that waited for it).
+  bool settled(std::string_view session_id, std::string_view owner, std::string_view key);
   // The sends that waited on `session_id`, in order, once its cancelled send has settled
   // (none while another cancelled one is settling there).
   std::vector<Queued> release(std::string_view session_id);
-  // The waiting send under `key`, removed; nullopt when none waits under it.
-  std::optional<Queued> take(std::string_view key);
-  const Queued* find(std::string_view key) const;
+  // The owner's waiting send under `key` (each owner has its own keys), removed; nullopt
+  // when none waits under it.
+  std::optional<Queued> take(std::string_view owner, std::string_view key);
+  const Queued* find(std::string_view owner, std::string_view key) const;
+  // A send of another owner's waits under `key`.
+  bool others_have(std::string_view owner, std::string_view key) const;
 
  private:
   struct Session {

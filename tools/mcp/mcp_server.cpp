@@ -341,7 +341,7 @@ void McpServer::start_job(const std::string& key, SendCall call) {
           engine::send_active("its command can be interrupted with terminal_signal {\"signal\": \"SIGINT\"}"));
     return fail(key, error);
   }
-  const bool watched = waits && engine_.when_condition(job, [this, key, job, id, acked](ConditionOutcome outcome) {
+  const bool watched = waits && engine_.when_condition(kOwner, job, [this, key, job, id, acked](ConditionOutcome outcome) {
     if (std::exchange(*acked, true)) return;
     const double ran = ev_now(loop_) - jobs_[job].started;
     answer(key, Json{{"content", Json::array({text_item(render::format_job_started(job, id)),

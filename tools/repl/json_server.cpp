@@ -84,7 +84,7 @@ void JsonServer::dispatch(jp::Request request) {
             auto acked = std::make_shared<bool>(false);
             const std::string session_id = op.session_id;
             const std::string key = jp::id_key(id);
-            finished_jobs_.erase(key);  // an id used again names the new send
+            finished_jobs_.erase({owner, key});  // an id used again names the new send
             auto status = engine_.send(owner, std::move(op), key,
                                        [this, id, background, waits, acked, key, session_id,
                                         owner = std::string(owner)](Result<SendResult> result) {
@@ -98,21 +98,21 @@ void JsonServer::dispatch(jp::Request request) {
                   return out;
                 });
               }
-              keep_finished_job(key, {owner, result ? jp::encode_send(result.value())
-                                                    : Json{{"error", jp::encode_error(result.error())}}});
+              keep_finished_job({owner, key}, {result ? jp::encode_send(result.value())
+                                                      : Json{{"error", jp::encode_error(result.error())}}});
               if (!waits || std::exchange(*acked, true)) return;
               // The job ended before its condition held: the answer says how, with its result.
               if (!result) return respond_error(id, result.error());
               Json out = job_ack(id, session_id);
               out["waitReason"] = std::string(wait_reason_name(result->wait_reason));
               out["done"] = true;
-              out["result"] = finished_jobs_[key].result;
+              out["result"] = finished_jobs_[{owner, key}].result;
               respond(id, std::move(out));
             });
             // A job answers at once (with a condition: once it holds): its id is the request's,
             // its result comes through `output`.
             if (status && background) {
-              const bool watched = waits && engine_.when_condition(key, [this, id, acked, session_id](ConditionOutcome o) {
+              const bool watched = waits && engine_.when_condition(owner, key, [this, id, acked, session_id](ConditionOutcome o) {
                 if (std::exchange(*acked, true)) return;
                 Json out = job_ack(id, session_id);
                 out["waitReason"] = std::string(wait_reason_name(o.reason));
@@ -149,7 +149,7 @@ void JsonServer::dispatch(jp::Request request) {
             answer(id, engine_.cancel_send(owner, key), [&](bool cancelled) {
               Json out{{"cancelled", cancelled}};
               // Live, and nothing done to it: say why (a relay has its text).
-              if (!cancelled && engine_.send_running(key)) out["reason"] = std::string(engine::kCancelDeclined);
+              if (!cancelled && engine_.send_running(owner, key)) out["reason"] = std::string(engine::kCancelDeclined);
               return out;
             });
           },
@@ -164,11 +164,10 @@ void JsonServer::dispatch(jp::Request request) {
                   // A reader by offset is done once the send ended and it read to the end: a
                   // delta is capped, and a reader that stops at `done` must not lose the tail.
                   if (by_offset && r->next_offset < r->output_end) r->done = false;
-                  const auto job = r->done ? finished_jobs_.find(key) : finished_jobs_.end();
-                  const bool with_result = job != finished_jobs_.end() && job->second.owner == owner;
+                  const FinishedJob* job = r->done ? finished_job(owner, key) : nullptr;
                   // The cursor's last read of a finished job: its result holds the whole viewport.
                   // Its own cut says what it omits (`truncated`, `omittedBytes`), not droppedBytes.
-                  if (with_result && !by_offset) {
+                  if (job && !by_offset) {
                     r->delta = OutputDelta{};
                     r->dropped_bytes = 0;
                   }
@@ -179,18 +178,18 @@ void JsonServer::dispatch(jp::Request request) {
                   const std::size_t cut = r->delta.text.size() - out["delta"].get_ref<const std::string&>().size();
                   out["droppedBytes"] = r->dropped_bytes + (by_offset ? 0 : cut);
                   out["done"] = r->done;
-                  if (with_result) out["result"] = job->second.result;
+                  if (job) out["result"] = job->result;
                   respond(id, std::move(out));
                 });
             if (status) return;
             // A job the engine no longer keeps: its result, if this face still has it.
-            if (auto job = finished_jobs_.find(key); job != finished_jobs_.end() && status.error()->code == Code::INVALID_ARGUMENT &&
-                                                      !by_offset) {
-              if (job->second.owner != owner)
-                return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
+            const Code code = status.error()->code;
+            const bool unknown = code == Code::INVALID_ARGUMENT || code == Code::FOREIGN_SESSION;
+            if (const FinishedJob* job = finished_job(owner, key); job && unknown && !by_offset)
               return respond(id, Json{{"delta", ""}, {"truncated", false}, {"nextOffset", 0}, {"droppedBytes", 0},
-                                      {"done", true}, {"result", job->second.result}});
-            }
+                                      {"done", true}, {"result", job->result}});
+            if (code == Code::INVALID_ARGUMENT && others_finished(owner, key))
+              return respond_error(id, make_error(Code::FOREIGN_SESSION, "send " + key + " belongs to another owner"));
             respond_error(id, status.error());
           },
           [&](jp::StopOp& op) {
@@ -199,11 +198,11 @@ void JsonServer::dispatch(jp::Request request) {
               answer(id, result, jp::encode_stop);
             });
             if (status) return;
-            if (auto job = finished_jobs_.find(key); job != finished_jobs_.end() && status.error()->code == Code::INVALID_ARGUMENT) {
-              if (job->second.owner != owner)
-                return respond_error(id, make_error(Code::FOREIGN_SESSION, "the job belongs to another owner"));
+            const Code code = status.error()->code;
+            if (finished_job(owner, key) && (code == Code::INVALID_ARGUMENT || code == Code::FOREIGN_SESSION))
               return respond(id, jp::encode_stop(StopResult{.stopped = true, .signals = {}, .remaining = {}}));
-            }
+            if (code == Code::INVALID_ARGUMENT && others_finished(owner, key))
+              return respond_error(id, make_error(Code::FOREIGN_SESSION, "send " + key + " belongs to another owner"));
             respond_error(id, status.error());
           },
           [&](jp::ReadOp& op) {
@@ -276,7 +275,18 @@ JsonServer::Json JsonServer::job_ack(const RequestId& id, const std::string& ses
   return Json{{"job", job.is_discarded() ? Json(nullptr) : std::move(job)}, {"sessionId", session_id}};
 }
 
-void JsonServer::keep_finished_job(std::string key, FinishedJob job) {
+const JsonServer::FinishedJob* JsonServer::finished_job(const std::string& owner, const std::string& key) const {
+  const auto it = finished_jobs_.find({owner, key});
+  return it == finished_jobs_.end() ? nullptr : &it->second;
+}
+
+bool JsonServer::others_finished(const std::string& owner, const std::string& key) const {
+  for (const auto& [job, kept] : finished_jobs_)
+    if (job.first != owner && job.second == key) return true;
+  return false;
+}
+
+void JsonServer::keep_finished_job(JobKey key, FinishedJob job) {
   if (finished_jobs_.size() >= kMaxFinishedJobs && !finished_order_.empty()) {
     finished_jobs_.erase(finished_order_.front());
     finished_order_.pop_front();

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine.hpp"
@@ -62,17 +63,21 @@ class JsonServer {
   Status shutdown_result_;
   std::vector<RequestId> shutdown_ids_;  // shutdown requests waiting for the engine to settle
   // Background sends (jobs) answer at once; their results, once they ended, wait here by
-  // send key for `output` to show them (docs/tool-protocol.md, "Background sends"). Bounded:
-  // past kMaxFinishedJobs the oldest is forgotten.
+  // owner and send key (each owner has its own keys) for `output` to show them
+  // (docs/tool-protocol.md, "Background sends"). Bounded: past kMaxFinishedJobs the oldest
+  // is forgotten.
+  using JobKey = std::pair<std::string, std::string>;  // owner, send key
   struct FinishedJob {
-    std::string owner;
     Json result;  // the send's result, or {"error": ...}
   };
-  void keep_finished_job(std::string key, FinishedJob job);
+  void keep_finished_job(JobKey key, FinishedJob job);
+  const FinishedJob* finished_job(const std::string& owner, const std::string& key) const;
+  // Another owner has a kept job under `key` (and `owner` has none): FOREIGN_SESSION.
+  bool others_finished(const std::string& owner, const std::string& key) const;
   // A job's answer to its send: {job, sessionId} (job: the request's id as written).
   static Json job_ack(const RequestId& id, const std::string& session_id);
-  std::map<std::string, FinishedJob> finished_jobs_;
-  std::deque<std::string> finished_order_;
+  std::map<JobKey, FinishedJob> finished_jobs_;
+  std::deque<JobKey> finished_order_;
   static constexpr std::size_t kMaxFinishedJobs = 256;
 };
 

@@ -84,7 +84,7 @@ void TextSession::start_job(engine::SessionSend send) {
     finish();
     return;
   }
-  const bool watched = engine_.when_condition(key, [this, number, session_id, answered](ConditionOutcome outcome) {
+  const bool watched = engine_.when_condition(kOwner, key, [this, number, session_id, answered](ConditionOutcome outcome) {
     if (std::exchange(*answered, true)) return;
     const Job* job = find_job(number);
     print_(format_job_started(std::to_string(number), session_id) + "\n" + format_condition(outcome) +

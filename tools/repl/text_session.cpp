@@ -215,7 +215,7 @@ bool TextSession::interrupt() {
       return cancelled && *cancelled;
     }
     case Pending::output_wait:
-      return engine_.answer_output_waits(pending_key_);
+      return engine_.answer_output_waits(kOwner, pending_key_);
     case Pending::open:
       return engine_.abort_open(kOperationKey, make_error(Code::ABORTED, "open interrupted (Ctrl-C)"));
     case Pending::none:
