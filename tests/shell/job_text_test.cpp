@@ -216,7 +216,7 @@ TEST_CASE("output condition: the first matching line, once") {
 }
 
 TEST_CASE("output condition: a partial line is matched only once output is quiet") {
-  auto made = OutputCondition::make("\\[y/N\\] $", "apt remove foo\n");
+  auto made = OutputCondition::make("\\[y/N\\] ", "apt remove foo\n");
   REQUIRE(made.ok());
   OutputCondition c = *made;
   CHECK_FALSE(c.feed("apt remove foo\nProceed? [y/N] "));
@@ -230,6 +230,48 @@ TEST_CASE("output condition: a partial line is matched only once output is quiet
   CHECK_FALSE(e.feed("dy"));
   CHECK_FALSE(e.on_quiet());
   CHECK(e.feed("\nready\n") == "ready");
+}
+
+TEST_CASE("output condition: `$` holds only at a line's real end, never at a partial line's") {
+  // printf 'REA'; sleep 1; printf 'DY\n': quiet after "REA", which is no line yet.
+  auto made = OutputCondition::make("^REA$", "");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  CHECK_FALSE(c.feed("REA"));
+  CHECK_FALSE(c.on_quiet());
+  CHECK_FALSE(c.feed("DY\n"));
+  auto ready = OutputCondition::make("^READY$", "");
+  REQUIRE(ready.ok());
+  OutputCondition r = *ready;
+  CHECK_FALSE(r.feed("REA"));
+  CHECK_FALSE(r.on_quiet());
+  CHECK(r.feed("DY\n") == "READY");
+  // A word boundary at the partial line's end is not known either; one inside it is.
+  auto word = OutputCondition::make("\\bREA\\b", "");
+  REQUIRE(word.ok());
+  OutputCondition w = *word;
+  CHECK_FALSE(w.feed("REA"));
+  CHECK_FALSE(w.on_quiet());
+  CHECK(w.feed(" DY\n") == "REA DY");
+  // A prompt is matched by what it shows, `$` or not at the end of the alternative that holds.
+  auto prompt = OutputCondition::make("\\[y/N\\] $|Proceed\\?", "");
+  REQUIRE(prompt.ok());
+  OutputCondition p = *prompt;
+  CHECK_FALSE(p.feed("Proceed? [y/N] "));
+  CHECK(p.on_quiet() == "Proceed? [y/N] ");
+  // `$` anchored at the prompt's end waits for a real end.
+  auto anchored = OutputCondition::make("\\[y/N\\] $", "");
+  REQUIRE(anchored.ok());
+  OutputCondition a = *anchored;
+  CHECK_FALSE(a.feed("Proceed? [y/N] "));
+  CHECK_FALSE(a.on_quiet());
+  // The head of an overlong line goes on too: `$` never holds at the bound.
+  auto bound = OutputCondition::make("x$", "", 16);
+  REQUIRE(bound.ok());
+  OutputCondition b = *bound;
+  CHECK_FALSE(b.feed(std::string(40, 'x')));
+  CHECK_FALSE(b.feed("\n"));
+  CHECK(b.feed("ax\n") == "ax");
 }
 
 TEST_CASE("output condition: a bad regex is an error with the engine's message") {

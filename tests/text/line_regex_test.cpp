@@ -156,6 +156,33 @@ TEST_CASE("line regex: a table of patterns and lines") {
   }
 }
 
+TEST_CASE("line regex: at an open line's end (it may go on) $, \\b and \\B never hold") {
+  struct Row {
+    std::string_view pattern, line;
+    bool ended, open;
+  };
+  const Row rows[] = {
+      {"^REA$", "REA", true, false},
+      {"REA$|x", "REA", true, false},
+      {"REA$|^R", "REA", true, true},  // another alternative holds
+      {"^REA", "REA", true, true},
+      {"REA\\b", "REA", true, false},
+      {"REA\\b", "REA DY", true, true},  // a boundary inside the line is known
+      {"A\\B", "REA", false, false},
+      {"\\[y/N\\] $", "Proceed? [y/N] ", true, false},
+      {"\\[y/N\\] ", "Proceed? [y/N] ", true, true},
+      {"^$", "", true, false},
+      {"^", "", true, true},
+  };
+  for (const auto& row : rows) {
+    auto regex = LineRegex::compile(row.pattern);
+    REQUIRE(regex.ok());
+    INFO(row.pattern << " on " << row.line);
+    CHECK(regex->search(row.line) == row.ended);
+    CHECK(regex->search(row.line, LineRegex::Ending::open) == row.open);
+  }
+}
+
 TEST_CASE("line regex: patterns that make a backtracker exponential return, with the right answer") {
   std::string words;
   for (int i = 0; i < 40; ++i) words += (i ? " " : "") + std::string("word");

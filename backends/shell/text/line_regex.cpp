@@ -488,7 +488,7 @@ Result<LineRegex> LineRegex::compile(std::string_view pattern) {
   }
 }
 
-bool LineRegex::search(std::string_view line) const {
+bool LineRegex::search(std::string_view line, Ending ending) const {
   // The Pike VM: `now` holds every byte-reading state the program can be in before byte
   // `at` (each state once: a step costs at most the program's size), `next` after it. A
   // new start is added at every position: the match may begin anywhere. A state reached
@@ -502,6 +502,8 @@ bool LineRegex::search(std::string_view line) const {
   std::uint32_t generation = 1;
   const auto* bytes = reinterpret_cast<const unsigned char*>(line.data());
   const std::size_t size = line.size();
+  // An open line's end is no end of anything yet: the assertions that look past it fail there.
+  const bool open_end = ending == Ending::open;
 
   // Adds the states `pc` reaches at position `at` to `list`; true when one is the match.
   auto add = [&](std::vector<std::uint32_t>& list, std::uint32_t pc, std::size_t at) {
@@ -523,9 +525,13 @@ bool LineRegex::search(std::string_view line) const {
           stack.push_back(inst.x);
           break;
         case Op::line_start: if (at == 0) stack.push_back(s + 1); break;
-        case Op::line_end: if (at == size) stack.push_back(s + 1); break;
-        case Op::word_edge: if (word_before != word_after) stack.push_back(s + 1); break;
-        case Op::not_word_edge: if (word_before == word_after) stack.push_back(s + 1); break;
+        case Op::line_end: if (at == size && !open_end) stack.push_back(s + 1); break;
+        case Op::word_edge:
+          if (word_before != word_after && !(open_end && at == size)) stack.push_back(s + 1);
+          break;
+        case Op::not_word_edge:
+          if (word_before == word_after && !(open_end && at == size)) stack.push_back(s + 1);
+          break;
       }
     }
     return false;

@@ -40,8 +40,13 @@ class LineRegex {
   // The error's message says what was refused, without a prefix (the caller names its field).
   static Result<LineRegex> compile(std::string_view pattern);
 
+  // How `line` ends: `ended` by its line break, or `open`: it may go on (an unended last
+  // line, the head of an overlong one). `$` means a line's real end, and what follows an
+  // open line is not known yet, so `$`, `\b` and `\B` never hold at an open line's end:
+  // `^READY$` does not match the "REA" of a line still being written.
+  enum class Ending : std::uint8_t { ended, open };
   // Whether some substring of `line` matches.
-  bool search(std::string_view line) const;
+  bool search(std::string_view line, Ending ending = Ending::ended) const;
 
   std::size_t program_size() const noexcept { return program_.size(); }
 

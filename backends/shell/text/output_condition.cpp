@@ -128,12 +128,12 @@ void OutputCondition::cap_line() {
   line_.resize(utf8::prefix(line_, max_line_bytes_).size());
   cursor_ = std::min(cursor_, line_.size());
   overlong_ = true;
-  // An echo may be this long: it is judged at its end, from its head.
-  if (echo_next_ == echo_.size()) matches(line_);
+  // An echo may be this long: it is judged at its end, from its head. The head goes on.
+  if (echo_next_ == echo_.size()) matches(line_, LineRegex::Ending::open);
 }
 
-bool OutputCondition::matches(const std::string& line) {
-  if (!regex_.search(line)) return false;
+bool OutputCondition::matches(const std::string& line, LineRegex::Ending ending) {
+  if (!regex_.search(line, ending)) return false;
   match_ = line;
   return true;
 }
@@ -169,7 +169,7 @@ void OutputCondition::end_line() {
       return;
     }
   }
-  if (!tried) matches(line_);
+  if (!tried) matches(line_, LineRegex::Ending::ended);
   line_.clear();
   cursor_ = 0;
   overlong_ = false;
@@ -191,7 +191,7 @@ std::optional<std::string> OutputCondition::on_quiet() {
   if (match_ || quiet_tried_ || overlong_ || echo_next_ < echo_.size()) return std::nullopt;
   quiet_tried_ = true;
   if (trim_right(line_).empty()) return std::nullopt;
-  if (matches(line_)) return match_;
+  if (matches(line_, LineRegex::Ending::open)) return match_;
   return std::nullopt;
 }
 

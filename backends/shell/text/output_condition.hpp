@@ -19,6 +19,9 @@
 //   - A partial last line (a prompt such as "Proceed? [y/N] " that no '\n' ends) is
 //     matched only when the caller says output has been quiet (on_quiet()): matching it on
 //     every chunk would match half-written lines. Never while the echo is still pending.
+//     It may still go on (`printf 'REA'; sleep 1; printf 'DY\n'`), so it is matched as an
+//     open line (LineRegex::Ending::open): `$` (and `\b`, `\B`) never hold at its end.
+//     `^READY$` waits for the line's real end; `Proceed\? \[y/N\]` matches the prompt.
 //   - Lines are bounded: only a line's first max_line_bytes are kept. A line that reaches
 //     the bound is matched at once as it stands and the rest of it, up to its '\n', is
 //     skipped: a 10 MB line costs O(its bytes) and one match of max_line_bytes. A match
@@ -71,7 +74,7 @@ class OutputCondition {
   void edit(char c);
   // The current line ended: skipped as echo, or matched.
   void end_line();
-  bool matches(const std::string& line);
+  bool matches(const std::string& line, LineRegex::Ending ending);
   void cap_line();
 
   LineRegex regex_;
