@@ -36,6 +36,12 @@ SocketMasks::SocketMasks(std::vector<std::string> hidden, std::vector<std::strin
     : hidden_(std::move(hidden)), shown_again_(std::move(shown_again)), except_(std::move(except)),
       writable_(std::move(writable)) {}
 
+std::optional<SocketMasks::Identity> SocketMasks::socket_at(const std::string& path) {
+  struct statx st {};
+  if (!look(path, st) || !S_ISSOCK(st.stx_mode)) return std::nullopt;
+  return Identity{st.stx_dev_major, st.stx_dev_minor, st.stx_ino, st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec};
+}
+
 std::vector<std::string> SocketMasks::list() {
   // Taken before the listing: whatever bwrap makes for it is stamped no earlier (file times
   // come from the coarse clock).
@@ -43,10 +49,10 @@ std::vector<std::string> SocketMasks::list() {
   listed_.clear();
   std::vector<std::string> args;
   for (auto& path : visible_host_sockets(hidden_, shown_again_, except_)) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) < 0 || !S_ISSOCK(st.st_mode)) continue;  // gone already
+    const auto id = socket_at(path);
+    if (!id) continue;  // gone already
     args.insert(args.end(), {"--ro-bind", "/dev/null", path});
-    listed_.push_back({std::move(path), st.st_dev, st.st_ino});
+    listed_.push_back({std::move(path), *id});
   }
   return args;
 }
@@ -67,10 +73,7 @@ bool SocketMasks::gone_since(const std::string& said) const {
       named = end == said.size() || said[end] == ':' || said[end] == ' ' || said[end] == '\n';
     }
     if (!named) continue;
-    struct stat st {};
-    if (::lstat(l.path.c_str(), &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != l.dev || st.st_ino != l.ino) {
-      return true;
-    }
+    if (socket_at(l.path) != l.id) return true;
   }
   return false;
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,21 @@ class SocketMasks final : public LateMounts {
   std::vector<std::string> listed() const;
 
  private:
+  // A file system reuses a freed inode at once (ext4 its lowest free one): a socket bound
+  // again at the path may have the old one's number, but not its change time.
+  struct Identity {
+    unsigned dev_major = 0, dev_minor = 0;
+    unsigned long long ino = 0;
+    long long ctime_sec = 0;
+    unsigned ctime_nsec = 0;
+    bool operator==(const Identity&) const = default;
+  };
   struct Listed {
     std::string path;
-    dev_t dev = 0;
-    ino_t ino = 0;
+    Identity id;
   };
+  // The socket at `path` now, or nothing when there is none.
+  static std::optional<Identity> socket_at(const std::string& path);
   std::vector<std::string> hidden_, shown_again_, except_, writable_;
   std::vector<Listed> listed_;
   timespec listed_at_{};  // the coarse clock, as file times are stamped
