@@ -6,6 +6,7 @@
 #include <ev.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -421,4 +422,69 @@ TEST_CASE("job stop: an ended job's leftovers go (its `&`, its daemon); earlier 
   CHECK(alive(early));
   CHECK(alive(late));
   CHECK(alive(shell.pid()));
+}
+
+TEST_CASE("job stop: an ended job's window ends at the newest pid at its end, in its last tick too") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  shell.write("echo \"ready=1\"\n");
+  REQUIRE_FALSE(until_marker(shell, "ready=").empty());
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  spec.last_pid = dshpty::proc::newest_pid();
+  // The job started nothing; it ended here. A later command's `&` follows at once: its start
+  // is taken as the job's last tick, the case a tick cannot tell and the pid can.
+  spec.ended_last_pid = dshpty::proc::newest_pid();
+  shell.write("sleep 985 & echo \"late=$!\"\n");
+  pid_t late = std::atoi(until_marker(shell, "late=").c_str());
+  REQUIRE(late > 0);
+  spec.ended_ticks = start_ticks(late);
+  spec.group = 0;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopReport report = run_stop(spec, StopTimings{});
+  CHECK(report.stopped);
+  CHECK(report.signals.empty());
+  CHECK(std::find(report.found.begin(), report.found.end(), late) == report.found.end());
+  CHECK(alive(late));
+}
+
+TEST_CASE("job stop: an ended job's daemon that forks after the end and exits leaves its child to the stop") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  char dir[] = "/tmp/dshpty-stop-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/go";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  shell.write("echo \"ready=1\"\n");
+  REQUIRE_FALSE(until_marker(shell, "ready=").empty());
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  spec.last_pid = dshpty::proc::newest_pid();
+  // The job's line: a daemon in a session of its own, which forks its real work only once
+  // told (after the job ended) and exits, leaving that to the subreaper.
+  shell.write("( setsid sh -c 'echo \"dmn=$$\"; read x < " + fifo + "; sleep 984 & echo \"kid=$!\"' & )\n");
+  pid_t daemon = std::atoi(until_marker(shell, "dmn=").c_str());
+  REQUIRE(daemon > 0);
+  spec.ended_ticks = tick_after(start_ticks(daemon));
+  spec.ended_last_pid = dshpty::proc::newest_pid();
+  tick_after(spec.ended_ticks);
+  {
+    std::ofstream go(fifo);
+    go << "go\n";
+  }
+  pid_t kid = std::atoi(until_marker(shell, "kid=").c_str());
+  REQUIRE(kid > 0);
+  while (alive(daemon)) ::poll(nullptr, 0, 5);  // reaped by the fixture's subreaper; the test's guard bounds it
+  spec.group = 0;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopReport report = run_stop(spec, StopTimings{});
+  CHECK(report.stopped);
+  CHECK(report.remaining.empty());
+  CHECK(std::find(report.found.begin(), report.found.end(), kid) != report.found.end());
+  CHECK_FALSE(alive(kid));
+  CHECK(alive(shell.pid()));
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
 }
