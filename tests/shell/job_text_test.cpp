@@ -158,6 +158,16 @@ TEST_CASE("job log: a chunk wider than the window keeps its tail; cuts fall on c
   auto one = log.read(21, 1);
   REQUIRE(one.ok());
   CHECK(one->text == "\xE2\x82\xAC");
+  // An offset inside a character reads from the next one, the skipped bytes counted: the
+  // text and dropped_bytes always span offset..next_offset.
+  for (std::uint64_t inside : {22, 23, 25}) {
+    INFO(inside);
+    auto r = log.read(inside, 100);
+    REQUIRE(r.ok());
+    CHECK(r->dropped_bytes == (inside < 24 ? 24 : 27) - inside);
+    CHECK(r->text.size() + r->dropped_bytes == r->next_offset - inside);
+    CHECK(r->text == euros.substr(inside < 24 ? 24 : 27));
+  }
 }
 
 TEST_CASE("job log: an offset past the end or a zero max is refused") {

@@ -25,7 +25,10 @@ Result<JobRead> JobLog::read(std::uint64_t offset, std::size_t max_bytes) const 
     out.dropped_bytes = ring_.begin() - from;
     from = ring_.begin();
   } else {
+    // An offset inside a character (no read returned it) reads from the next one; the
+    // bytes skipped are counted, so delta + dropped_bytes always spans offset..next_offset.
     from = ring_.boundary_at_or_after(from);
+    out.dropped_bytes = from - offset;
   }
   std::uint64_t to = std::min<std::uint64_t>(ring_.end(), from + max_bytes);
   if (to < ring_.end()) {

@@ -38,7 +38,8 @@ class JobLog {
   // boundary (a character longer than max_bytes is given whole, so a reader always moves).
   // An offset behind the window reads from the oldest byte kept, with dropped_bytes saying
   // how many it missed. An offset inside a character (one no read returned) reads from the
-  // next character. INVALID_ARGUMENT for an offset past end() or a max_bytes of 0.
+  // next character, the bytes skipped counted in dropped_bytes too (text + dropped_bytes is
+  // always next_offset - offset). INVALID_ARGUMENT for an offset past end() or a max_bytes of 0.
   Result<JobRead> read(std::uint64_t offset, std::size_t max_bytes) const;
 
   std::uint64_t begin() const noexcept { return ring_.begin(); }  // the oldest byte kept
