@@ -2,6 +2,7 @@
 // process of the session's tree listens on, and a command that ends before either holds.
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,14 +30,26 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// Interrupts what runs and waits for the shell's prompt.
+// Interrupts what runs and waits for the shell's prompt. dash (sh) catches SIGINT when run
+// with -c: one that lands between two of its commands (the `echo ready` done, the
+// `sleep 60` not yet forked) is acted on only once the next command ends, and that command
+// never got it (seen: 7 of 25 runs on a loaded machine, a `sleep 60` running on and the
+// next send waiting for a prompt). A person presses C-c again; so does this, until the
+// group it reached is gone.
 void interrupt(ShellFixture& fx, BackendSession& session) {
-  bool signalled = false;
-  REQUIRE(session.signal(Signal::sigint, [&](Result<SignalResult>) { signalled = true; }).ok());
-  REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+  for (int round = 0; round < 5; ++round) {
+    bool signalled = false;
+    int group = 0;
+    REQUIRE(session.signal(Signal::sigint, [&](Result<SignalResult> r) {
+      signalled = true;
+      if (r) group = r->target_pgid;
+    }).ok());
+    REQUIRE(run_until(fx.loop(), [&] { return signalled; }));
+    if (group <= 0 || run_until(fx.loop(), [&] { return ::kill(-group, 0) != 0; }, 2s)) break;
+  }
   auto back = fx.send(session, request("", 30s, 30s));
   REQUIRE_MESSAGE(back, show(back));
-  CHECK(back->wait_reason == WaitReason::stdin_read);
+  CHECK_MESSAGE(back->wait_reason == WaitReason::stdin_read, show(back));
 }
 
 bool on_path(const std::string& program) {
