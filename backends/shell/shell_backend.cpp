@@ -229,7 +229,10 @@ class ShellBackend final : public Backend, public shell::LeavingBackend {
       // Limits: the helper makes the cgroups from these flags and fds (limits/cgroup_wire.hpp);
       // the fds stay open in the session's params until its launch.
       plan.argv.insert(plan.argv.begin() + 1, p.cgroup.helper_args.begin(), p.cgroup.helper_args.end());
-      if (p.sandbox.confined()) plan = shell::wrap_in_bwrap(plan, p.sandbox, p.cwd);
+      if (p.sandbox.confined()) {
+        p.sandbox.host_death_kills = p.cgroup.dirs.empty();
+        plan = shell::wrap_in_bwrap(plan, p.sandbox, p.cwd);
+      }
       for (const auto& dir : p.cgroup.dirs) plan.passed_fds.push_back(dir.get());
       p.open_channel = shell::local_channel_factory(shell::LocalLaunch{std::move(plan), p.rows, p.cols, p.argv.front(),
                                                                        p.cwd, std::move(p.cgroup.made)});

@@ -3,16 +3,20 @@
 `limits` may lower the operator's --limit-* but never raise them (INVALID_ARGUMENT naming
 limits.KIND); a fork loop under limits.pids 64 stops at the cap and the send result and
 `list` say limitHit pids, while a neighbour says nothing; the text face's open takes
---limit-pids and prints [limit: pids]. Close leaves no session cgroup. A machine where no
+--limit-pids and prints [limit: pids]. Close leaves no session cgroup, and neither does a
+host killed with SIGKILL (its helpers kill the trees and remove the cgroups), unconfined or
+confined. A machine where no
 cgroup can be made reports the cgroup cases skipped, with the reason.
 
 Usage: limits_e2e.py DSHPTY_REPL"""
 
+import os
+import shutil
 import sys
 import traceback
 
 import repl_harness
-from repl_harness import JsonRepl, check, run_text_script
+from repl_harness import JsonRepl, check, run_text_script, wait_gone
 from session_cgroups import SessionCgroups
 
 # The storm: bash retries a refused fork (1+2+4+8 s) before it gives the loop up; the
@@ -80,6 +84,75 @@ def test_json(path):
         check(not left, f"session cgroups left behind: {left}")
 
 
+def children_of(pid):
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            out += [int(c) for c in f.read().split()]
+    return out
+
+
+def writable_without_capabilities(directory):
+    st = os.stat(directory)
+    return bool(st.st_mode & 0o002 or (st.st_uid == os.geteuid() and st.st_mode & 0o200)
+                or (st.st_gid == os.getegid() and st.st_mode & 0o020))
+
+
+def test_host_killed(path, confined=False):
+    # No close and no shutdown: the host dies by SIGKILL with two limited sessions, one busy
+    # with background processes. Each helper sees its control socket close, kills its tree
+    # and, with no host left to do it, removes the session's cgroups before it exits (a
+    # confined session's helper too: it stays outside the sandbox).
+    if confined and not shutil.which("bwrap"):
+        print("SKIP (part): confined: bwrap is not installed", flush=True)
+        return SKIP
+    sandbox = ["--sandbox", "read-only"] if confined else []
+    repl = JsonRepl(path, ["--limit-pids", "64", "--limit-memory", str(1 << 29), *sandbox])
+    cgroups = SessionCgroups(repl.proc.pid)
+    try:
+        r = repl.call({"id": 1, "op": "open", "type": "shell", "name": "busy", "limits": {"pids": 20}})
+        if not r["ok"]:
+            print(f"SKIP: no cgroup can be made here: {r['error']['message']}", flush=True)
+            return SKIP
+        busy = r["result"]
+        check(bool(busy.get("confinement")) == confined, busy)
+        idle = repl.ok({"id": 2, "op": "open", "type": "shell", "name": "idle"})
+        sent = repl.ok({"id": 3, "op": "send", "sessionId": busy["sessionId"],
+                        "text": "for i in 1 2 3; do sleep 62 & done; echo started-$((6*7))"})
+        check("started-42" in sent["viewport"], sent)
+        check(cgroups.sessions() == 2, f"not two session cgroups under {cgroups.parents}")
+        helpers = children_of(repl.proc.pid)
+        check(len(helpers) == 2, f"not two helpers: {helpers}")
+        repl.proc.kill()
+        repl.proc.wait()
+        wait_gone(helpers + repl.pids, "the helpers of a killed host")
+        left = cgroups.present()
+        if confined:
+            # A confined helper has no capabilities: a parent only CAP_DAC_OVERRIDE may write
+            # (a root host in a hierarchy's root cgroup, mode 0555) keeps its empty cgroup.
+            kept = [c for c in left if not writable_without_capabilities(os.path.dirname(c))]
+            for c in kept:
+                with open(f"{c}/cgroup.procs") as f:
+                    check(not f.read().split(), f"{c} is not empty")
+                os.rmdir(c)
+            if kept:
+                print(f"SKIP (part): parents writable only with capabilities keep {kept}", flush=True)
+            left = [c for c in left if c not in kept]
+        check(not left, f"a killed host left {left}")
+        return 0
+    except Exception:
+        traceback.print_exc()
+        raise
+    finally:
+        repl.close()
+        left = cgroups.remove_left()
+        check(not left, f"session cgroups left behind: {left}")
+
+
+def test_host_killed_confined(path):
+    return test_host_killed(path, confined=True)
+
+
 def test_text(path):
     # The text face: the open flag, the send's and the list's [limit: pids].
     out = run_text_script(path, "open shell capped --limit-pids 64\nsend capped --timeout 140000 --idle 140000 " + STORM + "\nlist\n")
@@ -94,7 +167,7 @@ def test_text(path):
 if __name__ == "__main__":
     path = sys.argv[1]
     results = []
-    for test in (test_json, test_text):
+    for test in (test_json, test_host_killed, test_host_killed_confined, test_text):
         print(f"--- {test.__name__}", flush=True)
         results.append(test(path))
     if all(r == SKIP for r in results):

@@ -302,6 +302,46 @@ unsigned SessionCgroup::check() {
   return hits;
 }
 
+int SessionCgroup::remove_dirs() {
+  int first = 0;
+  for (int i = 0; i < ndirs_; ++i) {
+    const int dir = kCgroupFdBase + i;
+    // The directory's name is the last part of its fd's path (the path before it may be
+    // another mount namespace's, in a sandbox; the name is the directory's own).
+    char link[48] = "/proc/self/fd/";
+    format(link + std::strlen(link), dir);
+    char target[256];
+    const ssize_t n = ::readlink(link, target, sizeof target - 1);
+    int err = 0;
+    if (n <= 0 || n >= static_cast<ssize_t>(sizeof target - 1)) {
+      err = n < 0 ? errno : ENAMETOOLONG;
+    } else {
+      target[n] = '\0';
+      const char* name = std::strrchr(target, '/');
+      name = name ? name + 1 : target;
+      // The name's prefix is the host's ("dshpty-"): never anything else is removed.
+      const bool ours = std::strncmp(name, "dshpty-", 7) == 0;
+      const int parent = ours ? ::openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+      struct stat self {}, named {};
+      if (!ours) {
+        err = EINVAL;
+      } else if (parent < 0) {
+        err = errno;
+      } else if (::fstat(dir, &self) < 0 || ::fstatat(parent, name, &named, AT_SYMLINK_NOFOLLOW) < 0) {
+        err = errno;
+      } else if (self.st_dev != named.st_dev || self.st_ino != named.st_ino) {
+        err = ESTALE;  // the name holds another directory now: not ours
+      } else if (::unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+        err = errno;
+      }
+      if (parent >= 0) ::close(parent);
+    }
+    if (err && !first) first = err;
+  }
+  release();
+  return first;
+}
+
 int SessionCgroup::release() {
   for (int* fd : {&inotify_, &oom_eventfd_, &pids_events_, &memory_events_}) {
     if (*fd >= 0) ::close(*fd);

@@ -3,8 +3,8 @@
 // limits/cgroup_wire.hpp); the helper writes the limits, moves the shell in before it
 // execs and watches the limit events the kernel signals. System calls only (the helper's
 // local face has no C++ runtime in its path); every fd CLOEXEC; each failure returns the
-// errno and the step. The host removes the directories once the tree is proven gone: a
-// confined helper has no capability left to write the parent directory.
+// errno and the step. The host removes the directories once the tree is proven gone; when
+// the host is gone first (killed), the helper removes them itself (remove_dirs()).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +52,11 @@ class SessionCgroup {
   unsigned check();
   // Closes every fd of the cgroups (the tree is gone; the host removes them). 0.
   int release();
+  // With no host left to do it (it died): removes each session directory (empty now: the
+  // tree is reaped) through its own fd, by its parent ("..") and its name, and only while
+  // that name still holds the same directory. Then release(). Best effort: the first
+  // errno, 0 when every directory went.
+  int remove_dirs();
 
  private:
   enum class Kind : std::int8_t { pids, memory, cpu, v2 };

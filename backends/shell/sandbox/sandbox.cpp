@@ -480,8 +480,9 @@ LaunchPlan wrap_in_bwrap(const LaunchPlan& direct, const SandboxSpec& spec,
   // the supervisor); --die-with-parent: the host's death SIGKILLs the supervisor, and with
   // it, by the kernel, every process in the namespace. --unshare-ipc: the host's System V
   // and POSIX message queues, semaphores and shared memory are rendezvous too.
-  a.insert(a.end(), {"--unshare-pid", "--unshare-ipc", "--as-pid-1", "--die-with-parent",
-                     "--new-session", "--ro-bind", "/", "/"});
+  a.insert(a.end(), {"--unshare-pid", "--unshare-ipc", "--as-pid-1"});
+  if (spec.host_death_kills) a.push_back("--die-with-parent");
+  a.insert(a.end(), {"--new-session", "--ro-bind", "/", "/"});
   // No capabilities inside, whoever the host is: bwrap run by root otherwise keeps them all
   // in the session's user namespace (which maps uid 0 to the host's root).
   a.insert(a.end(), {"--cap-drop", "ALL"});

@@ -48,6 +48,11 @@ struct SandboxSpec {
   std::string record_dir;                       // ShellConfig::record_dir: masked, every owner's
   std::shared_ptr<const std::string> seccomp_program;     // the backend's filter (BPF)
   std::size_t tmpfs_bytes = 0;                  // each tmpfs's size; 0: unsized (setuid bwrap)
+  // --die-with-parent: the host's death SIGKILLs the helper and, with it, the namespace.
+  // false for a session with cgroups: its helper ends the tree when its control socket
+  // closes, as an unconfined one does, and removes the cgroups, which a SIGKILLed helper
+  // would leave behind.
+  bool host_death_kills = true;
 
   // Resolved by check_sandbox, on the host, before the argv is built:
   std::string bwrap;                            // the resolved bwrap path

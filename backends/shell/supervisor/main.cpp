@@ -65,11 +65,14 @@ std::int64_t now_ms() {
 // Best effort: a message to a stderr that is gone has nowhere else to go.
 void write_stderr(const char* text) { (void)dshpty::proc::write_all(2, text); }
 
-void send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
+// False when the host is gone (EPIPE, ECONNRESET): then nobody is listening and the kill
+// goes on anyway.
+bool send_message(proto::Type type, std::int32_t a = 0, std::int32_t b = 0) {
   proto::ControlMessage msg{type, a, b};
-  // The host may be gone (EPIPE): then nobody is listening and the kill goes on anyway.
-  while (::send(proto::kSocketFd, &msg, sizeof msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  ssize_t n;
+  while ((n = ::send(proto::kSocketFd, &msg, sizeof msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
+  return n >= 0 || (errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN);
 }
 
 [[noreturn]] void child_fail(int pipe_fd, std::int32_t stage) {
@@ -271,9 +274,14 @@ struct Supervisor {
       reap_all();
       if (phase != Phase::running && !have_children) {
         dshpty::supervisor::remove_integration();
-        // The tree is reaped: the host removes the (empty) cgroups, a second proof of it.
-        cgroup.release();
-        send_message(proto::Type::quiescent);
+        // The tree is reaped: the host removes the (empty) cgroups, a second proof of it;
+        // a host that died (its socket closed, or the quiescence has nobody to hear it)
+        // removes nothing, so this helper does, or they would stay for good.
+        if (!send_message(proto::Type::quiescent) || !socket_open) {
+          cgroup.remove_dirs();
+        } else {
+          cgroup.release();
+        }
         _exit(0);
       }
       std::int64_t now = now_ms();
