@@ -5,7 +5,9 @@ limits.KIND); a fork loop under limits.pids 64 stops at the cap and the send res
 `list` say limitHit pids, while a neighbour says nothing; the text face's open takes
 --limit-pids and prints [limit: pids]. Close leaves no session cgroup, and neither does a
 host killed with SIGKILL (its helpers kill the trees and remove the cgroups), unconfined or
-confined. A machine where no
+confined. A confined session under limits.memory that fills its /dev/shm past the limit is ended by the OOM
+killer, the send and `list` say so (SIGKILL, limitHit memory), and nothing of what it wrote
+is left on the host. A machine where no
 cgroup can be made reports the cgroup cases skipped, with the reason.
 
 Usage: limits_e2e.py DSHPTY_REPL"""
@@ -153,6 +155,54 @@ def test_host_killed_confined(path):
     return test_host_killed(path, confined=True)
 
 
+def test_tmpfs(path):
+    # A confined session's /dev/shm is a tmpfs of its own, charged to its memory limit: a
+    # write past the limit ends the session by the OOM killer (tmpfs pages cannot be given
+    # back without swap), the send says why (session_exit, SIGKILL, limitHit memory), and
+    # what it wrote is gone with its sandbox: nothing of it on the host, no process left.
+    if not shutil.which("bwrap"):
+        print("SKIP (part): tmpfs: bwrap is not installed", flush=True)
+        return SKIP
+    repl = JsonRepl(path, ["--sandbox", "read-only", "--limit-memory", str(1 << 30)])
+    cgroups = SessionCgroups(repl.proc.pid)
+    marker = "dshpty-shm-fill-" + os.urandom(4).hex()
+    try:
+        r = repl.call({"id": 1, "op": "open", "type": "shell", "name": "shm",
+                       "limits": {"memory": 64 << 20}})
+        if not r["ok"]:
+            print(f"SKIP: no confined limited session here: {r['error']['message']}", flush=True)
+            return SKIP
+        shm = r["result"]
+        check(shm.get("confinement"), shm)
+        sent = repl.ok({"id": 2, "op": "send", "sessionId": shm["sessionId"], "timeoutMs": 120000,
+                        "text": f"head -c {128 << 20} /dev/zero > /dev/shm/{marker}; echo rc=$?"})
+        if "No space left on device" in sent["viewport"]:
+            print("SKIP: the sandbox's tmpfs (a tenth of this machine's RAM) is below 128 MiB", flush=True)
+            return SKIP
+        killed = {"kind": "exited", "exitCode": None, "signal": "SIGKILL"}
+        check(sent["waitReason"] == "session_exit" and sent["sessionStatus"] == killed, sent)
+        check(sent.get("limitHit") == {"kind": "memory"}, sent)
+        listed = {s["name"]: s for s in repl.ok({"id": 3, "op": "list"})["sessions"]}
+        check(listed["shm"]["status"] == killed and listed["shm"].get("limitHit") == {"kind": "memory"}, listed)
+        left = [n for n in os.listdir("/dev/shm") if n.startswith(marker)]
+        check(not left, f"the session's file is in the host's /dev/shm: {left}")
+        wait_gone(repl.pids, "the session's processes")
+        repl.ok({"id": 4, "op": "shutdown"})
+        check(repl.wait_exit() == 0, "exit status")
+        check(not cgroups.present(), f"shutdown left {cgroups.present()}")
+        return 0
+    except Exception:
+        traceback.print_exc()
+        raise
+    finally:
+        repl.close()
+        for name in os.listdir("/dev/shm"):
+            if name.startswith(marker):
+                os.unlink(f"/dev/shm/{name}")
+        left = cgroups.remove_left()
+        check(not left, f"session cgroups left behind: {left}")
+
+
 def test_text(path):
     # The text face: the open flag, the send's and the list's [limit: pids].
     out = run_text_script(path, "open shell capped --limit-pids 64\nsend capped --timeout 140000 --idle 140000 " + STORM + "\nlist\n")
@@ -167,7 +217,7 @@ def test_text(path):
 if __name__ == "__main__":
     path = sys.argv[1]
     results = []
-    for test in (test_json, test_host_killed, test_host_killed_confined, test_text):
+    for test in (test_json, test_host_killed, test_host_killed_confined, test_tmpfs, test_text):
         print(f"--- {test.__name__}", flush=True)
         results.append(test(path))
     if all(r == SKIP for r in results):
