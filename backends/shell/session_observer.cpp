@@ -32,17 +32,35 @@ bool ShellSession::input_hidden_now() const {
          channel_->foreground_group() == *shell_pid_;
 }
 
+bool ShellSession::input_relayed_now() {
+  // Through a relay the terminal is raw with echo off (the relay's mode) whatever the far
+  // side reads: a far `read -s` looks like any far prompt, so nothing typed through a relay
+  // is shown. The evidence is the send's: the group in front seen relaying (note_relay),
+  // else a look now of the stdin probe at a group in front that is not the shell.
+  if (!channel_ || channel_->output_ended() || shell_owns_terminal()) return false;
+  const pid_t front = channel_->foreground_group();
+  if (front <= 0) return false;
+  if (front == relay_group_) return true;
+  if (!channel_->proves_readers() || channel_->foreground_reading()) return false;
+  return channel_->foreground_relays_input();
+}
+
+InputShown ShellSession::input_shown_now() {
+  if (input_hidden_now()) return InputShown::hidden;
+  return input_relayed_now() ? InputShown::relayed : InputShown::shown;
+}
+
 void ShellSession::note_input(std::string_view bytes) {
-  const bool hidden = input_hidden_now();
-  tell_observers([bytes, hidden](SessionObserver& o) { o.on_input(bytes, hidden); });
+  const InputShown shown = input_shown_now();
+  tell_observers([bytes, shown](SessionObserver& o) { o.on_input(bytes, shown); });
 }
 
 void ShellSession::note_send(const SendState& send, std::string_view text) {
-  const bool hidden = input_hidden_now();
-  const SendNote note{.text = text, .keys = send.key_names, .hidden = hidden};
-  tell_observers([&note, &send, hidden](SessionObserver& o) {
+  const InputShown shown = input_shown_now();
+  const SendNote note{.text = text, .keys = send.key_names, .shown = shown};
+  tell_observers([&note, &send, shown](SessionObserver& o) {
     o.on_send(note);
-    o.on_input(send.bytes, hidden);
+    o.on_input(send.bytes, shown);
   });
 }
 

@@ -216,6 +216,10 @@ class ShellSession final : public BackendSession,
   void tell_observers(Tell tell);
   // Whether input written now goes to a reader with echo off (a password prompt).
   bool input_hidden_now() const;
+  // Whether the foreground relays the terminal's input to a far side (session_observer.cpp),
+  // and so what observers may show of input written now.
+  bool input_relayed_now();
+  InputShown input_shown_now();
   void note_input(std::string_view bytes);
   void note_send(const SendState& send, std::string_view text);
   void end_observers();

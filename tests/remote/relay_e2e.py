@@ -9,6 +9,8 @@ the stdin probe. Through the real dshpty-repl --json:
           early, get their output; a far `read x` (what cannot be told) settles by quiet
           too, and the answer reaches it; `touch X; exit` runs on the far side and ends
           ssh: back at the shell's prompt, X made, lineState relayed (never swallowed).
+          The session is recorded: a password typed at a far `read -rs` is nowhere in the
+          file, its marker and input event read "[input through a relay]".
   local   `script -q -c`, a python `select([stdin], [], [], 0.5)` loop and a python PTY relay
           (what apt does with dpkg) run to their end; the positive controls `read x` and
           python `input()` still settle stdin_read (evidence stdin_probe); a cancel through
@@ -141,7 +143,8 @@ def case_ssh():
         server = SshServer().start()
     except Skip as why:
         skip(str(why))
-    face = Face()
+    record_dir = tempfile.mkdtemp(prefix="dshpty-relay-casts-")
+    face = Face(["--record-dir", record_dir])
     try:
         session = face.open()
         argv = server.ssh_argv()
@@ -161,11 +164,22 @@ def case_ssh():
         asked = face.send(session, "read -p 'far-question? ' x; echo far-answer-$x")
         expect_relay_output(asked, "far-question?", "far read")
         expect_relay_output(face.send(session, "yes"), "far-answer-yes", "the answer")
+        # A far password: the local terminal is raw under ssh, its echo-off unseen; the
+        # recording shows nothing typed through the relay.
+        secret = "FarS3cret-" + os.urandom(4).hex()
+        expect_relay_output(face.send(session, "read -rs -p 'FarPassword: ' pw; echo; echo far-${#pw}-chars"),
+                            "FarPassword:", "far read -s")
+        expect_relay_output(face.send(session, secret), f"far-{len(secret)}-chars", "the far password")
+        cast = open(os.path.join(record_dir, os.listdir(record_dir)[0]), encoding="utf-8").read()
+        check(secret not in cast, "the far password is in the recording")
+        check(cast.count('"m", "[input through a relay]"') >= 2 and '"i", "[input through a relay]"' in cast,
+              "the relay's input is not marked in the recording")
         relayed_exit(face, session, "ssh")
         positive_controls(face, session)
     finally:
         face.close()
         server.stop()
+        shutil.rmtree(record_dir, ignore_errors=True)
 
 
 def case_local():

@@ -9,7 +9,8 @@ a 1 MiB cap cuts the file with a last marker saying so; a full disk (a small tmp
 can be mounted) fails the recording, never the session; a lingering session taken over is
 recorded on in the new host's file; a lingering session whose host is killed (SIGKILL) mid-output
 goes on in the same file, written by its helper while no host holds it, in order, until a host
-takes it over, and the file plays.
+takes it over, and the file plays. A password typed through a relay (`script`) at a far `read -s`
+is recorded as "[input through a relay]" in its marker and input event, never in clear.
 
 Usage: record_e2e.py DSHPTY_REPL"""
 
@@ -367,6 +368,39 @@ def across_a_host_death(repl_path, record_dir, state_dir):
         if pid:
             kill_quietly([pid])
 
+def through_a_relay(repl_path, record_dir, state_dir):
+    # Under a relay the terminal is raw with echo off whatever the far side reads: the far
+    # `read -s` cannot be seen, so nothing typed through the relay is recorded.
+    script = shutil.which("script")
+    if not script:
+        print("SKIP (part): through a relay: script is not installed (util-linux)", flush=True)
+        return
+    secret = "FarS3cret-" + os.urandom(4).hex()
+    repl = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "relay"})
+        sid, path = opened["sessionId"], opened["recording"]["path"]
+        repl.ok({"id": 2, "op": "send", "sessionId": sid, "text": "script -q /dev/null"})
+        prompt = repl.ok({"id": 3, "op": "send", "sessionId": sid,
+                          "text": "read -rs -p 'FarPassword: ' pw; echo; echo far-${#pw}-chars"})
+        check("FarPassword:" in prompt["viewport"], prompt)
+        answered = repl.ok({"id": 4, "op": "send", "sessionId": sid, "text": secret})
+        check(f"far-{len(secret)}-chars" in answered["viewport"], answered)
+        repl.ok({"id": 5, "op": "close", "sessionId": sid})
+        data, _, events = read_cast(path)
+        check(repl.ok({"id": 6, "op": "shutdown"}) == {}, "shutdown")
+        check(repl.wait_exit() == 0, "exit status")
+        wait_gone(repl.pids, "shutdown")
+    finally:
+        repl.close()
+    check(secret.encode() not in data, "the password typed through the relay is in the recording")
+    markers = [e[2] for e in events if e[1] == "m"]
+    check(markers[0] == "script -q /dev/null" and markers[1:] == ["[input through a relay]"] * 2, markers)
+    inputs = [e[2] for e in events if e[1] == "i"]
+    check(inputs[1:] == ["[input through a relay]"] * 2, inputs)
+    output = "".join(e[2] for e in events if e[1] == "o")
+    check(f"far-{len(secret)}-chars" in output, "the far side's output is recorded")
+
 
 if __name__ == "__main__":
     repl_path = sys.argv[1]
@@ -391,5 +425,7 @@ if __name__ == "__main__":
         across_a_take_over(repl_path, record_dir, state_dir)
         print("--- a lingering session whose host is killed", flush=True)
         across_a_host_death(repl_path, record_dir, state_dir)
+        print("--- a password typed through a relay", flush=True)
+        through_a_relay(repl_path, record_dir, state_dir)
     finally:
         shutil.rmtree(top, ignore_errors=True)

@@ -140,7 +140,8 @@ TEST_CASE("send markers: text, keys, hidden input, check-in") {
   CHECK(send_marker({.text = "echo hi"}) == "echo hi");
   CHECK(send_marker({.keys = keys}) == "keys: Escape : q Enter");
   CHECK(send_marker({.text = "ls", .keys = std::span(keys, 1)}) == "ls keys: Escape");
-  CHECK(send_marker({.text = "s3cret", .hidden = true}) == "[hidden input]");
+  CHECK(send_marker({.text = "s3cret", .shown = InputShown::hidden}) == "[hidden input]");
+  CHECK(send_marker({.text = "s3cret", .shown = InputShown::relayed}) == "[input through a relay]");
   CHECK(send_marker({.check_in = true}) == "[check-in]");
 }
 
@@ -223,9 +224,10 @@ TEST_CASE("the recorder: events in order, the cap cuts with a marker, the end fl
   {
     Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 4096);
     r.on_send({.text = "echo hi"});
-    r.on_input("echo hi\r", false);
+    r.on_input("echo hi\r", InputShown::shown);
     r.on_output("hi\r\n");
-    r.on_input("pw\r", true);
+    r.on_input("pw\r", InputShown::hidden);
+    r.on_input("farpw\r", InputShown::relayed);
     r.on_resize(30, 100);
     drain(loop);
     CHECK(r.state().state == RecordingState::recording);
@@ -241,6 +243,7 @@ TEST_CASE("the recorder: events in order, the cap cuts with a marker, the end fl
   CHECK(data.find("[0.000000, \"m\", \"echo hi\"]\n") != std::string::npos);
   CHECK(data.find("\"i\", \"[hidden input]\"") != std::string::npos);
   CHECK(data.find("pw") == std::string::npos);
+  CHECK(data.find("\"i\", \"[input through a relay]\"") != std::string::npos);
   CHECK(data.find("\"r\", \"100x30\"") != std::string::npos);
   CHECK(data.find("after the cut") == std::string::npos);
   CHECK(data.ends_with("\"m\", \"[recording cut: it reached record_max_bytes (4096 bytes)]\"]\n"));
@@ -347,12 +350,12 @@ TEST_CASE("the nonce typed back by a client never reaches the file: input and ma
   {
     Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 1 << 20, secret);
     r.on_send({.text = "echo typed " + secret});
-    r.on_input("echo typed " + secret + "\r", false);
+    r.on_input("echo typed " + secret + "\r", InputShown::shown);
     r.on_output("typed E588EDEECD6C563B\r\n");  // ${__dshpty_nonce^^}
     // Typed a key at a time: split across writes.
-    for (char c : secret) r.on_input(std::string(1, c), false);
-    r.on_input("\r", false);
-    r.on_input(secret.substr(0, 5), false);  // a start of it, then the session ends
+    for (char c : secret) r.on_input(std::string(1, c), InputShown::shown);
+    r.on_input("\r", InputShown::shown);
+    r.on_input(secret.substr(0, 5), InputShown::shown);  // a start of it, then the session ends
     r.on_session_end();
   }
   const std::string data = slurp(path);

@@ -9,7 +9,8 @@
 namespace dshpty::shell::record {
 
 std::string send_marker(const SendNote& note) {
-  if (note.hidden) return std::string(kHiddenInput);
+  if (note.shown == InputShown::hidden) return std::string(kHiddenInput);
+  if (note.shown == InputShown::relayed) return std::string(kRelayedInput);
   if (note.check_in) return "[check-in]";
   std::string out(note.text);
   if (!note.keys.empty()) {
@@ -98,12 +99,16 @@ void Recorder::on_output(std::string_view raw) {
   if (!clean.empty()) add('o', clean);
 }
 
-void Recorder::on_input(std::string_view bytes, bool hidden) {
+void Recorder::on_input(std::string_view bytes, InputShown shown) {
   if (info_.state != RecordingState::recording || bytes.empty()) return;
-  if (hidden) {
-    add('i', kHiddenInput);
-    return;
+  if (shown != InputShown::shown) {
+    add('i', shown == InputShown::hidden ? kHiddenInput : kRelayedInput);
+  } else {
+    input(bytes);
   }
+}
+
+void Recorder::input(std::string_view bytes) {
   // The nonce is shown to a client that asks the shell for it (`echo $__dshpty_nonce`): what
   // the client types back is cut as the output is.
   std::string kept;

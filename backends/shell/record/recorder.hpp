@@ -36,9 +36,11 @@ namespace dshpty::shell::record {
 
 // What a marker and an input event show instead of what was typed to a reader with echo off.
 inline constexpr std::string_view kHiddenInput = "[hidden input]";
+// ... and instead of what was typed through a relay (ssh, script) to a far side.
+inline constexpr std::string_view kRelayedInput = "[input through a relay]";
 
 // The `m` marker of a send: its text, then its keys' names ("keys: Escape : q Enter"), or
-// kHiddenInput, or "[check-in]".
+// kHiddenInput, or kRelayedInput, or "[check-in]".
 std::string send_marker(const SendNote& note);
 
 class Recorder final : public SessionObserver {
@@ -52,7 +54,7 @@ class Recorder final : public SessionObserver {
   Recorder& operator=(const Recorder&) = delete;
 
   void on_output(std::string_view raw) override;
-  void on_input(std::string_view bytes, bool hidden) override;
+  void on_input(std::string_view bytes, InputShown shown) override;
   void on_send(const SendNote& note) override;
   void on_resize(unsigned rows, unsigned cols) override;
   void on_session_end() override;
@@ -84,6 +86,7 @@ class Recorder final : public SessionObserver {
 
  private:
   void add(char code, std::string_view data);
+  void input(std::string_view bytes);  // shown input: the nonce cut out, whole characters
   bool write_pending();  // false once failed
   void fail(std::string why);
   void stop_io();
