@@ -614,6 +614,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   result.wait_reason = reason;
   result.session_status = status();
   if (emulator_.alternate()) result.screen = emulator_.snapshot();
+  if (!observers_.empty()) tell_observers([](SessionObserver& o) { o.on_shown(); });
   deferred_.post([done = std::move(send->done), result = std::move(result)]() mutable {
     done(std::move(result));
   });

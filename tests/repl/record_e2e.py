@@ -9,7 +9,8 @@ a 1 MiB cap cuts the file with a last marker saying so; a full disk (a small tmp
 can be mounted) fails the recording, never the session; a lingering session taken over is
 recorded on in the new host's file; a lingering session whose host is killed (SIGKILL) mid-output
 goes on in the same file, written by its helper while no host holds it, in order, until a host
-takes it over, and the file plays. A password typed through a relay (`script`) at a far `read -s`
+takes it over, and the file plays. A host killed (SIGKILL) the moment a send's result reached
+its client leaves that result's output in the file. A password typed through a relay (`script`) at a far `read -s`
 is recorded as "[input through a relay]" in its marker and input event, never in clear.
 
 Usage: record_e2e.py DSHPTY_REPL"""
@@ -368,6 +369,28 @@ def across_a_host_death(repl_path, record_dir, state_dir):
         if pid:
             kill_quietly([pid])
 
+def killed_after_a_result(repl_path, record_dir, state_dir):
+    """A host killed (SIGKILL) the moment a send's result reached its client: what the result
+    showed is in the file (written before the answer), and so is the send's marker."""
+    repl = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "killed"})
+        path = opened["recording"]["path"]
+        sent = repl.ok({"id": 2, "op": "send", "sessionId": opened["sessionId"],
+                        "text": "echo last-words-$((6*7))"})
+        repl.proc.kill()  # at once: no loop iteration of the host after its answer
+        repl.proc.wait()
+        check("last-words-42" in sent["viewport"], sent)
+        _, _, events = read_cast(path)
+        markers = [e[2] for e in events if e[1] == "m"]
+        check(markers == ["echo last-words-$((6*7))"], markers)
+        output = "".join(e[2] for e in events if e[1] == "o")
+        check("last-words-42" in output, f"the output the result showed is not in the file: {events}")
+        wait_gone(repl.pids, "the session of a killed host")
+    finally:
+        repl.close()
+
+
 def through_a_relay(repl_path, record_dir, state_dir):
     # Under a relay the terminal is raw with echo off whatever the far side reads: the far
     # `read -s` cannot be seen, so nothing typed through the relay is recorded.
@@ -425,6 +448,8 @@ if __name__ == "__main__":
         across_a_take_over(repl_path, record_dir, state_dir)
         print("--- a lingering session whose host is killed", flush=True)
         across_a_host_death(repl_path, record_dir, state_dir)
+        print("--- a host killed right after a result", flush=True)
+        killed_after_a_result(repl_path, record_dir, state_dir)
         print("--- a password typed through a relay", flush=True)
         through_a_relay(repl_path, record_dir, state_dir)
     finally:

@@ -145,6 +145,37 @@ TEST_CASE("send markers: text, keys, hidden input, check-in") {
   CHECK(send_marker({.check_in = true}) == "[check-in]");
 }
 
+TEST_CASE("the recorder: a send's input and a shown result are in the file at once") {
+  // A host killed right after a send leaves what it typed in the file: no loop iteration
+  // runs between the notes and the write to the terminal.
+  TempDir dir;
+  struct ev_loop* loop = ev_loop_new(EVFLAG_AUTO);
+  auto file = create_recording_file(dir.path, "o", "pty-1", 0);
+  REQUIRE(file);
+  const std::string path = file->path;
+  {
+    Recorder r(loop, std::move(*file), CastHeader{.title = "t"}, 1 << 20);
+    r.on_output("before\r\n");
+    r.on_send({.text = "echo last-words"});
+    r.on_input("echo last-words\r", InputShown::shown);
+    const std::string data = slurp(path);
+    CHECK(data.find("\"o\", \"before\\r\\n\"") != std::string::npos);
+    CHECK(data.find("\"m\", \"echo last-words\"]\n") != std::string::npos);
+    CHECK(data.ends_with("\"i\", \"echo last-words\\r\"]\n"));
+    CHECK(r.state().bytes == data.size());
+    // Output alone still waits for the loop (batched)...
+    r.on_output("after\r\n");
+    CHECK(slurp(path) == data);
+    // ... until a result shows it: then it is in the file before the answer goes out.
+    r.on_shown();
+    CHECK(slurp(path).ends_with("\"o\", \"after\\r\\n\"]\n"));
+    r.on_output("later\r\n");
+    drain(loop);
+    CHECK(slurp(path).ends_with("\"o\", \"later\\r\\n\"]\n"));
+  }
+  ev_loop_destroy(loop);
+}
+
 TEST_CASE("file names: sanitized parts, no directory escapes") {
   CHECK(sanitize_name_part("../etc/passwd") == "_._etc_passwd");
   CHECK(sanitize_name_part("") == "_");

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
+
 namespace dshpty::shell::record {
 
 std::string send_marker(const SendNote& note) {
@@ -100,12 +102,22 @@ void Recorder::on_output(std::string_view raw) {
 }
 
 void Recorder::on_input(std::string_view bytes, InputShown shown) {
-  if (info_.state != RecordingState::recording || bytes.empty()) return;
-  if (shown != InputShown::shown) {
-    add('i', shown == InputShown::hidden ? kHiddenInput : kRelayedInput);
-  } else {
-    input(bytes);
+  const bool flush = std::exchange(send_input_next_, false);
+  if (info_.state == RecordingState::recording && !bytes.empty()) {
+    if (shown != InputShown::shown) {
+      add('i', shown == InputShown::hidden ? kHiddenInput : kRelayedInput);
+    } else {
+      input(bytes);
+    }
   }
+  if (flush) flush_now();
+}
+
+void Recorder::on_shown() { flush_now(); }
+
+void Recorder::flush_now() {
+  if (info_.state == RecordingState::failed || fd_.get() < 0) return;
+  if (write_pending() && pending_.empty()) stop_io();
 }
 
 void Recorder::input(std::string_view bytes) {
@@ -125,6 +137,7 @@ void Recorder::on_send(const SendNote& note) {
   clean.feed(SecretScrub::scrubbed(secret_, send_marker(note)), words);
   clean.finish(words);
   add('m', words);
+  send_input_next_ = !note.check_in;
 }
 
 void Recorder::mark(std::string_view words) {

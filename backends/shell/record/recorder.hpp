@@ -4,7 +4,12 @@
 // writable (an ev_io, which for a regular file means the next loop iteration), at most
 // kFlushDelay after its first event or at once when kWriteSoonBytes wait: a send's few
 // events then cost no system call of their own (a write and libev's epoll_ctl calls per
-// event were 10% of a send's round trip), and a flood's are written in large pieces.
+// event were 10% of a send's round trip), and a flood's are written in large pieces. Two
+// moments are written at once (with all that waits before them): a send's marker and input,
+// when its input is noted, before it reaches the terminal; and a send's result, before it
+// is answered (on_shown). A host killed (SIGKILL) then leaves in the file what it typed and
+// all its client was shown; only output no result showed yet may be missing, 50 ms at most
+// (two writes a send instead of one).
 //
 // Its life, in RecordingState: recording -> cut (record_max_bytes reached: one last marker
 // says so, nothing more is recorded) or failed (a write failed, e.g. ENOSPC, or the buffer
@@ -56,6 +61,7 @@ class Recorder final : public SessionObserver {
   void on_output(std::string_view raw) override;
   void on_input(std::string_view bytes, InputShown shown) override;
   void on_send(const SendNote& note) override;
+  void on_shown() override;
   void on_resize(unsigned rows, unsigned cols) override;
   void on_session_end() override;
 
@@ -88,6 +94,7 @@ class Recorder final : public SessionObserver {
   void add(char code, std::string_view data);
   void input(std::string_view bytes);  // shown input: the nonce cut out, whole characters
   bool write_pending();  // false once failed
+  void flush_now();      // what waits, written now (a send's input, a result shown)
   void fail(std::string why);
   void stop_io();
   double elapsed();
@@ -120,6 +127,7 @@ class Recorder final : public SessionObserver {
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   bool remove_unless_kept_ = false;
+  bool send_input_next_ = false;  // on_send was told: its on_input writes the buffer
 };
 
 }  // namespace dshpty::shell::record
