@@ -233,6 +233,21 @@ TEST_CASE("line regex: what a linear engine cannot do is refused by name") {
   CHECK(contains(refusal("a\\"), "cannot end with"));
 }
 
+TEST_CASE("line regex: a class holds only ASCII, so [✓✗] never matches an em dash") {
+  // A class matches one byte: a multi-byte character in it would be its bytes, each.
+  for (const char* p : {"status: [\u2713\u2717]", "status: [ââ]", "[Ã©]", "[\u00e9]",
+                        "[a-\u00ff]", "[\xe9]", "[^Ã©]"}) {
+    CAPTURE(p);
+    CHECK(contains(refusal(p), "a class holds only ASCII characters"));
+    CHECK(contains(refusal(p), "(?:"));
+  }
+  // What to write instead, and ASCII classes beside UTF-8 text, still work.
+  CHECK(search("status: (?:â|â)", "status: â done"));
+  CHECK_FALSE(search("status: (?:â|â)", "status: â pending"));
+  CHECK(search("cafÃ© [0-9]", "cafÃ© 7"));
+  CHECK(search("[\x7f]", "\x7f"));
+}
+
 TEST_CASE("line regex: compile is bounded: counts, expansion, length, nesting") {
   CHECK(contains(refusal("a{1001}"), "a repeat count over 1000"));
   CHECK(contains(refusal("a{99999999999999999999}"), "a repeat count over 1000"));

@@ -390,9 +390,11 @@ class LineRegexCompiler {
         break;
       }
       Escape lo = class_atom();
+      ascii_only(lo, start);
       if (peek() == '-' && has(1) && peek(1) != ']') {
         ++i_;
         Escape hi = class_atom();
+        ascii_only(hi, start);
         if (lo.set || hi.set || lo.bytes.size() != 1 || hi.bytes.size() != 1)
           refuse("a range in a class needs a single character at each end (offset " + std::to_string(start) + ")");
         const auto a = static_cast<unsigned char>(lo.bytes[0]);
@@ -404,11 +406,20 @@ class LineRegexCompiler {
       if (lo.set) {
         set |= *lo.set;
       } else {
-        // A character of several UTF-8 bytes: each byte, as std::regex over char does.
-        for (unsigned char b : lo.bytes) set.set(b);
+        set.set(static_cast<unsigned char>(lo.bytes[0]));
       }
     }
     return negated ? ~set : set;
+  }
+
+  // A class matches one byte: a character of several UTF-8 bytes in it would stand for
+  // each of its bytes, so `[✓✗]` would match an em dash (both start E2). Refused, with
+  // the way to say it (a byte \x80-\xFF is refused too: ECMAScript reads it as U+0080..).
+  void ascii_only(const Escape& e, std::size_t start) {
+    for (char b : e.bytes)
+      if (static_cast<unsigned char>(b) >= 0x80)
+        refuse("a class holds only ASCII characters (offset " + std::to_string(start) +
+               "): write the choice of other characters as a group, (?:✓|✗)");
   }
 
   Escape class_atom() {
