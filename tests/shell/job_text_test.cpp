@@ -209,6 +209,23 @@ TEST_CASE("output condition: CR LF, overwrites and erases read as the terminal s
   CHECK(match_every_split("^ok$", "", sanitized("okay\b\b\x1b[K\n")) == "ok");
 }
 
+TEST_CASE("output condition: cursor moves along the line read as the terminal shows them") {
+  // As the sanitizer passes them (kCursorForward, backspaces, a return), fed directly.
+  CHECK(match_every_split("^100%$", "", sanitized("50%\x1b[3D100%\n")) == "100%");
+  CHECK(match_every_split("^abXdef$", "", sanitized("abcdef\r\x1b[2CX\n")) == "abXdef");
+  CHECK(match_every_split("^ab   X$", "", sanitized("ab\x1b[3CX\n")) == "ab   X");
+  CHECK_FALSE(match_every_split("READY", "", sanitized("RE\x1b[2CDY\n")));
+  // Through the line editor, as in a session: text written at a column after a return.
+  for (std::size_t size : {1, 3, 64}) {
+    INFO("chunk size " << size);
+    CHECK(match_through_editor("^ok: all done$", "", "ok: \x1b[4Cdone\r\x1b[4Call\r\n", size) ==
+          "ok: all done");
+    CHECK(match_through_editor("^100%$", "", "50%\x1b[3D100%\r\n", size) == "100%");
+    CHECK(match_through_editor("^abXdef$", "", "abcdef\x1b[3GX\r\n", size) == "abXdef");
+    CHECK_FALSE(match_through_editor("READY", "", "RE\x1b[2CDY\r\n", size));
+  }
+}
+
 TEST_CASE("output condition: UTF-8 on every split, overwritten whole") {
   CHECK(match_every_split("caf\xC3\xA9 pr\xC3\xAAt", "", "\xE2\x86\x92 caf\xC3\xA9 pr\xC3\xAAt\n") ==
         "\xE2\x86\x92 caf\xC3\xA9 pr\xC3\xAAt");

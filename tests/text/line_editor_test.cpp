@@ -185,6 +185,22 @@ TEST_CASE("erase in line: CR then ESC [ K erases the rest, ESC [ 2 K the whole l
   CHECK(shown("abc" + ESC + "[K\n") == "abc\n");     // nothing after the cursor
 }
 
+TEST_CASE("cursor moves along the line: forward over text, back, to a column") {
+  CHECK(shown("50%" + ESC + "[3D100%\n") == "100%\n");
+  CHECK(shown("abcdef\r" + ESC + "[2CX\n") == "abXdef\n");  // forward passes over text
+  CHECK(shown("abcdef" + ESC + "[3GX\n") == "abXdef\n");
+  CHECK(shown("ab" + ESC + "[3CX\n") == "ab   X\n");  // past the end: blanks, once text comes
+  CHECK(shown("ab" + ESC + "[3C\n") == "ab\n");
+  // fish draws a typed line in pieces: each at its column after a return.
+  CHECK(shown("$ \r" + ESC + "[2Csleep \r" + ESC + "[8C0.1;\r" + ESC + "[12C echo hi\n") ==
+        "$ sleep 0.1; echo hi\n");
+  // `ESC [ 999 D` is the row's start; `ESC [ 999 C` is removed.
+  CHECK(shown("abc" + ESC + "[999DX\n") == "Xbc\n");
+  CHECK(shown("abc\r" + ESC + "[999CX\n") == "Xbc\n");
+  // In a wrapped line the moves stay in the cursor's row.
+  CHECK(shown("abcdefgh" + ESC + "[2DX\n", 5) == "abcdefXh\n");
+}
+
 TEST_CASE("prompt markers keep their place in text around redraws") {
   OutputPipeline pipeline(dshpty::text::SanitizerConfig{4096, "0123456789abcdef"});
   struct Markers final : OutputSink {

@@ -69,6 +69,11 @@ TEST_CASE("blanks a line editor writes after the prompt are nothing") {
   CHECK(s.feed(prompt(0) + std::string(74, ' ') + std::string(74, '\b')));
   CHECK(s.feed("\x1B[K"));
   CHECK_FALSE(s.feed("e"));
+  // fish puts the cursor back after its prompt: a return and a move forward are no text.
+  Session fish;
+  CHECK(fish.feed(prompt(0) + "\x1B[K\r\x1B[14C"));
+  CHECK(fish.feed("\x1B[3G\x1B[2D"));
+  CHECK_FALSE(fish.feed("e"));
 }
 
 TEST_CASE("marks without the session's nonce are plain output") {

@@ -29,7 +29,7 @@ bool valid_utf8_without_controls(const std::string& s) {
   for (std::size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      const bool line_code = c == '\r' || c == 0x0B || c == 0x0C;
+      const bool line_code = c == '\r' || c == 0x0B || c == 0x0C || c == 0x0E;
       if ((c < 0x20 && c != '\n' && c != '\t' && !line_code) || c == 0x7F) return false;
       ++i;
       continue;
@@ -120,6 +120,21 @@ TEST_CASE("erase in line becomes the line editor's codes, in any split; other CS
   CHECK(text_of("a" + ESC + "[Kb" + ESC + "[0Kc" + ESC + "[2Kd" + ESC + "[1Ke" + ESC + "[3Kf") ==
         "a\x0B" "b\x0B" "c\x0C" "def");
   CHECK(text_of("a" + ESC + "[?2K" + ESC + "[;K" + ESC + "[22Kb") == "ab");
+}
+
+TEST_CASE("cursor moves along the line become the line editor's codes; a huge count does not") {
+  const std::string F = "\x0E";  // kCursorForward
+  // ESC [ n C: n forwards; ESC [ n D: n backspaces; ESC [ n G: a return and n-1 forwards.
+  CHECK(text_of("a" + ESC + "[Cb" + ESC + "[3Cc") == "a" + F + "b" + F + F + F + "c");
+  CHECK(text_of("50%" + ESC + "[3D100%") == "50%\b\b\b100%");
+  CHECK(text_of("abc" + ESC + "[Gx" + ESC + "[3Gy" + ESC + "[0Cz") == "abc\rx\r" + F + F + "y" + F + "z");
+  // Past kMaxCursorMove: `ESC [ 999 D` is the start of the row; 999 forward or to column
+  // 999 is the margin, whose column is not known: removed.
+  CHECK(text_of("abc" + ESC + "[999Dx" + ESC + "[999Cy" + ESC + "[999Gz") == "abc\rxyz");
+  // Private, several or non-numeric parameters are not these moves: removed.
+  CHECK(text_of("a" + ESC + "[?2Cb" + ESC + "[1;2Dc" + ESC + "[ Gd") == "abcd");
+  // SO in the input is a control like any other: dropped, never read as the code.
+  CHECK(text_of("a\x0E" "b") == "ab");
 }
 
 TEST_CASE("BEL and other C0 controls are dropped; newline and tab are kept; BS is the editor's") {

@@ -16,6 +16,7 @@ constexpr std::array<bool, 256> kStops = [] {
   t[static_cast<unsigned char>(kBackspace)] = true;
   t[static_cast<unsigned char>(kEraseToEnd)] = true;
   t[static_cast<unsigned char>(kEraseLine)] = true;
+  t[static_cast<unsigned char>(kCursorForward)] = true;
   return t;
 }();
 
@@ -168,7 +169,7 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
       ++i;
       continue;
     }
-    if (c == kReturn || c == kBackspace || c == kEraseToEnd || c == kEraseLine) {
+    if (c == kReturn || c == kBackspace || c == kEraseToEnd || c == kEraseLine || c == kCursorForward) {
       ++i;
       if (overlong_) continue;  // too long to edit: the line is appended as it comes
       if (c == kReturn) {
@@ -205,6 +206,13 @@ void LineEditor::process_slowly(const SanitizedText& chunk, Output& out) {
           }
           if (cell_known_) --cell_;
         }
+        placed_ = true;
+      } else if (c == kCursorForward) {
+        // One column on, over the character there (it stays) or past the line's end (blanks
+        // are made only if text comes, as after an erase).
+        if (cursor_ < line_.size()) cursor_ += char_length(line_, cursor_);
+        else ++cursor_;
+        if (cell_known_) ++cell_;
         placed_ = true;
       } else if (c == kEraseToEnd) {
         if (cursor_ < line_.size()) {

@@ -4,7 +4,8 @@
 // reads `abX`, overstrike (`N\bN`, `_\bX`) reads `N`, `X`, and a spinner is one character; an erase in
 // line (ESC [ K, ESC [ 2 K) blanks what it covers; so a progress bar redrawn 300 times is
 // one line. It sits between the sanitizer and the text sinks and turns the sanitizer's
-// in-band codes (kReturn, kBackspace, kEraseToEnd, kEraseLine) into two kinds of delivery:
+// in-band codes (kReturn, kBackspace, kCursorForward, kEraseToEnd, kEraseLine) into two kinds
+// of delivery (a cursor forward passes over a character, or past the line's end):
 //   append   text that only adds to the stream (the common case, passed through as is);
 //   rewrite  "the newest line, which no '\n' has ended yet, now reads <line>, changed from
 //            byte <from> on": delivered once per chunk, at its end or when the line ends,

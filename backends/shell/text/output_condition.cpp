@@ -105,6 +105,13 @@ void OutputCondition::edit(char c) {
     case kEraseLine:
       line_.assign(cursor_, ' ');
       return;
+    case kCursorForward:
+      // Over the character there, or a blank past the line's end.
+      if (cursor_ == line_.size()) line_.push_back(' ');
+      ++cursor_;
+      while (cursor_ < line_.size() && utf8::is_continuation(static_cast<unsigned char>(line_[cursor_]))) ++cursor_;
+      if (line_.size() >= max_line_bytes_) cap_line();
+      return;
     default:
       break;
   }

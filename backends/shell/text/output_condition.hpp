@@ -8,7 +8,8 @@
 // The choices (docs/shell-backend.md, "Output conditions"):
 //   - A line ends at '\n' (CR LF is '\n' after the sanitizer; a stray '\r' before '\n' is
 //     the same). A lone '\r' returns to the line's start and what follows overwrites it, a
-//     backspace steps back one character, the erase codes blank the line or its end: a
+//     backspace steps back one character, a cursor forward (ESC [ n C, and the n-1 of
+//     ESC [ n G after its return) passes over one, the erase codes blank the line or its end: a
 //     progress bar redrawn 300 times is one line, matched as it reads when it ends. In a
 //     session those codes never reach feed(): the line editor consumes them and says what
 //     the line now reads (rewrite()), so both ways are taken.

@@ -105,7 +105,7 @@ class PromptWatch {
   void note_text(std::string_view text) noexcept {
     if (last_kind_ == 0 || text_after_) return;
     for (char c : text) {
-      if (c != ' ' && c != '\b' && c != kReturn && c != kEraseToEnd && c != kEraseLine) {
+      if (c != ' ' && c != '\b' && c != kReturn && c != kEraseToEnd && c != kEraseLine && c != kCursorForward) {
         text_after_ = true;
         return;
       }

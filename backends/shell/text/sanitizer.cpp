@@ -205,7 +205,8 @@ const Sanitizer::Byte* Sanitizer::ground(const Byte* p, const Byte* end, Sanitiz
         const Byte* params = q;
         while (q < end && *q >= 0x20 && *q <= 0x3F) ++q;
         if (q < end && *q >= 0x40 && *q <= 0x7E) {
-          if (*q == 'K') erase_in_line(std::string_view(reinterpret_cast<const char*>(params), q - params), out);
+          if (*q == 'K' || *q == 'G' || *q == 'D' || *q == 'C')
+            line_control(static_cast<char>(*q), std::string_view(reinterpret_cast<const char*>(params), q - params), out);
           p = q + 1;
           run = p;
           continue;
@@ -305,10 +306,34 @@ const Sanitizer::Byte* Sanitizer::csi(const Byte* p, const Byte* end, SanitizedT
     return p + 1;
   }
   state_ = State::ground;
-  if (c == 'K' && csi_params_length_ <= sizeof csi_params_)
-    erase_in_line(std::string_view(csi_params_, csi_params_length_), out);
+  if ((c == 'K' || c == 'G' || c == 'D' || c == 'C') && csi_params_length_ <= sizeof csi_params_)
+    line_control(static_cast<char>(c), std::string_view(csi_params_, csi_params_length_), out);
   if ((c >= 0x40 && c <= 0x7E) || c == kCan || c == kSub) return p + 1;
   return p;
+}
+
+void Sanitizer::line_control(char final, std::string_view params, SanitizedText& out) {
+  if (final == 'K') return erase_in_line(params, out);
+  // CHA, CUB, CUF: a count of at most 4 digits (0 or none is 1).
+  std::size_t n = 0;
+  for (char d : params) {
+    if (d < '0' || d > '9') return;  // private or several parameters: not these
+    n = n * 10 + static_cast<std::size_t>(d - '0');
+  }
+  if (n == 0) n = 1;
+  if (final == 'G') {
+    if (n - 1 > kMaxCursorMove) return;
+    out.text.push_back(kReturn);  // column n: the row's start, then n - 1 forward
+    out.text.append(n - 1, kCursorForward);
+  } else if (final == 'D') {
+    // n columns back, never past the row's start; `ESC [ 999 D` is the idiom for it.
+    if (n <= kMaxCursorMove) out.text.append(n, kBackspace);
+    else out.text.push_back(kReturn);
+  } else {
+    if (n > kMaxCursorMove) return;  // `ESC [ 999 C`, to the margin: the line's width is not known
+    out.text.append(n, kCursorForward);
+  }
+  out.line_controls = true;
 }
 
 void Sanitizer::erase_in_line(std::string_view params, SanitizedText& out) {

@@ -19,6 +19,11 @@
 //   - BS stays '\b' (kBackspace): the line editor moves back one character and what
 //     follows overwrites it, as a terminal does, so overstrike (`N\bN` bold, `_\bX`
 //     underline: man's output through PAGER=cat) and spinners read as they are shown.
+//   - The cursor moves within a line that spinners, progress lines and line editors redraw
+//     with (ora's `ESC [ 1 G ESC [ 0 K`, `50% ESC [ 4 D 100%`, fish's `CR ESC [ 21 C`):
+//     ESC [ n G (to column n) becomes kReturn and n-1 kCursorForwards, ESC [ n D (n back)
+//     n kBackspaces, ESC [ n C (n forward) n kCursorForwards; a count past kMaxCursorMove
+//     is a return for D and removed for G and C. Other cursor moves (up, down) are removed.
 //   - Other C0 controls (BEL, ...) and DEL are dropped.
 //   - ESC starts an escape sequence, which is removed whole:
 //       CSI      ESC [ <0x20-0x3F>* <final 0x40-0x7E>
@@ -60,6 +65,7 @@ inline constexpr char kReturn = '\r';
 inline constexpr char kBackspace = '\b';
 inline constexpr char kEraseToEnd = '\x0B';  // VT: dropped as input, so never ambiguous
 inline constexpr char kEraseLine = '\x0C';   // FF: likewise
+inline constexpr char kCursorForward = '\x0E';  // SO: one column forward, over what is there
 
 // One shell-integration mark (OSC 133 with the session's nonce), by its kind:
 //   A  prompt start     B  prompt end: the shell reads input from here
@@ -85,8 +91,8 @@ struct SanitizedText {
   std::string text;
   std::vector<PromptMarker> markers;  // in order of position
 
-  // The text holds a line editor code (kReturn, kBackspace, kEraseToEnd, kEraseLine): the editor's
-  // slow path is needed only then.
+  // The text holds a line editor code (kReturn, kBackspace, kCursorForward, kEraseToEnd,
+  // kEraseLine): the editor's slow path is needed only then.
   bool line_controls = false;
 
   void clear() noexcept {
@@ -117,6 +123,10 @@ struct SanitizerConfig {
 
 class Sanitizer {
  public:
+  // A cursor move by more than this many columns is not spelled out (see the header): one
+  // escape never turns into more than this many bytes of text.
+  static constexpr std::size_t kMaxCursorMove = 128;
+
   explicit Sanitizer(SanitizerConfig config = {}) noexcept : config_(std::move(config)) {}
 
   // Appends the text of `bytes` (and any markers completed in it) to `out`.
@@ -146,6 +156,9 @@ class Sanitizer {
   const Byte* escape(const Byte* p);
   const Byte* intermediate(const Byte* p);
   const Byte* csi(const Byte* p, const Byte* end, SanitizedText& out);
+  // CSI K (erase in line), G (cursor to column), D (back) and C (forward): the line
+  // editor's in-band codes for them (see the header).
+  static void line_control(char final, std::string_view params, SanitizedText& out);
   static void erase_in_line(std::string_view params, SanitizedText& out);
   const Byte* string(const Byte* p, const Byte* end, SanitizedText& out);
   const Byte* string_escape(const Byte* p, SanitizedText& out);
