@@ -349,6 +349,63 @@ TEST_CASE("output condition: a long echo of a long typed line is still skipped")
   CHECK(c.feed("ok ready\n") == "ok ready");
 }
 
+TEST_CASE("output condition: a far line editor's echo is no output, scrolled, wrapped or redrawn") {
+  // Through a relay (ssh -tt, script, a nested shell) the far editor draws the typed line.
+  const std::string typed = "sleep 2; echo " + std::string(200, 'x') + " ; echo fin-''2 ; : fin-2";
+  // readline scrolled it: `<` and its tail after the prompt.
+  CHECK(match_every_split("fin-2", typed + "\r", "bash-5.2# <" + typed.substr(typed.size() - 78) +
+                                                     "\nfin-2\n") == "fin-2");
+  // Wrapped in rows that end with line breaks: the prompt and its head, a middle, the tail.
+  const std::string rows = "$ " + typed.substr(0, 60) + "\n" + typed.substr(60, 80) + "\n" + typed.substr(140) + "\n";
+  CHECK(match_every_split("x{40}", typed + "\r", rows + std::string(50, 'x') + "\n") == std::string(50, 'x'));
+  // Drawn in pieces first (fish: each at its column), then whole: the pieces are held and
+  // dropped when the whole line shows, and the command's line matches.
+  const std::string fish = "sleep \r\x1b[20C0.1;\r\x1b[24C \r\x1b[25Cecho \r\x1b[30C" + std::string(10, 'x') +
+                           " \x1b[A\r\r\n\x1b[41C;\x1b[A\r\r\n\x1b[43Cfin-2\x1b[A\r\r\n\x1b[48C\x1b[A\x1b[41D" +
+                           "root@vm ~# sleep 0.1; echo " + std::string(10, 'x') + " ; : fin-2\r\n" +
+                           std::string(10, 'x') + "\r\nfin-2 done\r\n";
+  const std::string fish_typed = "sleep 0.1; echo " + std::string(10, 'x') + " ; : fin-2\r";
+  for (std::size_t size : {1, 7, 4096}) {
+    INFO("chunk size " << size);
+    CHECK(match_through_editor("fin-2", fish_typed, fish, size) == "fin-2 done");
+  }
+  // A reader that never echoes: what came is held, then tried on quiet.
+  auto made = OutputCondition::make("accepted", "hunter2\n");
+  REQUIRE(made.ok());
+  OutputCondition quiet = *made;
+  CHECK_FALSE(quiet.feed("password accepted\n"));
+  CHECK(quiet.on_quiet() == "password accepted");
+  // ... or once many lines came first.
+  OutputCondition flood = *made;
+  std::string lines;
+  for (int i = 0; i < 20; ++i) lines += "line " + std::to_string(i) + (i == 3 ? " accepted\n" : "\n");
+  CHECK(flood.feed(lines) == "line 3 accepted");
+  // The typed line shown again after a prompt, unended (fish keeps a line it refused), is
+  // not output on quiet either.
+  auto again = OutputCondition::make("done-42", "echo done-42\n");
+  REQUIRE(again.ok());
+  OutputCondition redrawn = *again;
+  CHECK_FALSE(redrawn.feed("$ echo done-42\nfish: an error\n$ echo done-42"));
+  CHECK_FALSE(redrawn.on_quiet());
+}
+
+TEST_CASE("output condition: a line typed ahead of a far shell is echoed twice, neither is output") {
+  // The terminal echoes it as it is typed, the far editor draws it again after its prompt.
+  const std::string typed = "sleep 1; echo done-4''2; : done-42";
+  CHECK(match_every_split("done-42", typed + "\r", typed + "\nvm# " + typed + "\ndone-42\n") == "done-42");
+  CHECK(match_every_split("done-42", typed + "\r", typed + "\n" + typed + "\ndone-42\n") == "done-42");
+  const std::string wide = "sleep 1; echo " + std::string(200, 'x') + " ; : fin-2";
+  CHECK(match_every_split("fin-2", wide + "\r", wide + "\nbash-5.2# <" + wide.substr(wide.size() - 70) +
+                                                  "\nfin-2\n") == "fin-2");
+  // Past the line bound: the head of the second echo is the prompt and the typed line's start.
+  const std::string long_line = "echo sleepy " + std::string(2000, 'z');
+  CHECK(match_every_split("sleepy", long_line + "\r", long_line + "\nvm# " + long_line + "\nsleepy ok\n") ==
+        "sleepy ok");
+  // Output that merely ends like the typed line is output.
+  CHECK(match_every_split("tools", "ls\r", "$ ls\ntools\n") == "tools");
+  CHECK(match_every_split("ls", "ls\r", "$ ls\nls\n") == std::nullopt);
+}
+
 TEST_CASE("output condition: a line redrawn after a CR matches as the terminal shows it") {
   // Through the line editor, as in a session: the CR and what it overwrote reach the
   // condition only as the editor's rewrite of the line.

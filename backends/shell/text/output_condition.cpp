@@ -32,7 +32,49 @@ std::vector<std::string> typed_lines(std::string_view typed) {
   return lines;
 }
 
+bool ends_with(std::string_view s, std::string_view end) {
+  return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+// How much of a typed line's end shows its echo: a far line editor that scrolls a line
+// wider than the terminal (`<` and the tail) or wraps it (the last row) keeps at least that.
+constexpr std::size_t kEchoTail = 16;
+
 }  // namespace
+
+OutputCondition::EchoPart OutputCondition::echo_part(std::string_view shown, std::string_view typed) {
+  if (ends_with(shown, typed)) return EchoPart::whole;
+  const std::size_t k = std::min(typed.size(), kEchoTail);
+  if (shown.size() < k) return EchoPart::none;
+  // The tail as a far editor scrolled or wrapped it: the line was taken whole.
+  if (ends_with(shown, typed.substr(typed.size() - k))) return EchoPart::whole;
+  // A middle row of a wrapped echo: a piece of the typed line.
+  if (typed.find(shown) != std::string_view::npos) return EchoPart::piece;
+  // The first row (a prompt, then the typed line's head), or a draw the editor redraws.
+  const std::string_view head = typed.substr(0, k);
+  for (std::size_t at = shown.find(head); at != std::string_view::npos; at = shown.find(head, at + 1)) {
+    if (typed.compare(0, shown.size() - at, shown.substr(at)) == 0) return EchoPart::piece;
+  }
+  return EchoPart::none;
+}
+
+bool OutputCondition::shown_again(std::string_view shown, bool head_only) const {
+  // Only a one-line send's line: a far editor draws it again after the terminal's own echo
+  // when it was typed before the far shell read (typed ahead of a command there).
+  if (echo_.size() != 1 || echo_[0].empty() || shown.empty()) return false;
+  const std::string& typed = echo_[0];
+  if (head_only) {
+    // Only the head is kept: the prompt, then the start of the typed line.
+    for (std::size_t p = 0; p < std::min<std::size_t>(shown.size(), 256); ++p)
+      if ((p == 0 || shown[p - 1] == ' ') && typed.compare(0, shown.size() - p, shown.substr(p)) == 0) return true;
+    return false;
+  }
+  if (echo_part(shown, typed) != EchoPart::whole) return false;
+  // All of it after a prompt (or alone), or its tail scrolled: never text that merely ends
+  // the same way (`tools` after typing `ls`).
+  if (!ends_with(shown, typed) || shown.size() == typed.size()) return true;
+  return shown[shown.size() - typed.size() - 1] == ' ';
+}
 
 Result<OutputCondition> OutputCondition::make(std::string_view pattern, std::string_view typed,
                                               std::size_t max_line_bytes) {
@@ -136,7 +178,7 @@ void OutputCondition::cap_line() {
   cursor_ = std::min(cursor_, line_.size());
   overlong_ = true;
   // An echo may be this long: it is judged at its end, from its head. The head goes on.
-  if (echo_next_ == echo_.size()) matches(line_, LineRegex::Ending::open);
+  if (echo_next_ == echo_.size() && !shown_again(line_, /*head_only=*/true)) matches(line_, LineRegex::Ending::open);
 }
 
 bool OutputCondition::matches(const std::string& line, LineRegex::Ending ending) {
@@ -164,11 +206,23 @@ void OutputCondition::end_line() {
         echo = typed.compare(0, shown.size() - p, shown.substr(p)) == 0;
       if (echo) ++echo_next_;
     } else {
-      echo = shown.size() >= typed.size() &&
-             shown.compare(shown.size() - typed.size(), typed.size(), typed) == 0;
-      if (echo) ++echo_next_;
+      const EchoPart part = echo_part(shown, typed);
+      echo = part != EchoPart::none;
+      if (part == EchoPart::whole) ++echo_next_;
+    }
+    if (!echo && echo_next_ == 0) {
+      // Before the first typed line has shown, a line that is none of it is held: a far
+      // line editor draws the line in pieces and redraws, and what shows it may come after
+      // (fish's error quoting the line it refused). The line that shows it drops them.
+      held_.push_back(line_);
+      line_.clear();
+      cursor_ = 0;
+      overlong_ = false;
+      if (held_.size() >= kMaxHeld) try_held();  // so many lines first: it has no echo
+      return;
     }
     if (!echo) echo_next_ = echo_.size();  // the command's output has begun
+    if (echo_next_ > 0) held_.clear();
     if (echo) {
       line_.clear();
       cursor_ = 0;
@@ -176,7 +230,8 @@ void OutputCondition::end_line() {
       return;
     }
   }
-  if (!tried) matches(line_, LineRegex::Ending::ended);
+  // The typed line drawn again (see shown_again) is no output either.
+  if (!tried && !shown_again(trim_right(line_), overlong_)) matches(line_, LineRegex::Ending::ended);
   line_.clear();
   cursor_ = 0;
   overlong_ = false;
@@ -194,10 +249,27 @@ std::optional<std::string> OutputCondition::rewrite(std::string_view line) {
   return match_;
 }
 
+void OutputCondition::try_held() {
+  echo_next_ = echo_.size();
+  for (const std::string& line : held_)
+    if (matches(line, LineRegex::Ending::ended)) break;
+  held_.clear();
+}
+
 std::optional<std::string> OutputCondition::on_quiet() {
+  if (!match_ && echo_next_ == 0 && !held_.empty()) {
+    // Quiet before the typed line showed, after other lines: a reader that does not echo.
+    try_held();
+    if (match_) return match_;
+  }
   if (match_ || quiet_tried_ || overlong_ || echo_next_ < echo_.size()) return std::nullopt;
   quiet_tried_ = true;
-  if (trim_right(line_).empty()) return std::nullopt;
+  const std::string_view shown = trim_right(line_);
+  if (shown.empty()) return std::nullopt;
+  // A typed line drawn again after a prompt (a far editor's redraw, fish keeping a line it
+  // refused) is its echo, not output.
+  for (const std::string& typed : echo_)
+    if (!typed.empty() && echo_part(shown, typed) == EchoPart::whole) return std::nullopt;
   if (matches(line_, LineRegex::Ending::open)) return match_;
   return std::nullopt;
 }

@@ -17,9 +17,20 @@
 //     ends with the next typed line (after the prompt or a continuation prompt) is that
 //     line's echo; a blank line there is skipped too; any other line ends the echo and is
 //     output. So `echo ready` with the regex `ready` matches the command's line, not its echo.
+//     A far line editor (through ssh, script, a nested shell) draws a line wider than the
+//     terminal scrolled (`<` and its tail) or wrapped in rows, and redraws: a line ending
+//     with the typed line's last kEchoTail bytes is its echo too, and a row of it (its head
+//     after the prompt, or a piece of its middle) is skipped. Before the first typed line
+//     has shown, other lines are held, not output: dropped when it shows, tried in order
+//     when kMaxHeld of them came first or output went quiet (a reader that does not echo).
+//     A one-line send typed before the far shell read it is echoed twice: by the terminal
+//     as it was typed, then by the far editor after its prompt. So after the echo a line
+//     that shows the typed line whole again (after a prompt, or alone, or scrolled) is
+//     skipped too: never output that merely ends the same way (`tools` after `ls`).
 //   - A partial last line (a prompt such as "Proceed? [y/N] " that no '\n' ends) is
 //     matched only when the caller says output has been quiet (on_quiet()): matching it on
-//     every chunk would match half-written lines. Never while the echo is still pending.
+//     every chunk would match half-written lines. Never while the echo is still pending,
+//     nor when it shows a typed line whole again (a far editor's redraw after its prompt).
 //     It may still go on (`printf 'REA'; sleep 1; printf 'DY\n'`), so it is matched as an
 //     open line (LineRegex::Ending::open): `$` (and `\b`, `\B`) never hold at its end.
 //     `^READY$` waits for the line's real end; `Proceed\? \[y/N\]` matches the prompt.
@@ -71,16 +82,31 @@ class OutputCondition {
  private:
   OutputCondition(LineRegex regex, std::string_view typed, std::size_t max_line_bytes);
 
+  // What a line shows of the typed line whose echo is pending: nothing, a piece (a row of
+  // it wrapped, or its head after the prompt), or all of it (it ends with the typed line, or
+  // with its last kEchoTail bytes: a far editor scrolled the rest off to the left).
+  enum class EchoPart { none, piece, whole };
+  static EchoPart echo_part(std::string_view shown, std::string_view typed);
+  // After the echo: `shown` is a one-line send's typed line drawn again, whole after a
+  // prompt (or alone) or scrolled to its tail; or, `head_only` (an overlong line's kept
+  // head), a prompt and the typed line's start.
+  bool shown_again(std::string_view shown, bool head_only) const;
+
   // The byte `c` of the current line, as a terminal shows it.
   void edit(char c);
   // The current line ended: skipped as echo, or matched.
   void end_line();
   bool matches(const std::string& line, LineRegex::Ending ending);
+  // The first typed line will not show: the held lines are output, tried in order.
+  void try_held();
   void cap_line();
 
   LineRegex regex_;
   std::size_t max_line_bytes_;
   std::vector<std::string> echo_;  // the typed lines not yet echoed, next first
+  // Lines that came before the first typed line showed, none of it (see end_line).
+  static constexpr std::size_t kMaxHeld = 16;
+  std::vector<std::string> held_;
   std::size_t echo_next_ = 0;      // index in echo_ of the next one
   std::string line_;               // the current line as shown, at most max_line_bytes_
   std::size_t cursor_ = 0;         // byte offset in line_ (a character boundary)
