@@ -184,12 +184,13 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
 // Whether the shell's marks will tell this send's own commands from what comes before
 // them: its line goes to the shell itself, typed at its prompt or typed ahead behind a
 // command that does not read the terminal (one that waits on it as a relay does may pass
-// the line on: a relay's far side prints no mark seen here).
+// the line on: a relay's far side prints no mark seen here). A relay seen before and still
+// in front (relayed_to) is one even when a look now finds it busy copying output.
 bool ShellSession::marks_tell_commands(const SendState& send) {
   if (params_.mark_nonce.empty() || !shell_pid_ || send.writes != SendState::Writes::text || !send.submit)
     return false;
   if (!send.typed_ahead) return true;
-  if (send.typed_behind) return !channel_->foreground_relays();
+  if (send.typed_behind) return !send.relayed_to && !channel_->foreground_relays();
   return channel_->foreground_group() == *shell_pid_ && prompt_watch_.at_prompt();
 }
 

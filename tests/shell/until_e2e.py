@@ -15,8 +15,18 @@ Scenarios:
               `working...\\rDONE` (`^DONE`: `DONEing...`), a spinner
               `frame1\\r\\e[Kframe2\\rdone` (`^done`).
   refused     a backreference is INVALID_ARGUMENT naming it, and nothing is typed.
+  relayed     through a relay the far shell's line editor draws the echo: `script -q -c` with
+              bash, zsh and fish inside (those installed), and `ssh -tt` to bash over the
+              loopback sshd (tests/remote/sshd_fixture.py; skipped without sshd). Each
+              command holds the pattern in its own typed line (`echo RE''ADY` for `READY`,
+              `: fin-2` at its end), some wider than the terminal (readline scrolls it to
+              `<` and its tail, fish draws it in pieces and redraws it) or than the matcher's
+              line bound: the match is the command's output line, never the echo. A line
+              typed ahead of a far `sleep 1` is echoed twice (the terminal, then the far
+              editor after its prompt): neither is output.
 
-Exit 0 on pass, 1 on failure, 77 when bash is missing.
+Exit 0 on pass, 1 on failure, 77 when bash is missing (a missing relay or shell skips
+its part of `relayed`, saying so).
 """
 
 import os
@@ -104,6 +114,59 @@ def refused(repl):
     after.lacks_line("aa")
 
 
+# (command, pattern, the output line it must match): the pattern is in each typed line too.
+RELAYED = [
+    ("sleep 1; echo RE''ADY", "READY", "READY"),
+    ("sleep 1; echo done-4''2; : done-42", "done-42", "done-42"),
+    ("sleep 1; echo " + "x" * 200 + " ; echo fin-''2 ; : fin-2", "fin-2", "fin-2"),
+    ("sleep 1; echo " + "y" * 300 + " ; echo fin-''3 ; : fin-3", "fin-\\d", "fin-3"),
+    ("sleep 1; echo " + "z" * 1300 + " ; echo fin-''4 ; : fin-4", "fin-4", "fin-4"),
+]
+
+
+def through(repl, relay, what):
+    sid, _ = repl.open()
+    inner = repl.send(sid, relay, idleMs=1500)
+    inner.expect(inner.result.get("evidence") == "relay", f"{what}: expected the relay to hold the terminal")
+    for command, pattern, line in RELAYED:
+        sent = repl.send(sid, command, until={"output": pattern}, idleMs=20000, timeoutMs=20000)
+        r = sent.result
+        sent.expect(r["waitReason"] == "matched", f"{what}: expected {pattern!r} to match")
+        sent.expect(r.get("match") == {"output": line}, f"{what}: expected the output line {line!r}, not the echo")
+    # Typed ahead of a far command: the terminal echoes the line, the far editor draws it
+    # again after its prompt; neither is output.
+    repl.send(sid, "sleep 1", idleMs=200)
+    sent = repl.send(sid, "echo ahead-4''2; : ahead-42", until={"output": "ahead-42"}, idleMs=20000, timeoutMs=20000)
+    sent.expect(sent.result["waitReason"] == "matched", f"{what}: expected the typed-ahead line's output to match")
+    sent.expect(sent.result.get("match") == {"output": "ahead-42"}, f"{what}: expected the output line, not an echo")
+    repl.close(sid)
+
+
+def relayed(repl):
+    if shutil.which("script") is None:
+        print("     relayed: script is not installed: skipped", flush=True)
+    else:
+        for shell in ("bash --norc -i", "zsh -f -i", "fish --no-config -i"):
+            if shutil.which(shell.split()[0]) is None:
+                print(f"     relayed: {shell.split()[0]} is not installed: skipped", flush=True)
+                continue
+            through(repl, f"script -q -c '{shell}' /dev/null", f"script, {shell.split()[0]}")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "remote"))
+    import shlex
+    from sshd_fixture import Skip, SshServer
+    try:
+        server = SshServer().start()
+    except Skip as why:
+        print(f"     relayed: ssh skipped: {why}", flush=True)
+        return
+    try:
+        argv = server.ssh_argv()
+        argv[argv.index("-T")] = "-tt"
+        through(repl, shlex.join(argv) + " 'PS1=far\\$\\  exec bash --norc -i'", "ssh -tt")
+    finally:
+        server.stop()
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: until_e2e.py DSHPTY_REPL", file=sys.stderr)
@@ -113,7 +176,7 @@ def main():
         print("SKIP: bash is not installed", flush=True)
         return 77
     failed = []
-    for name, run in [("no-freeze", no_freeze), ("redrawn", redrawn), ("refused", refused)]:
+    for name, run in [("no-freeze", no_freeze), ("redrawn", redrawn), ("refused", refused), ("relayed", relayed)]:
         started = time.monotonic()
         repl = Repl(repl_path, "bash")
         try:
