@@ -430,6 +430,7 @@ void ShellSession::on_send_rewrite(std::string_view line, std::size_t changed_fr
   using Reads = SendState::UntilReads;
   const bool reads = send_->until_reads == Reads::stream || send_->until_reads == Reads::command;
   if (send_->until_output && !send_->match && !send_->gated() && reads) {
+    refill_until(*send_);
     if (auto matched = send_->until_output->rewrite(line)) send_->match = SendMatch{.output = std::move(*matched)};
   }
   if (send_->echo_pending) {

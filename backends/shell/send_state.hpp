@@ -145,6 +145,7 @@ struct SendState {
   // stream once the write started; its port, polled while the send is live; what held.
   std::optional<text::OutputCondition> until_output;
   std::string until_pattern;  // its regex, to start it again where the echo needs no skipping
+  double until_refilled = 0;  // ev_now when its match budget was last refilled (0: never)
   std::optional<std::uint16_t> until_port;
   double port_since = 0;  // ev_now when the port wait began (the poll backs off with its age)
   // What the condition reads (docs/shell-backend.md, "Conditions"): the stream since

@@ -42,11 +42,19 @@ void ShellSession::read_commands_only(SendState& send) {
   if (auto fresh = text::OutputCondition::make(send.until_pattern, "")) send.until_output.emplace(std::move(*fresh));
 }
 
+void ShellSession::refill_until(SendState& send) {
+  if (!send.until_output) return;
+  const double now = ev_now(loop_);
+  if (send.until_refilled > 0) send.until_output->refill(now - send.until_refilled);
+  send.until_refilled = now;
+}
+
 void ShellSession::feed_until(const text::SanitizedText& chunk) {
   SendState& send = *send_;
   using Reads = SendState::UntilReads;
   auto feed = [&](std::string_view text) {
     if (text.empty() || !send.until_output || send.match) return;
+    refill_until(send);
     send.until_last_fed = text.back();
     if (auto line = send.until_output->feed(text)) send.match = SendMatch{.output = std::move(*line)};
   };

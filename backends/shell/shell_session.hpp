@@ -309,6 +309,8 @@ class ShellSession final : public BackendSession,
   void feed_until(const text::SanitizedText& chunk);
   // The condition reads only the send's own commands' output, told apart by the marks.
   void read_commands_only(SendState& send);
+  // The condition's match budget grows with the time since its last refill.
+  void refill_until(SendState& send);
   bool marks_tell_commands(const SendState& send);
   std::chrono::nanoseconds next_probe(SendState& send) const;
   bool try_quiet_match();

@@ -339,6 +339,43 @@ TEST_CASE("output condition: a pathological pattern costs no more than the bound
   CHECK_FALSE(c.feed("\n"));
 }
 
+TEST_CASE("output condition: match work is budgeted: a flood against a costly pattern puts lines off, the last is tried on quiet") {
+  // `[ab]{0,500}c` against lines of 1000 a's: about half a million steps a line.
+  auto made = OutputCondition::make("[ab]{0,500}c", "");
+  REQUIRE(made.ok());
+  OutputCondition c = *made;
+  const std::string costly = std::string(1000, 'a') + "\n";
+  std::string flood;
+  for (int i = 0; i < 200; ++i) flood += costly;
+  CHECK_FALSE(c.feed(flood));
+  // The work stopped at the budget (plus the line that crossed it), not 200 lines' worth.
+  CHECK(c.steps_spent() >= static_cast<std::uint64_t>(OutputCondition::kStepsPerSecond));
+  CHECK(c.steps_spent() < static_cast<std::uint64_t>(OutputCondition::kStepsPerSecond) + 1024u * 1024u);
+  // A matching line in the flood, past the budget, is put off ...
+  CHECK_FALSE(c.feed("aac late\n"));
+  const std::uint64_t before = c.steps_spent();
+  CHECK_FALSE(c.feed(flood));
+  CHECK(c.steps_spent() == before);
+  // ... the last one put off is tried once output is quiet (here a costly one: no match).
+  CHECK_FALSE(c.on_quiet());
+  // With time the budget comes back, and lines are tried as they come again.
+  c.refill(1.0);
+  CHECK(c.feed("ac again\n") == "ac again");
+
+  // The last line of a flood is never lost: tried on quiet.
+  OutputCondition last = *made;
+  CHECK_FALSE(last.feed(flood + "the end: ac\n"));
+  CHECK(last.on_quiet() == "the end: ac");
+
+  // Ordinary output against a cheap pattern stays far below the budget.
+  auto cheap = OutputCondition::make("ready", "");
+  REQUIRE(cheap.ok());
+  OutputCondition quick = *cheap;
+  std::string lines;
+  for (int i = 0; i < 20000; ++i) lines += "compiling module " + std::to_string(i) + " of 20000\n";
+  CHECK(quick.feed(lines + "server ready\n") == "server ready");
+}
+
 TEST_CASE("output condition: a long echo of a long typed line is still skipped") {
   std::string word(3000, 'w');
   std::string typed = "echo " + word + " ready\n";

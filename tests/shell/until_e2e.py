@@ -15,6 +15,11 @@ Scenarios:
               `working...\\rDONE` (`^DONE`: `DONEing...`), a spinner
               `frame1\\r\\e[Kframe2\\rdone` (`^done`).
   refused     a backreference is INVALID_ARGUMENT naming it, and nothing is typed.
+  flood       alice's command floods 20000 lines of 1000 a's against `[ab]{0,500}c` (some half
+              a million regex steps a line: before the match budget 3000 such lines cost the
+              loop 9.4 s of CPU), then prints `the-end-ac` and sleeps: bob's `echo` is
+              answered, and alice's send matches the last line (put off by the budget, tried
+              once output went quiet).
   relayed     through a relay the far shell's line editor draws the echo: `script -q -c` with
               bash, zsh and fish inside (those installed), and `ssh -tt` to bash over the
               loopback sshd (tests/remote/sshd_fixture.py; skipped without sshd). Each
@@ -81,6 +86,25 @@ def no_freeze(repl):
     matched.expect(r["waitReason"] == "matched", "expected matched")
     matched.expect(r.get("match") == {"output": WORDS}, "expected the line of words as the match")
     repl.close(sid)
+
+
+def flood(repl):
+    alice, _ = repl.open(owner="alice")
+    bob, _ = repl.open(owner="bob")
+    repl.send(alice, "A=$(printf 'a%.0s' $(seq 1000))", owner="alice").at_prompt(exit_code=0)
+    flooding = {"op": "send", "owner": "alice", "sessionId": alice, "id": "alice-flood",
+                "text": 'yes "$A" | head -n 20000; echo the-end-ac; sleep 60',
+                "until": {"output": "[ab]{0,500}c"}, "idleMs": 300, "timeoutMs": 120000}
+    repl.write(flooding)
+    bob_sent = repl.send(bob, "echo bob-alive", owner="bob")
+    bob_sent.expect(bob_sent.result["waitReason"] == "stdin_read", "bob's send should end at his prompt")
+    bob_sent.has_line("bob-alive")
+    settled = repl.response("alice-flood", flooding)
+    if settled.get("ok") is not True or settled["result"].get("match") != {"output": "the-end-ac"}:
+        raise Failure(f"alice's send should match the flood's last line: {show(settled)}")
+    for owner, sid in (("alice", alice), ("bob", bob)):
+        repl.ok({"op": "close", "owner": owner, "sessionId": sid})
+        repl.sessions.remove(sid)
 
 
 def redrawn(repl):
@@ -176,7 +200,8 @@ def main():
         print("SKIP: bash is not installed", flush=True)
         return 77
     failed = []
-    for name, run in [("no-freeze", no_freeze), ("redrawn", redrawn), ("refused", refused), ("relayed", relayed)]:
+    for name, run in [("no-freeze", no_freeze), ("redrawn", redrawn), ("refused", refused), ("flood", flood),
+                      ("relayed", relayed)]:
         started = time.monotonic()
         repl = Repl(repl_path, "bash")
         try:

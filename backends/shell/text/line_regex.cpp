@@ -499,7 +499,14 @@ Result<LineRegex> LineRegex::compile(std::string_view pattern) {
   }
 }
 
-bool LineRegex::search(std::string_view line, Ending ending) const {
+bool LineRegex::search(std::string_view line, Ending ending, std::uint64_t* steps) const {
+  std::uint64_t stepped = 0;
+  const bool found = run(line, ending, stepped);
+  if (steps) *steps += stepped;
+  return found;
+}
+
+bool LineRegex::run(std::string_view line, Ending ending, std::uint64_t& stepped) const {
   // The Pike VM: `now` holds every byte-reading state the program can be in before byte
   // `at` (each state once: a step costs at most the program's size), `next` after it. A
   // new start is added at every position: the match may begin anywhere. A state reached
@@ -551,6 +558,7 @@ bool LineRegex::search(std::string_view line, Ending ending) const {
   if (add(now, 0, 0)) return true;
   for (std::size_t at = 0; at < size; ++at) {
     const unsigned char c = bytes[at];
+    stepped += now.size() + 1;
     ++generation;
     next.clear();
     for (const std::uint32_t s : now) {

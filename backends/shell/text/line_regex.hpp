@@ -45,8 +45,10 @@ class LineRegex {
   // open line is not known yet, so `$`, `\b` and `\B` never hold at an open line's end:
   // `^READY$` does not match the "REA" of a line still being written.
   enum class Ending : std::uint8_t { ended, open };
-  // Whether some substring of `line` matches.
-  bool search(std::string_view line, Ending ending = Ending::ended) const;
+  // Whether some substring of `line` matches. `steps`, when given, grows by the work done:
+  // the states stepped, one per byte at least (a line costs at most its bytes x the
+  // program's size).
+  bool search(std::string_view line, Ending ending = Ending::ended, std::uint64_t* steps = nullptr) const;
 
   std::size_t program_size() const noexcept { return program_.size(); }
 
@@ -59,6 +61,7 @@ class LineRegex {
 
  private:
   friend class LineRegexCompiler;
+  bool run(std::string_view line, Ending ending, std::uint64_t& stepped) const;
   std::vector<Inst> program_;
   std::vector<std::bitset<256>> sets_;
 };

@@ -181,10 +181,23 @@ void OutputCondition::cap_line() {
   if (echo_next_ == echo_.size() && !shown_again(line_, /*head_only=*/true)) matches(line_, LineRegex::Ending::open);
 }
 
-bool OutputCondition::matches(const std::string& line, LineRegex::Ending ending) {
-  if (!regex_.search(line, ending)) return false;
-  match_ = line;
-  return true;
+bool OutputCondition::matches(const std::string& line, LineRegex::Ending ending, bool unbounded) {
+  if (!unbounded && budget_ <= 0) {
+    skipped_ = Skipped{line, ending};  // over the budget: tried on quiet if it is the last such line
+    return false;
+  }
+  std::uint64_t steps = 0;
+  const bool found = regex_.search(line, ending, &steps);
+  budget_ -= static_cast<std::int64_t>(steps);
+  spent_ += steps;
+  if (found) match_ = line;
+  return found;
+}
+
+void OutputCondition::refill(double seconds) {
+  if (!(seconds > 0)) return;
+  const double room = static_cast<double>(kStepsPerSecond) - static_cast<double>(budget_);
+  budget_ += static_cast<std::int64_t>(std::min(room, seconds * static_cast<double>(kStepsPerSecond)));
 }
 
 void OutputCondition::end_line() {
@@ -249,17 +262,24 @@ std::optional<std::string> OutputCondition::rewrite(std::string_view line) {
   return match_;
 }
 
-void OutputCondition::try_held() {
+void OutputCondition::try_held(bool unbounded) {
   echo_next_ = echo_.size();
   for (const std::string& line : held_)
-    if (matches(line, LineRegex::Ending::ended)) break;
+    if (matches(line, LineRegex::Ending::ended, unbounded)) break;
   held_.clear();
 }
 
 std::optional<std::string> OutputCondition::on_quiet() {
+  // Quiet: no flood now, so what the budget put off is tried whatever it costs (once: a
+  // line at most; the budget is spent all the same).
+  if (!match_ && skipped_) {
+    const Skipped put_off = std::move(*skipped_);
+    skipped_.reset();
+    if (matches(put_off.line, put_off.ending, /*unbounded=*/true)) return match_;
+  }
   if (!match_ && echo_next_ == 0 && !held_.empty()) {
     // Quiet before the typed line showed, after other lines: a reader that does not echo.
-    try_held();
+    try_held(/*unbounded=*/true);
     if (match_) return match_;
   }
   if (match_ || quiet_tried_ || overlong_ || echo_next_ < echo_.size()) return std::nullopt;
@@ -270,7 +290,7 @@ std::optional<std::string> OutputCondition::on_quiet() {
   // refused) is its echo, not output.
   for (const std::string& typed : echo_)
     if (!typed.empty() && echo_part(shown, typed) == EchoPart::whole) return std::nullopt;
-  if (matches(line_, LineRegex::Ending::open)) return match_;
+  if (matches(line_, LineRegex::Ending::open, /*unbounded=*/true)) return match_;
   return std::nullopt;
 }
 

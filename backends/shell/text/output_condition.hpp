@@ -41,10 +41,18 @@
 //     costs at most 1 KiB x LineRegex::kMaxProgram steps.
 //   - '.' matches a byte, not a character, as std::regex over char did. UTF-8 text in the
 //     pattern matches the same text in the output.
-// Pure (no I/O, no clock); the caller owns the quiet timer.
+//   - Match work is budgeted: a flood of lines against a costly pattern (each 1 KiB line
+//     up to 1 KiB x LineRegex::kMaxProgram steps, some 5 to 10 ms) would pin the host's one
+//     loop. A line is run only while the budget (kStepsPerSecond, refilled by the caller as
+//     time passes) lasts; past it lines are not tried as they come, the last of them is
+//     kept and tried on quiet, with the unended line. So a flood costs the regex at most
+//     about a second's budget a second, plus one line; a line in the middle of such a flood
+//     may go untried (the price), the last one never does.
+// Pure (no I/O, no clock); the caller owns the quiet timer and says how time passes.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +87,14 @@ class OutputCondition {
   // The line that matched, once one has.
   const std::optional<std::string>& match() const noexcept { return match_; }
 
+  // The match work allowed: kStepsPerSecond (LineRegex steps, about 7 ns each: some 0.1 s
+  // of CPU) a second, at most one second's worth saved. The caller says how much time
+  // passed (the condition has no clock); a new condition starts with a full second's.
+  static constexpr std::int64_t kStepsPerSecond = 16'000'000;
+  void refill(double seconds);
+  // The LineRegex steps run so far.
+  std::uint64_t steps_spent() const noexcept { return spent_; }
+
  private:
   OutputCondition(LineRegex regex, std::string_view typed, std::size_t max_line_bytes);
 
@@ -96,9 +112,11 @@ class OutputCondition {
   void edit(char c);
   // The current line ended: skipped as echo, or matched.
   void end_line();
-  bool matches(const std::string& line, LineRegex::Ending ending);
+  // Runs the regex on `line` (which ends as `ending` says) within the budget (unless
+  // `unbounded`); past it, the line is kept as skipped_ instead.
+  bool matches(const std::string& line, LineRegex::Ending ending, bool unbounded = false);
   // The first typed line will not show: the held lines are output, tried in order.
-  void try_held();
+  void try_held(bool unbounded = false);
   void cap_line();
 
   LineRegex regex_;
@@ -113,6 +131,13 @@ class OutputCondition {
   bool overlong_ = false;          // the line reached the bound: skipped to its '\n'
   bool quiet_tried_ = false;       // on_quiet() already tried the line as it is
   std::optional<std::string> match_;
+  std::int64_t budget_ = kStepsPerSecond;  // may go below 0 by one line's work
+  std::uint64_t spent_ = 0;
+  struct Skipped {
+    std::string line;
+    LineRegex::Ending ending;
+  };
+  std::optional<Skipped> skipped_;  // the last line the budget put off
 };
 
 }  // namespace dshpty::text
