@@ -443,6 +443,35 @@ TEST_CASE("output condition: a line typed ahead of a far shell is echoed twice, 
   CHECK(match_every_split("ls", "ls\r", "$ ls\nls\n") == std::nullopt);
 }
 
+TEST_CASE("output condition: through a relay, output that ends like the typed line is output; a wrapped echo's rows are not") {
+  // `echo` of a marker prints the typed line's last bytes alone: output, not a redraw (it
+  // was never matched through ssh, script or a nested zsh).
+  const std::string marker = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  const std::string typed = "sleep 1; echo " + marker;
+  CHECK(match_every_split(marker, typed + "\r", "$ " + typed + "\n" + marker + "\n") == marker);
+  CHECK(match_every_split(marker, typed + "\r", "bash-5.2# <" + typed.substr(10) + "\n" + marker + "\n") == marker);
+  // Typed ahead, drawn twice, then the marker.
+  CHECK(match_every_split(marker, typed + "\r", typed + "\nvm# " + typed + "\n" + marker + "\n") == marker);
+  // Wrapped at 40 columns by a far editor: the last row is short and holds the pattern; the
+  // command prints nothing of it (it matched `pp TAILTOKEN` at once).
+  const std::string wide = "sleep 2; : " + std::string(40, 'p') + " TAILTOKEN";
+  for (std::size_t last : {9, 12, 15, 30}) {
+    INFO("last row " << last << " bytes");
+    const std::size_t cut = wide.size() - last;
+    const std::string rows = "$ " + wide.substr(0, cut) + "\n" + wide.substr(cut) + "\n";
+    CHECK(match_every_split("TAILTOKEN", wide + "\r", rows + "done\n") == std::nullopt);
+    auto made = OutputCondition::make("TAILTOKEN", wide + "\r");
+    REQUIRE(made.ok());
+    OutputCondition quiet = *made;
+    CHECK_FALSE(quiet.feed(rows + "done\n"));
+    CHECK_FALSE(quiet.on_quiet());  // the rows are the echo, not lines held for want of one
+    // ... and drawn again, wrapped, after the terminal's own echo.
+    CHECK(match_every_split("TAILTOKEN", wide + "\r", wide + "\nvm# " + wide.substr(0, cut) + "\n" +
+                                                          wide.substr(cut) + "\nreal TAILTOKEN\n") ==
+          "real TAILTOKEN");
+  }
+}
+
 TEST_CASE("output condition: a line redrawn after a CR matches as the terminal shows it") {
   // Through the line editor, as in a session: the CR and what it overwrote reach the
   // condition only as the editor's rewrite of the line.

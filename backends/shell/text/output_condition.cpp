@@ -36,21 +36,34 @@ bool ends_with(std::string_view s, std::string_view end) {
   return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
 }
 
+// How many bytes `a` and `b` end with in common.
+std::size_t common_suffix(std::string_view a, std::string_view b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+  return n;
+}
+
 // How much of a typed line's end shows its echo: a far line editor that scrolls a line
 // wider than the terminal (`<` and the tail) or wraps it (the last row) keeps at least that.
 constexpr std::size_t kEchoTail = 16;
 
 }  // namespace
 
-OutputCondition::EchoPart OutputCondition::echo_part(std::string_view shown, std::string_view typed) {
+OutputCondition::EchoPart OutputCondition::echo_part(std::string_view shown, std::string_view typed, bool begun) {
   if (ends_with(shown, typed)) return EchoPart::whole;
   const std::size_t k = std::min(typed.size(), kEchoTail);
-  if (shown.size() < k) return EchoPart::none;
-  // The tail as a far editor scrolled or wrapped it: the line was taken whole.
-  if (ends_with(shown, typed.substr(typed.size() - k))) return EchoPart::whole;
-  // A middle row of a wrapped echo: a piece of the typed line.
-  if (typed.find(shown) != std::string_view::npos) return EchoPart::piece;
+  const std::size_t common = common_suffix(shown, typed);
+  // Scrolled: the far editor shows `<` and the tail. Never a line that only ends like the
+  // typed line (`echo ABC…Z` prints the typed line's last bytes alone).
+  if (common >= k && common < shown.size() && shown[shown.size() - common - 1] == '<') return EchoPart::whole;
+  if (begun) {
+    // Wrapped, its first row shown: a row that ends the typed line is its last, any other
+    // piece of it a middle row. Only after the first: alone they may be output.
+    if (common == shown.size()) return EchoPart::whole;
+    if (typed.find(shown) != std::string_view::npos) return EchoPart::piece;
+  }
   // The first row (a prompt, then the typed line's head), or a draw the editor redraws.
+  if (shown.size() < k) return EchoPart::none;
   const std::string_view head = typed.substr(0, k);
   for (std::size_t at = shown.find(head); at != std::string_view::npos; at = shown.find(head, at + 1)) {
     if (typed.compare(0, shown.size() - at, shown.substr(at)) == 0) return EchoPart::piece;
@@ -58,22 +71,41 @@ OutputCondition::EchoPart OutputCondition::echo_part(std::string_view shown, std
   return EchoPart::none;
 }
 
-bool OutputCondition::shown_again(std::string_view shown, bool head_only) const {
+bool OutputCondition::shown_again(std::string_view shown, bool head_only) {
   // Only a one-line send's line: a far editor draws it again after the terminal's own echo
   // when it was typed before the far shell read (typed ahead of a command there).
   if (echo_.size() != 1 || echo_[0].empty() || shown.empty()) return false;
   const std::string& typed = echo_[0];
-  if (head_only) {
-    // Only the head is kept: the prompt, then the start of the typed line.
+  // Its first row: the prompt, then the typed line's start.
+  auto first_row = [&] {
     for (std::size_t p = 0; p < std::min<std::size_t>(shown.size(), 256); ++p)
       if ((p == 0 || shown[p - 1] == ' ') && typed.compare(0, shown.size() - p, shown.substr(p)) == 0) return true;
     return false;
-  }
-  if (echo_part(shown, typed) != EchoPart::whole) return false;
+  };
+  if (head_only) return first_row();
   // All of it after a prompt (or alone), or its tail scrolled: never text that merely ends
-  // the same way (`tools` after typing `ls`).
-  if (!ends_with(shown, typed) || shown.size() == typed.size()) return true;
-  return shown[shown.size() - typed.size() - 1] == ' ';
+  // the same way (`tools` after typing `ls`, `ABC…Z` after typing `echo ABC…Z`).
+  if (ends_with(shown, typed)) {
+    again_begun_ = false;
+    return shown.size() == typed.size() || shown[shown.size() - typed.size() - 1] == ' ';
+  }
+  const std::size_t common = common_suffix(shown, typed);
+  const std::size_t k = std::min(typed.size(), kEchoTail);
+  if (common >= k && common < shown.size() && shown[shown.size() - common - 1] == '<') return true;
+  // Wrapped in rows: the first, then middle rows, then the one that ends it.
+  if (again_begun_) {
+    if (common == shown.size()) {
+      again_begun_ = false;
+      return true;
+    }
+    if (typed.find(shown) != std::string_view::npos) return true;
+    again_begun_ = false;
+  }
+  if (shown.size() >= k && first_row()) {
+    again_begun_ = true;
+    return true;
+  }
+  return false;
 }
 
 Result<OutputCondition> OutputCondition::make(std::string_view pattern, std::string_view typed,
@@ -212,15 +244,18 @@ void OutputCondition::end_line() {
       // An empty line typed inside a multi-line text: its echo is a continuation prompt.
       echo = shown.size() <= 32 && shown.back() == '>';
       if (echo) ++echo_next_;
+      echo_begun_ = false;
     } else if (overlong_) {
       // Only the head is kept: the prompt, then the start of the typed line.
       echo = false;
       for (std::size_t p = 0; p < std::min<std::size_t>(shown.size(), 256) && !echo; ++p)
         echo = typed.compare(0, shown.size() - p, shown.substr(p)) == 0;
       if (echo) ++echo_next_;
+      echo_begun_ = false;
     } else {
-      const EchoPart part = echo_part(shown, typed);
+      const EchoPart part = echo_part(shown, typed, echo_begun_);
       echo = part != EchoPart::none;
+      echo_begun_ = part == EchoPart::piece;
       if (part == EchoPart::whole) ++echo_next_;
     }
     if (!echo && echo_next_ == 0) {
@@ -235,6 +270,7 @@ void OutputCondition::end_line() {
       return;
     }
     if (!echo) echo_next_ = echo_.size();  // the command's output has begun
+    if (!echo || echo_next_ == echo_.size()) echo_begun_ = false;
     if (echo_next_ > 0) held_.clear();
     if (echo) {
       line_.clear();
@@ -289,7 +325,7 @@ std::optional<std::string> OutputCondition::on_quiet() {
   // A typed line drawn again after a prompt (a far editor's redraw, fish keeping a line it
   // refused) is its echo, not output.
   for (const std::string& typed : echo_)
-    if (!typed.empty() && echo_part(shown, typed) == EchoPart::whole) return std::nullopt;
+    if (!typed.empty() && echo_part(shown, typed, /*begun=*/false) == EchoPart::whole) return std::nullopt;
   if (matches(line_, LineRegex::Ending::open, /*unbounded=*/true)) return match_;
   return std::nullopt;
 }

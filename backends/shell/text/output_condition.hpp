@@ -98,15 +98,17 @@ class OutputCondition {
  private:
   OutputCondition(LineRegex regex, std::string_view typed, std::size_t max_line_bytes);
 
-  // What a line shows of the typed line whose echo is pending: nothing, a piece (a row of
-  // it wrapped, or its head after the prompt), or all of it (it ends with the typed line, or
-  // with its last kEchoTail bytes: a far editor scrolled the rest off to the left).
+  // What a line shows of the typed line whose echo is pending: nothing, a piece (its head
+  // after the prompt; once `begun`, a middle row of it wrapped), or all of it (it ends with
+  // the typed line; or `<` and at least its last kEchoTail bytes: a far editor scrolled the
+  // rest off to the left; or, once `begun`, a row that ends it).
   enum class EchoPart { none, piece, whole };
-  static EchoPart echo_part(std::string_view shown, std::string_view typed);
+  static EchoPart echo_part(std::string_view shown, std::string_view typed, bool begun);
   // After the echo: `shown` is a one-line send's typed line drawn again, whole after a
   // prompt (or alone) or scrolled to its tail; or, `head_only` (an overlong line's kept
   // head), a prompt and the typed line's start.
-  bool shown_again(std::string_view shown, bool head_only) const;
+  // Wrapped, it is drawn in rows: the first row starts it, the one that ends it ends it.
+  bool shown_again(std::string_view shown, bool head_only);
 
   // The byte `c` of the current line, as a terminal shows it.
   void edit(char c);
@@ -126,6 +128,8 @@ class OutputCondition {
   static constexpr std::size_t kMaxHeld = 16;
   std::vector<std::string> held_;
   std::size_t echo_next_ = 0;      // index in echo_ of the next one
+  bool echo_begun_ = false;        // a row of echo_[echo_next_] has shown, not its end yet
+  bool again_begun_ = false;       // shown_again() saw the first row of a wrapped redraw
   std::string line_;               // the current line as shown, at most max_line_bytes_
   std::size_t cursor_ = 0;         // byte offset in line_ (a character boundary)
   bool overlong_ = false;          // the line reached the bound: skipped to its '\n'
