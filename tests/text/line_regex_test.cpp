@@ -248,6 +248,16 @@ TEST_CASE("line regex: a class holds only ASCII, so [✓✗] never matches an em
   CHECK(search("[\x7f]", "\x7f"));
 }
 
+TEST_CASE("line regex: a quantifier after a multi-byte character repeats the character") {
+  // It repeated the character's last byte: ^é{2}$ never matched éé (adversary round 5).
+  CHECK(search("^\u00e9{2}$", "\u00e9\u00e9"));
+  CHECK_FALSE(search("^\u00e9{2}$", "\u00e9\xa9"));
+  CHECK(search("^\u2713+ done$", "\u2713\u2713\u2713 done"));
+  CHECK(search("^caf\u00e9?$", "caf"));
+  CHECK_FALSE(search("^caf\u00e9?$", "caf\xc3"));
+  CHECK(search("^\U0001F600*x$", "\U0001F600\U0001F600x"));
+}
+
 TEST_CASE("line regex: compile is bounded: counts, expansion, length, nesting") {
   CHECK(contains(refusal("a{1001}"), "a repeat count over 1000"));
   CHECK(contains(refusal("a{99999999999999999999}"), "a repeat count over 1000"));

@@ -204,8 +204,12 @@ class LineRegexCompiler {
         break;
       }
       default:
+        // A character is one atom: `é{2}` repeats é, not its last byte.
         ++i_;
-        atom = bytes_node(std::string_view(&p_[start], 1));
+        if ((static_cast<unsigned char>(c) & 0xC0) == 0xC0) {
+          while (i_ < p_.size() && (static_cast<unsigned char>(p_[i_]) & 0xC0) == 0x80) ++i_;
+        }
+        atom = bytes_node(std::string_view(&p_[start], i_ - start));
         break;
     }
     return quantified(atom, repeatable, start);
