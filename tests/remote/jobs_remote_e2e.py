@@ -40,6 +40,8 @@ SERVER = "python3 -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1"
 DAEMON = "sh -c '(setsid {server} &); exec sleep 1000'"
 # A job that ignores SIGINT and SIGTERM (only SIGKILL ends it), and says so first.
 STUBBORN = "sh -c 'trap \"\" INT TERM; echo stubborn-ready; while :; do sleep 1; done'"
+# The same, saying when the stop's SIGINT reached it (its loop goes on).
+TELLING = "sh -c 'trap \"echo got-int\" INT; trap \"\" TERM; echo stubborn-ready; while :; do sleep 1; done'"
 
 
 def free_port():
@@ -99,7 +101,7 @@ def read_all(repl, job, rid, offset=0):
         offset = out["nextOffset"]
         if out["done"] and out["delta"] == "":
             return text, out
-    check(False, f"job {job} did not end")
+    check(False, f"job {job} did not end: {out}")
 
 
 def server_job(repl, sid, cleanup):
@@ -188,8 +190,18 @@ def cut_mid_stop(repl_path, server, supervisor, cleanup):
         try:
             sid = repl.ok({"id": "open", "op": "open", "type": "ssh", "name": "cut", "linger": 60})["sessionId"]
             repl.ok({"id": "stub", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
-                     "text": STUBBORN, "until": {"output": "^stubborn-ready$"}})
+                     "text": TELLING, "until": {"output": "^stubborn-ready$"}})
             repl.request({"id": "stub-stop", "op": "stop", "sendId": "stub"})
+            # The cut comes once the far side has the stop (its SIGINT was taken): cut while the
+            # request was still in ssh's buffers, the far side never had it and the job ran on
+            # (seen under load: 'job stub did not end', or the stop refused with the link down).
+            seen, offset, n = "", 0, 0
+            while "got-int" not in seen:
+                n += 1
+                out = repl.ok({"id": f"stub-int-{n}", "op": "output", "sendId": "stub", "offset": offset,
+                               "waitMs": 20000})
+                check(not out["done"], f"the job ended before the cut: {out}")
+                seen, offset = seen + out["delta"], out["nextOffset"]
             clients = children_named(repl.proc.pid, "ssh")
             check(len(clients) == 1, f"one ssh client: {clients}")
             os.kill(clients[0], 9)
