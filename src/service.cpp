@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -93,6 +94,42 @@ void ServiceCore::settle_send_as_closed(Record& rec) {
                                          "PTY session closed before the send completed")));
 }
 
+KeptOutput KeptOutput::take(BackendSendOperation& op) {
+  KeptOutput kept;
+  const std::uint64_t end = op.output_end();
+  auto all = op.output(0, static_cast<std::size_t>(std::min<std::uint64_t>(end, SIZE_MAX / 2)) + 1);
+  if (!all) {
+    kept.refused = all.error();
+    return kept;
+  }
+  kept.text = std::move(all->text);
+  kept.begin = all->next_offset - kept.text.size();
+  return kept;
+}
+
+Result<JobOutput> KeptOutput::read(std::uint64_t offset, std::size_t max_bytes) const {
+  if (refused) return refused;
+  if (offset > end())
+    return make_error(Code::INVALID_ARGUMENT, "offset " + std::to_string(offset) + " is past the job's output (" +
+                                                  std::to_string(end()) + " bytes)");
+  if (max_bytes == 0) return make_error(Code::INVALID_ARGUMENT, "max_bytes must be at least 1");
+  auto continues = [&](std::uint64_t at) { return (static_cast<unsigned char>(text[at - begin]) & 0xC0) == 0x80; };
+  std::uint64_t from = std::max(offset, begin);
+  while (from < end() && continues(from)) ++from;
+  std::uint64_t to = end() - from > max_bytes ? from + max_bytes : end();
+  if (to < end()) {
+    std::uint64_t cut = to;
+    for (int i = 0; i < 3 && cut > from && continues(cut); ++i) --cut;
+    if (cut == from) {
+      cut = from + 1;
+      while (cut < end() && continues(cut)) ++cut;
+    }
+    to = cut;
+  }
+  return JobOutput{.text = text.substr(from - begin, to - from), .next_offset = to, .dropped_bytes = from - offset,
+                   .done = true};
+}
+
 void ServiceCore::bury(Record& rec) {
   settle_send_as_closed(rec);
   for (auto& [serial, done] : rec.signals)
@@ -113,6 +150,8 @@ void ServiceCore::bury(Record& rec) {
                                                                   "PTY session closed before the stop completed")));
       }
       send->stops_.clear();
+      // What its window kept stays readable by offset (docs/tool-protocol.md, "output").
+      if (send->op_) send->kept_ = std::make_unique<KeptOutput>(KeptOutput::take(*send->op_));
       grave.ops.push_back(std::move(send->op_));
     }
   rec.sends.clear();
@@ -204,14 +243,15 @@ bool Send::cancel() {
 }
 
 Result<JobOutput> Send::output(std::uint64_t offset, std::size_t max_bytes) {
-  if (!op_) {
-    if (offset > 0) return make_error(Code::INVALID_ARGUMENT, "the session is gone: its output with it");
-    return JobOutput{.text = {}, .next_offset = 0, .dropped_bytes = 0, .done = true};
-  }
-  return op_->output(offset, max_bytes);
+  if (op_) return op_->output(offset, max_bytes);
+  if (kept_) return kept_->read(offset, max_bytes);
+  return make_error(Code::INVALID_ARGUMENT, "the send's output is gone with its session");
 }
 
-std::uint64_t Send::output_end() const { return op_ ? op_->output_end() : 0; }
+std::uint64_t Send::output_end() const {
+  if (op_) return op_->output_end();
+  return kept_ ? kept_->end() : 0;
+}
 
 std::shared_ptr<const std::function<void()>> Send::when_output(std::uint64_t offset, std::function<void()> ready) {
   auto token = std::make_shared<const std::function<void()>>(std::move(ready));

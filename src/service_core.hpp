@@ -53,6 +53,21 @@ struct CloseAttempt {
   std::vector<std::function<void(const Status&)>> waiters;
 };
 
+// A buried send's output: the window its operation kept, taken before the operation goes
+// with its session (Send::output from then on), read by the same offsets and rules as
+// text::JobLog: an offset behind the window reads from its oldest byte and counts what it
+// missed, one inside a character from the next character, a read ends on a character
+// boundary (a character wider than max_bytes is given whole). Every read is `done`.
+struct KeptOutput {
+  Error refused;            // the backend's answer when its sends cannot be read by offset
+  std::string text;         // the bytes from `begin` to the end, whole characters
+  std::uint64_t begin = 0;  // the offset of text's first byte
+
+  static KeptOutput take(BackendSendOperation& op);
+  std::uint64_t end() const noexcept { return begin + text.size(); }
+  Result<JobOutput> read(std::uint64_t offset, std::size_t max_bytes) const;
+};
+
 // The one live send of a record.
 struct LiveSend {
   std::uint64_t serial = 0;

@@ -29,6 +29,7 @@ namespace dshpty {
 
 namespace detail {
 struct ServiceCore;
+struct KeptOutput;
 }
 
 // A session record's state (docs/contract.md, "Session states").
@@ -84,9 +85,11 @@ class Send {
   // Jobs (docs/shell-backend.md, "Jobs"). The output from byte `offset` on, at most
   // `max_bytes` of it; reading moves no cursor, so any number of readers may follow the same
   // send. INVALID_ARGUMENT for an offset past the end, a max_bytes of 0, or a backend that
-  // cannot; once the session is gone, what was kept is gone too (an empty done read).
+  // cannot. Once the session is gone, what the send's window kept when it went stays
+  // readable by the same offsets, for as long as this handle is held: every read `done`,
+  // nothing more to come.
   Result<JobOutput> output(std::uint64_t offset, std::size_t max_bytes);
-  // Bytes of output so far (0 once the session is gone).
+  // Bytes of output so far (once the session is gone: all there ever were).
   std::uint64_t output_end() const;
   // Calls `ready` once, from the loop, when output past `offset` arrives or the send
   // settles, for as long as the returned token is held; dropping it ends the wait.
@@ -107,6 +110,8 @@ class Send {
   friend struct detail::ServiceCore;
   Send() = default;
   std::unique_ptr<BackendSendOperation> op_;
+  // What op_ kept of the output, taken when the session was buried (op_ goes with it).
+  std::unique_ptr<detail::KeptOutput> kept_;
   bool settled_ = false;
   // Stops not answered yet: a session buried meanwhile answers them SESSION_CLOSING.
   std::vector<std::shared_ptr<Callback<StopResult>>> stops_;

@@ -1,9 +1,9 @@
 """Background jobs through dshpty-repl --json, with real programs (docs/tool-protocol.md,
 "Background jobs"): a job with `until` answers when its condition holds and runs on (its
 output still readable by offset, the session's one live send still its, its end still
-its status); `output` by offset for two readers, with `waitMs` and `droppedBytes`; `stop`
-ends the job's processes (a double-forked setsid server too) and not an earlier `&` job,
-frees the port, keeps the shell's state. Run on bash, zsh and fish, and on a confined
+its status); `output` by offset for two readers, with `waitMs` and `droppedBytes`, and
+after the job's session closed; `stop` ends the job's processes (a double-forked setsid
+server too) and not an earlier `&` job, frees the port, keeps the shell's state. Run on bash, zsh and fish, and on a confined
 session with its network on (skipped with the reason where bubblewrap cannot run)."""
 
 import os
@@ -142,6 +142,32 @@ def two_readers(repl, sid):
     read_all(repl, "quiet", "quiet-read")
     bad = repl.error({"id": "past", "op": "output", "sendId": "quiet", "offset": 1 << 40}, "INVALID_ARGUMENT")
     check("offset" in bad["message"], bad)
+
+
+def after_close(repl):
+    """A job's output stays readable by offset once its session is closed: a reader carries
+    on from where it was (done, with the result), one from 0 gets it all again, and nothing
+    claims the log was empty."""
+    sid = repl.ok({"id": "ac-open", "op": "open", "type": "shell", "name": "closing"})["sessionId"]
+    repl.ok({"id": "ac", "op": "send", "sessionId": sid, "background": True,
+             "text": "echo before-$((6*7)); sleep 300"})
+    seen, text = 0, ""
+    for n in range(100):
+        out = repl.ok({"id": f"ac-{n}", "op": "output", "sendId": "ac", "offset": seen, "waitMs": 20000})
+        seen, text = out["nextOffset"], text + out["delta"]
+        if "before-42\n" in text:
+            break
+    check("before-42\n" in text and out["done"] is False, out)
+    repl.ok({"id": "ac-close", "op": "close", "sessionId": sid})
+    there = repl.ok({"id": "ac-there", "op": "output", "sendId": "ac", "offset": seen})
+    check(there["done"] is True and there["nextOffset"] == seen and there["delta"] == "", there)
+    check(there["result"]["error"]["code"] == "SESSION_CLOSING", there)
+    again, dropped, last = read_all(repl, "ac", "ac-again")
+    check(again == text and dropped == 0 and last["nextOffset"] == seen, (again, text, last))
+    cursor = repl.ok({"id": "ac-cursor", "op": "output", "sendId": "ac"})
+    check(cursor["done"] is True and cursor["nextOffset"] == seen, cursor)
+    bad = repl.error({"id": "ac-past", "op": "output", "sendId": "ac", "offset": seen + 1}, "INVALID_ARGUMENT")
+    check("past" in bad["message"], bad)
 
 
 def consume(repl, job):
@@ -355,6 +381,7 @@ def run(repl_path, shell, sandbox=None):
                 exits_first(repl, sid)
                 condition_timeout(repl, sid)
                 two_readers(repl, sid)
+                after_close(repl)
                 stop_at_once(repl, sid)
                 amps.append(server_job(repl, sid, shell, 2))
             repl.request({"id": "bye", "op": "shutdown"})
