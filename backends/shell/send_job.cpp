@@ -52,9 +52,17 @@ void wake(struct ev_loop* loop, std::weak_ptr<const std::function<void()>> ready
 
 }  // namespace
 
+OutputDelta ShellSendOperation::read_output() {
+  // A live send's output shown to its caller is in the recording first (a settled one's
+  // was, when its result was answered).
+  if (state_->session) state_->session->note_shown();
+  return state_->tail.take_delta();
+}
+
 Result<JobOutput> ShellSendOperation::output(std::uint64_t offset, std::size_t max_bytes) {
   auto read = state_->log.read(offset, max_bytes);
   if (!read) return read.error();
+  if (state_->session) state_->session->note_shown();
   return JobOutput{.text = std::move(read->text), .next_offset = read->next_offset,
                    .dropped_bytes = read->dropped_bytes, .done = state_->settled};
 }

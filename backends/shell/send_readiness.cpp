@@ -616,7 +616,7 @@ void ShellSession::settle_send(WaitReason reason, Evidence evidence, bool reader
   result.wait_reason = reason;
   result.session_status = status();
   if (emulator_.alternate()) result.screen = emulator_.snapshot();
-  if (!observers_.empty()) tell_observers([](SessionObserver& o) { o.on_shown(); });
+  note_shown();
   deferred_.post([done = std::move(send->done), result = std::move(result)]() mutable {
     done(std::move(result));
   });
@@ -701,7 +701,9 @@ void ShellSession::note_line_state(const SendState& send, WaitReason reason, Sen
 }
 
 Result<ReadPage> ShellSession::read(const ReadRequest& request) {
-  return scrollback_.read(request);
+  auto page = scrollback_.read(request);
+  if (page) note_shown();
+  return page;
 }
 
 }  // namespace dshpty::shell

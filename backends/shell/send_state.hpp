@@ -185,7 +185,7 @@ struct SendState {
 class ShellSendOperation final : public BackendSendOperation {
  public:
   explicit ShellSendOperation(std::shared_ptr<SendState> state) : state_(std::move(state)) {}
-  OutputDelta read_output() override { return state_->tail.take_delta(); }
+  OutputDelta read_output() override;
   bool cancel() override;
   Result<JobOutput> output(std::uint64_t offset, std::size_t max_bytes) override;
   std::uint64_t output_end() const override { return state_->log.end(); }

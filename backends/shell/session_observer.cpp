@@ -64,6 +64,10 @@ void ShellSession::note_send(const SendState& send, std::string_view text) {
   });
 }
 
+void ShellSession::note_shown() {
+  if (!observers_.empty()) tell_observers([](SessionObserver& o) { o.on_shown(); });
+}
+
 void ShellSession::end_observers() {
   if (observers_.empty()) return;
   tell_observers([](SessionObserver& o) { o.on_session_end(); });

@@ -39,8 +39,9 @@ class SessionObserver {
   virtual void on_input(std::string_view /*bytes*/, InputShown /*shown*/) {}
   // A send began writing (before its on_input), or a check-in began looking.
   virtual void on_send(const SendNote& /*note*/) {}
-  // A send's (or a check-in's) result is about to be answered: what it shows has been
-  // told (on_output) and is now seen by its client.
+  // Output is about to be shown to a caller: a send's (or a check-in's) result, a live
+  // job's output read by offset or by its cursor, a page of the scrollback, the screen.
+  // What it shows has been told (on_output).
   virtual void on_shown() {}
   // The terminal's new size.
   virtual void on_resize(unsigned /*rows*/, unsigned /*cols*/) {}

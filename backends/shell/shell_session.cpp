@@ -459,6 +459,7 @@ void ShellSession::close(std::string /*reason*/, Callback<void> done) {
 
 Result<ScreenSnapshot> ShellSession::screen() {
   if (channel_ && !channel_->output_ended()) channel_->read_available();
+  note_shown();
   return emulator_.snapshot();
 }
 

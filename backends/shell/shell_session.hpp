@@ -222,6 +222,10 @@ class ShellSession final : public BackendSession,
   InputShown input_shown_now();
   void note_input(std::string_view bytes);
   void note_send(const SendState& send, std::string_view text);
+  // Output a caller is about to be shown (a result, a job's output by offset or cursor, a
+  // page of the scrollback, the screen): observers are told (on_shown), so a recording has
+  // it in its file before the answer goes out.
+  void note_shown();
   void end_observers();
 
   // Sends (send_readiness.cpp).

@@ -10,8 +10,10 @@ can be mounted) fails the recording, never the session; a lingering session take
 recorded on in the new host's file; a lingering session whose host is killed (SIGKILL) mid-output
 goes on in the same file, written by its helper while no host holds it, in order, until a host
 takes it over, and the file plays. A host killed (SIGKILL) the moment a send's result reached
-its client leaves that result's output in the file. A password typed through a relay (`script`) at a far `read -s`
-is recorded as "[input through a relay]" in its marker and input event, never in clear.
+its client leaves that result's output in the file, and so does one killed the moment a job's
+output reached it through `output`, `read` or `screen`. A password typed through a relay
+(`script`) at a far `read -s` is recorded as "[input through a relay]" in its marker and
+input event, never in clear.
 
 Usage: record_e2e.py DSHPTY_REPL"""
 
@@ -391,6 +393,42 @@ def killed_after_a_result(repl_path, record_dir, state_dir):
         repl.close()
 
 
+def killed_after_a_read(repl_path, record_dir, state_dir):
+    """A host killed (SIGKILL) the moment a job's output reached its client through `output`
+    (by offset, or by the cursor), a `read` page or the `screen`: what it was shown is in the
+    file (written before the answer), though no result showed it."""
+    for way in ("offset", "cursor", "page", "screen"):
+        repl = JsonRepl(repl_path, ["--record-dir", record_dir, "--state-dir", state_dir])
+        try:
+            opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": f"shown-{way}"})
+            sid, path = opened["sessionId"], opened["recording"]["path"]
+            repl.ok({"id": "job", "op": "send", "sessionId": sid, "background": True,
+                     "text": "sleep 0.2; echo shown-$((6*7)); sleep 300"})
+            seen, offset = "", 0
+            for n in range(100000):
+                if way in ("offset", "cursor"):
+                    read = {"id": f"r{n}", "op": "output", "sendId": "job", "waitMs": 20000}
+                    if way == "offset":
+                        read["offset"] = offset
+                    out = repl.ok(read)
+                    seen, offset = seen + out["delta"], out["nextOffset"]
+                elif way == "page":
+                    seen = repl.ok({"id": f"r{n}", "op": "read", "sessionId": sid})["text"]
+                else:
+                    seen = "\n".join(repl.ok({"id": f"r{n}", "op": "read", "sessionId": sid, "screen": True})["screen"]["lines"])
+                if "shown-42" in seen:
+                    break
+            repl.proc.kill()  # at once: no loop iteration of the host after its answer
+            repl.proc.wait()
+            check("shown-42" in seen, (way, seen))
+            _, _, events = read_cast(path)
+            output = "".join(e[2] for e in events if e[1] == "o")
+            check("shown-42" in output, f"{way}: the output the client was shown is not in the file: {events}")
+            wait_gone(repl.pids, "the session of a killed host")
+        finally:
+            repl.close()
+
+
 def through_a_relay(repl_path, record_dir, state_dir):
     # Under a relay the terminal is raw with echo off whatever the far side reads: the far
     # `read -s` cannot be seen, so nothing typed through the relay is recorded.
@@ -450,6 +488,8 @@ if __name__ == "__main__":
         across_a_host_death(repl_path, record_dir, state_dir)
         print("--- a host killed right after a result", flush=True)
         killed_after_a_result(repl_path, record_dir, state_dir)
+        print("--- a host killed right after a read", flush=True)
+        killed_after_a_read(repl_path, record_dir, state_dir)
         print("--- a password typed through a relay", flush=True)
         through_a_relay(repl_path, record_dir, state_dir)
     finally:

@@ -6,10 +6,11 @@
 // events then cost no system call of their own (a write and libev's epoll_ctl calls per
 // event were 10% of a send's round trip), and a flood's are written in large pieces. Two
 // moments are written at once (with all that waits before them): a send's marker and input,
-// when its input is noted, before it reaches the terminal; and a send's result, before it
-// is answered (on_shown). A host killed (SIGKILL) then leaves in the file what it typed and
-// all its client was shown; only output no result showed yet may be missing, 50 ms at most
-// (two writes a send instead of one).
+// when its input is noted, before it reaches the terminal; and output about to be shown, a
+// send's result or a read of a job's output, a page or the screen, before it is answered
+// (on_shown). A host killed (SIGKILL) then leaves in the file what it typed and all its
+// client was shown; only output nobody was shown yet may be missing, 50 ms at most (two
+// writes a send instead of one).
 //
 // Its life, in RecordingState: recording -> cut (record_max_bytes reached: one last marker
 // says so, nothing more is recorded) or failed (a write failed, e.g. ENOSPC, or the buffer
