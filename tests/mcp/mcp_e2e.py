@@ -563,7 +563,8 @@ def wait_job_ended(server, session):
 def background_jobs(server):
     """run_in_background mints job-N and answers at once (with until: once it holds, the job
     running on); terminal_output shows new text then "[job: running Ns]" or the send's
-    status lines; terminal_stop ends a server and its port, keeping the shell's state."""
+    status lines; terminal_stop ends a server and its port, keeping the shell's state; a job
+    stays readable once its session is closed."""
     server.tool("terminal_open", {"name": "jobs"})
     server.tool("terminal_send", {"session": "jobs", "text": "export KEEP=kept", "idle_ms": 20000})
     started = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
@@ -632,7 +633,22 @@ def background_jobs(server):
     items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": ended}))
     check(is_error is False and "BUILD-FAILED-LINE-42" in items[0] and "[exit: 2]" in items[1], items)
     server.tool("terminal_close", {"session": "poller"})
+    # Once the session is gone, a job still running at its close and an ended one are read
+    # on from where this server was: nothing new, and how each ended.
+    running = server.tool("terminal_send", {"session": "jobs", "run_in_background": True,
+                                            "text": "echo before-close-$((6*7)); sleep 300"}).split()[3]
+    seen = ""
+    for _ in range(100):
+        items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": running, "wait_ms": 20000}))
+        check(is_error is False, f"{items}")
+        seen += items[0]
+        if "before-close-42" in seen:
+            break
     server.tool("terminal_close", {"session": "jobs"})
+    items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": running}))
+    check(is_error is False and items[0] == "(no new output)" and items[1] == "[job: ended]\n", f"{items}")
+    items, is_error = server.tool_items(server.start_tool("terminal_output", {"job": ended}))
+    check(is_error is False and items[0] == "(no new output)" and "[exit: 2]" in items[1], f"{items}")
 
 
 def main():
