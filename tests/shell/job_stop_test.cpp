@@ -383,6 +383,39 @@ TEST_CASE("job stop: a stopped job that handles SIGINT is continued after it, an
   CHECK_FALSE(alive(job));
 }
 
+TEST_CASE("job stop: a running job's own `&` goes with it; an earlier `&` stays") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  shell.write("sleep 979 &\n");
+  shell.write("echo \"early=$!\"\n");
+  pid_t early = std::atoi(until_marker(shell, "early=").c_str());
+  REQUIRE(early > 0);
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(early));
+  spec.last_pid = dshpty::proc::newest_pid();
+  // The job's line puts a command of its own in the background (its own group, a child of
+  // the shell), then waits in the foreground: the job runs.
+  shell.write("sleep 978 & echo \"mine=$!\"; bash -c 'echo job=$$; exec sleep 977'\n");
+  pid_t mine = std::atoi(until_marker(shell, "mine=").c_str());
+  pid_t job = std::atoi(until_marker(shell, "job=").c_str());
+  REQUIRE(mine > 0);
+  REQUIRE(job > 0);
+  CHECK(::getpgid(mine) != job);
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopReport report = run_stop(spec, StopTimings{});
+  CHECK(report.stopped);
+  CHECK(report.remaining.empty());
+  CHECK(std::find(report.found.begin(), report.found.end(), job) != report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), mine) != report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), early) == report.found.end());
+  CHECK_FALSE(alive(job));
+  CHECK_FALSE(alive(mine));
+  CHECK(alive(early));
+  CHECK(alive(shell.pid()));
+}
+
 TEST_CASE("job stop: an ended job's leftovers go (its `&`, its daemon); earlier and later ones stay") {
   ScriptTree shell{ScriptTree::Interactive{}};
   REQUIRE(shell.pid() > 0);

@@ -195,9 +195,10 @@ bool JobStop::find() {
                          (f.started != job_.started_ticks || born_after(pid, job_.last_pid)) &&
                          (running || f.started != job_.ended_ticks || job_.ended_last_pid <= 0 ||
                           !born_after(pid, job_.ended_last_pid));
-    // While the job runs, the shell's children are its commands (in its group) or an
-    // earlier `&`; once it ended, those of its time are what its line left behind.
-    const bool left = f.ppid == job_.root || (!running && f.ppid == job_.shell);
+    // The shell's children of the job's time are what its line started: its commands (in
+    // its groups) and its own `&` (a group of its own), while it runs as after its end. An
+    // earlier `&` started before the job; a later command's after its end.
+    const bool left = f.ppid == job_.root || f.ppid == job_.shell;
     const bool in_group = holds(groups_, f.pgrp) && (f.pgrp == job_.group || f.started >= job_.started_ticks);
     // A group or session a process of the job made: led by one found, or (an ended job) by a
     // pid handed out while the job ran, its leader perhaps gone before the stop looked.
