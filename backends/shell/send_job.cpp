@@ -11,6 +11,7 @@
 // session's operations after it).
 #include <ev.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -41,6 +42,7 @@ void answer_stop(SendState& send, StopResult result) {  // a copy: it may be sen
   auto waiters = std::move(send.stop_waiters);
   send.stop_waiters.clear();
   send.stop_report.reset();
+  send.stop_procs = false;  // answered: a line's processes still being stopped add nothing
   for (auto& done : waiters) post_to_loop(send.loop, [done = std::move(done), result] { done(result); });
 }
 
@@ -118,7 +120,7 @@ void ShellSession::send_settled(SendState& send) {
   if (send.stopping) send.stopping->job_ended(send.ended_ticks, send.ended_last_pid);
   send.ended_in = self_token_;
   // A stop whose processes part is done answers now: the send settled.
-  if (send.stop_report) {
+  if (send.stop_report && !send.stop_procs) {
     // A cancel that took the text back, or found nothing written, sent no signal; nor did
     // one whose line never started a command (its SIGINT waited for that start).
     const bool never_started = send.typed_behind && !prompt_watch_.command_started();
@@ -169,6 +171,12 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     send->stop_report = StopResult{.stopped = true, .signals = {"SIGINT"}, .remaining = {}};
     send->stop_waiters.push_back(std::move(done));
     stop_settle_timer_.start(kStopSettle);
+    // The line's command started and the shell runs it itself (`a & wait`, a loop between
+    // its commands): what the line started (its `&`) is stopped too, the cancel's SIGINT
+    // ending the shell's part.
+    if (send->landed() && shell_owns_terminal() && !not_started && !params_.mark_nonce.empty() &&
+        prompt_watch_.command_started())
+      stop_line_processes(send);
     cancel_send(*send);
     if (!send->settled && send->taken_back > 0 && shell_owns_terminal()) {
       // Taken back whole at the prompt it was typed at, nothing in front: the send settles
@@ -204,6 +212,31 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
   send->stopping = std::move(*job);
   send->stop_waiters.push_back(std::move(done));
   return {};
+}
+
+// The processes of a line the shell runs itself, stopped beside the stop's cancel: their
+// report joins the cancel's answer, which waits for both (the send's settle, and this).
+void ShellSession::stop_line_processes(const std::shared_ptr<SendState>& send) {
+  std::weak_ptr<SendState> weak = send;
+  auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
+                                [weak](proc::StopReport report) {
+    auto s = weak.lock();
+    if (!s || !s->stop_procs) return;
+    s->stop_procs = false;
+    if (!s->stop_report) return;  // answered already (the shell did not come back)
+    StopResult result = to_result(report);
+    for (const auto& signal : result.signals)
+      if (std::find(s->stop_report->signals.begin(), s->stop_report->signals.end(), signal) == s->stop_report->signals.end())
+        s->stop_report->signals.push_back(signal);
+    if (!result.stopped) {
+      s->stop_report->stopped = false;
+      s->stop_report->remaining = std::move(result.remaining);
+    }
+    if (!result.stopped || s->settled) answer_stop(*s, *s->stop_report);
+  });
+  if (!job) return;  // the cancel alone, as before
+  send->stopping = std::move(*job);
+  send->stop_procs = true;
 }
 
 // The job's line went through a relay to its far side, whose processes this session cannot

@@ -174,6 +174,9 @@ struct SendState {
   // A stop under way (Send::stop), and the callers that wait for it to end.
   std::unique_ptr<proc::StopHandle> stopping;
   std::optional<StopResult> stop_report;  // the processes' part done: waits for the settle
+  // A stop's cancel of a line the shell runs itself (`a & wait`) also stops what the line
+  // started: true while that JobStop runs; the answer waits for it as for the settle.
+  bool stop_procs = false;
   std::vector<Callback<StopResult>> stop_waiters;
   bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }
   bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }

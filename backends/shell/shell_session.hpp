@@ -330,6 +330,7 @@ class ShellSession final : public BackendSession,
   void send_settled(SendState& send);
   Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void stop_through_relay(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
+  void stop_line_processes(const std::shared_ptr<SendState>& send);
   Status stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void end_as_job(SendState& send);
   void on_stop_settle_timeout();

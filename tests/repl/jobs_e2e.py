@@ -21,6 +21,9 @@ SERVER = "python3 -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1"
 # (its parent gone, the session's helper adopts it), while the job's own command waits.
 DAEMON = "sh -c '(setsid {server} &); exec sleep 1000'"
 EXPORT = {"bash": "export KEEP=kept-{n}", "zsh": "export KEEP=kept-{n}", "fish": "set -gx KEEP kept-{n}"}
+# zsh's and fish's `wait` with no job named waits for every background job, the earlier `&`
+# too (zsh holds the shell's SIGINT until then): theirs names the job's own.
+WAIT = {"bash": "sleep 973 & wait", "zsh": "sleep 973 & wait $!", "fish": "sleep 973 & wait $last_pid"}
 AMP = {"bash": "sleep 999 & echo amp-pid=$!", "zsh": "sleep 999 & echo amp-pid=$!",
        "fish": "sleep 999 & echo amp-pid=$last_pid"}
 
@@ -354,6 +357,23 @@ def stop_ended(repl, sid, shell, earlier):
     return later
 
 
+def stop_own_line(repl, sid, work, shell, earlier):
+    """A stop ends what the job's own line put in the background while the job runs (`a &
+    b`; `a & wait`, which the shell runs itself); an earlier `&` job stays.
+    Each stop comes once the process it must end is seen, so nothing depends on timing."""
+    for n, text in enumerate(("sleep 971 & sleep 972", WAIT[shell])):
+        repl.ok({"id": f"own-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
+        mine = pid_of(f"sleep {971 + 2 * n}")
+        front = pid_of("sleep 972") if n == 0 else None
+        stop = repl.ok({"id": f"own-{n}-stop", "op": "stop", "sendId": f"own-{n}"})
+        check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], (text, stop))
+        check(not pid_alive(mine), f"{text!r}: its own & {mine} survived the stop")
+        check(front is None or not pid_alive(front), f"{text!r}: its command {front} survived the stop")
+        read_all(repl, f"own-{n}", f"own-{n}-read")
+    check(pid_alive(earlier), "an earlier & job was stopped")
+    look(repl, "own-after", sid, "echo fine")
+
+
 def run(repl_path, shell, sandbox=None):
     with tempfile.TemporaryDirectory(prefix="dshpty-jobs-") as home:
         os.environ["HOME"] = home
@@ -376,6 +396,7 @@ def run(repl_path, shell, sandbox=None):
             if not sandbox:
                 stop_typed_ahead(repl, sid, work, shell)
                 amps.append(stop_ended(repl, sid, shell, amps[0]))
+                stop_own_line(repl, sid, work, shell, amps[0])
             if shell == "bash" and not sandbox:
                 until_runs_on(repl, sid)
                 exits_first(repl, sid)

@@ -16,9 +16,12 @@ Result<std::unique_ptr<proc::StopHandle>> LocalChannel::stop_job(proc::JobTimes 
   if (shell_pid_ <= 0 || !procfs::read_stat(shell_pid_, shell) || shell.state == 'Z')
     return make_error(Code::BACKEND_FAILED, "stop: the session's shell is gone");
   // An ended job has no group: the foreground is the shell's, or a later command's.
-  const pid_t group = times.ended_ticks != 0 ? 0 : foreground_group();
+  pid_t group = times.ended_ticks != 0 ? 0 : foreground_group();
   if (times.ended_ticks == 0 && group <= 0)
     return make_error(Code::BACKEND_FAILED, "stop: the terminal has no foreground process group");
+  // The shell in front runs the job's line itself (a builtin loop between its commands,
+  // `wait`): no group of the job's; its processes are what its line started.
+  if (group == shell_pid_) group = 0;
   proc::JobSpec job{.group = group, .root = shell.ppid, .shell = shell_pid_, .started_ticks = times.started_ticks,
                     .ended_ticks = times.ended_ticks, .last_pid = times.last_pid,
                     .ended_last_pid = times.ended_last_pid};

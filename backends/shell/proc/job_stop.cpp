@@ -182,7 +182,7 @@ bool JobStop::find() {
   if (auto it = facts.find(job_.shell); it != facts.end()) shell = it->second;
   // While the job runs, a new group in the terminal's foreground is its line's next command
   // (the shell moves the terminal to each command of a list in turn).
-  if (running && job_.group > 0 && shell.tpgid > 0 && shell.tpgid != shell.pgrp && !holds(groups_, shell.tpgid))
+  if (running && shell.tpgid > 0 && shell.tpgid != shell.pgrp && !holds(groups_, shell.tpgid))
     groups_.push_back(shell.tpgid);
   // The seeds: the groups, the orphans the job left with the subreaper, what lives in a group
   // or session the job made, and every process found before that still lives.
