@@ -109,16 +109,25 @@ void ShellSession::note_send_output() {
   });
 }
 
-void ShellSession::send_settled(SendState& send) {
+void ShellSession::send_settled(const std::shared_ptr<SendState>& settled) {
+  SendState& send = *settled;
   for (auto& w : send.output_waiters) wake(send.loop, std::move(w.second));
   send.output_waiters.clear();
   send.on_condition = nullptr;  // never called once the send settled
   stop_settle_timer_.stop();
-  send.ended_ticks = channel_ ? channel_->clock_ticks() : 0;
-  send.ended_last_pid = channel_ ? channel_->newest_pid() : 0;
-  // A stop still under way: what starts from here on is a later command's.
-  if (send.stopping) send.stopping->job_ended(send.ended_ticks, send.ended_last_pid);
   send.ended_in = self_token_;
+  if (line_still_runs(send)) {
+    // Settled, but its line runs on (`sleep 1; sleep 332` past its timeout): what the line
+    // starts from here on is still the job's, until the shell is back at its prompt.
+    close_open_line();  // an earlier one's ended before this line started
+    send.line_open = true;
+    open_line_ = settled;
+  } else {
+    send.ended_ticks = channel_ ? channel_->clock_ticks() : 0;
+    send.ended_last_pid = channel_ ? channel_->newest_pid() : 0;
+    // A stop still under way: what starts from here on is a later command's.
+    if (send.stopping) send.stopping->job_ended(send.ended_ticks, send.ended_last_pid);
+  }
   // A stop whose processes part is done answers now: the send settled.
   if (send.stop_report && !send.stop_procs) {
     // A cancel that took the text back, or found nothing written, sent no signal; nor did
@@ -128,6 +137,37 @@ void ShellSession::send_settled(SendState& send) {
     send.stop_report->taken_back_bytes = send.taken_back;
     answer_stop(send, *send.stop_report);
   }
+}
+
+// Whether the send's line still runs as it settles: the shell's latest mark started a
+// command and no prompt came since (a command of this line: not one it was typed behind);
+// without marks, a group other than the shell's holds the terminal. A channel that cannot
+// stop jobs has no window to keep open.
+bool ShellSession::line_still_runs(const SendState& send) const {
+  if (!send.write_started() || send.taken_back > 0 || !channel_ || !shell_pid_ || shell_exited() ||
+      channel_->output_ended() || channel_->clock_ticks() == 0)
+    return false;
+  if (!params_.mark_nonce.empty() && shell_place_ != ShellPlace::unknown) {
+    // A line typed behind a command still running that never started one of its own: the
+    // command in front is not its (it runs as what it is, an earlier line's).
+    if (send.typed_behind && !prompt_watch_.command_started()) return false;
+    return shell_place_ == ShellPlace::command;
+  }
+  const pid_t front = channel_->foreground_group();
+  return front > 0 && front != *shell_pid_;
+}
+
+// The open line's job ends here: the shell came back to its prompt after it (or, without
+// marks, a later send starts). A stop still under way counts what starts from now on as a
+// later command's.
+void ShellSession::close_open_line() {
+  auto send = open_line_.lock();
+  open_line_.reset();
+  if (!send || !send->line_open) return;
+  send->line_open = false;
+  send->ended_ticks = channel_ ? channel_->clock_ticks() : 0;
+  send->ended_last_pid = channel_ ? channel_->newest_pid() : 0;
+  if (send->stopping) send->stopping->job_ended(send->ended_ticks, send->ended_last_pid);
 }
 
 // A stopped job that is over as a job (its text taken back, or ^C typed through a relay):
@@ -263,6 +303,23 @@ void ShellSession::stop_through_relay(const std::shared_ptr<SendState>& send, Ca
 // that daemonized, a job the shell holds stopped) is found and stopped as a running job's
 // processes are; nothing found answers at once, no signal sent.
 Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done) {
+  // Without marks nothing said when an open line ended: the shell in front again says it
+  // has, the window ending now.
+  if (send->line_open && (params_.mark_nonce.empty() || shell_place_ == ShellPlace::unknown) && shell_owns_terminal())
+    close_open_line();
+  if (send->line_open && phase_ == Phase::running && channel_ && !shell_exited() && !channel_->output_ended()) {
+    // Settled, but its line still runs: stopped as a running job (its foreground, what its
+    // line started), answered once its processes are gone (the send has settled already).
+    std::weak_ptr<SendState> weak = send;
+    auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
+                                  [weak](proc::StopReport report) {
+      if (auto s = weak.lock()) answer_stop(*s, to_result(report));
+    });
+    if (!job) return job.error();
+    send->stopping = std::move(*job);
+    send->stop_waiters.push_back(std::move(done));
+    return {};
+  }
   if (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
       send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0) {
     // Nothing can be looked for (a far channel: its pids are not numbered here): answered as

@@ -140,6 +140,9 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
     const std::size_t adding = request.text.size() + keys->size() * kKeyBytesBound + (request.submits() ? 1 : 0);
     if (Status st = check_pending_input(adding); !st) return st.error();
   }
+  // Without marks nothing says when a settled send's line ended: a later send starts a
+  // later command.
+  if (params_.mark_nonce.empty() || shell_place_ == ShellPlace::unknown) close_open_line();
   auto send = std::make_shared<SendState>(config_.viewport_bytes, request.max_bytes);
   send->submit = request.submits();
   send->writes = request.checks_in()     ? SendState::Writes::nothing
@@ -643,7 +646,7 @@ std::shared_ptr<SendState> ShellSession::release_send() {
   if (send) {
     send->settled = true;
     send->session = nullptr;
-    send_settled(*send);
+    send_settled(send);
   }
   return send;
 }

@@ -168,8 +168,12 @@ struct SendState {
   pid_t started_last_pid = 0;  // the channel's newest pid then (ProcessChannel::newest_pid)
   // When it settled, in the same ticks, and the session it settled in (empty once that is
   // gone): a stop of the ended job still looks for what it left running (send_job.cpp).
+  // A send that settled while its line still ran (its timeout, a match, quiet) has not
+  // ended as a job: ended_ticks stays 0 and line_open true until the shell's next prompt
+  // (ShellSession::close_open_line), and a stop meanwhile stops it as a running job.
   std::uint64_t ended_ticks = 0;
   pid_t ended_last_pid = 0;  // the channel's newest pid then: what a later command started is newer
+  bool line_open = false;
   std::weak_ptr<ShellSession* const> ended_in;
   // A stop under way (Send::stop), and the callers that wait for it to end.
   std::unique_ptr<proc::StopHandle> stopping;

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include "local/environment.hpp"
 
 namespace dshpty::shell {
@@ -202,6 +204,10 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
     const ShellPlace place = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
     if (place == ShellPlace::command && shell_place_ != ShellPlace::command) command_since_ = ev_now(loop_);
     shell_place_ = place;
+    // Back at the prompt (any mark but C): a settled send's line that still ran is over.
+    if (!open_line_.expired() && std::any_of(chunk.markers.begin(), chunk.markers.end(),
+                                             [](const text::PromptMarker& m) { return m.kind != 'C'; }))
+      close_open_line();
   }
 }
 

@@ -327,12 +327,16 @@ class ShellSession final : public BackendSession,
   // Jobs (send_job.cpp): readers by offset woken as output comes and when the send
   // settles; a stop's processes part run by the channel, its answer once the send settled.
   void note_send_output();
-  void send_settled(SendState& send);
+  void send_settled(const std::shared_ptr<SendState>& settled);
   Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void stop_through_relay(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void stop_line_processes(const std::shared_ptr<SendState>& send);
   Status stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void end_as_job(SendState& send);
+  // A send that settled while its line still ran (a timeout, a match, quiet): its window
+  // ends at the shell's next prompt after it (no marks: the next send), not at its settle.
+  bool line_still_runs(const SendState& send) const;
+  void close_open_line();
   void on_stop_settle_timeout();
   void on_send_timeout();
   void on_send_idle();
@@ -443,6 +447,8 @@ class ShellSession final : public BackendSession,
   // Held weakly by the sends that settled here: a stop of an ended job reaches the session
   // while it lives (SendState::ended_in).
   std::shared_ptr<ShellSession* const> self_token_ = std::make_shared<ShellSession* const>(this);
+  // The settled send whose line still runs (SendState::line_open), until close_open_line.
+  std::weak_ptr<SendState> open_line_;
   // The marks say the shell is at its prompt but it is not yet seen asleep in its read:
   // look again in a moment (send_readiness.cpp, check_prompt_readiness).
   Timer prompt_recheck_timer_;

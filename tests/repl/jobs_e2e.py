@@ -358,8 +358,10 @@ def stop_ended(repl, sid, shell, earlier):
 
 
 def stop_own_line(repl, sid, work, shell, earlier):
-    """A stop ends what the job's own line put in the background while the job runs (`a &
-    b`; `a & wait`, which the shell runs itself); an earlier `&` job stays.
+    """A stop ends what the job's own line put in the background, while the job runs (`a &
+    b`; `a & wait`, which the shell runs itself) and after it settled by its timeout while
+    its line ran on (what the line starts then is still its); an earlier `&` job stays, and
+    so does the command a job settled behind without starting its line.
     Each stop comes once the process it must end is seen, so nothing depends on timing."""
     for n, text in enumerate(("sleep 971 & sleep 972", WAIT[shell])):
         repl.ok({"id": f"own-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
@@ -370,8 +372,36 @@ def stop_own_line(repl, sid, work, shell, earlier):
         check(not pid_alive(mine), f"{text!r}: its own & {mine} survived the stop")
         check(front is None or not pid_alive(front), f"{text!r}: its command {front} survived the stop")
         read_all(repl, f"own-{n}", f"own-{n}-read")
+    # Settled by its timeout while its line waits on a FIFO; the line then starts its next
+    # command, which the stop must end as the job's.
+    fifo = os.path.join(work, f"settled-{shell}.fifo")
+    os.mkfifo(fifo)
+    repl.ok({"id": "late", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 300,
+             "text": f"cat {fifo} >/dev/null; sleep 975"})
+    _, _, last = read_all(repl, "late", "late-read")
+    check(last["result"]["waitReason"] == "timeout", last)
+    with open(fifo, "w"):
+        pass
+    after = pid_of("sleep 975")
+    stop = repl.ok({"id": "late-stop", "op": "stop", "sendId": "late"})
+    check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], stop)
+    check(not pid_alive(after), f"the settled job's next command {after} survived the stop")
     check(pid_alive(earlier), "an earlier & job was stopped")
-    look(repl, "own-after", sid, "echo fine")
+    look(repl, "late-after", sid, "echo fine")
+    # Settled by its timeout while typed behind a command still running, its line not
+    # started: that command is not its, and the stop leaves it alone.
+    repl.ok({"id": "held", "op": "send", "sessionId": sid, "idleMs": 300, "text": f"cat {fifo} >/dev/null"})
+    front = pid_of(f"cat {fifo}")
+    repl.ok({"id": "behind", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 300, "text": "true"})
+    _, _, last = read_all(repl, "behind", "behind-read")
+    check(last["result"]["waitReason"] == "timeout", last)
+    stop = repl.ok({"id": "behind-stop", "op": "stop", "sendId": "behind"})
+    check(stop == {"stopped": True, "signals": [], "remaining": []}, stop)
+    check(pid_alive(front), "the command a stopped job was typed behind was stopped")
+    with open(fifo, "w"):
+        pass
+    look(repl, "behind-after", sid, "echo fine")
+    os.unlink(fifo)
 
 
 def run(repl_path, shell, sandbox=None):
