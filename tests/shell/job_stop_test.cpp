@@ -416,6 +416,34 @@ TEST_CASE("job stop: a running job's own `&` goes with it; an earlier `&` stays"
   CHECK(alive(shell.pid()));
 }
 
+TEST_CASE("job stop: a running job with no start pid (a far side's stop) leaves an earlier `&` of its first second") {
+  ScriptTree shell{ScriptTree::Interactive{}};
+  REQUIRE(shell.pid() > 0);
+  shell.write("echo \"ready=1\"\n");
+  REQUIRE_FALSE(until_marker(shell, "ready=").empty());
+  // A far side's start: a second early for the link, no newest pid told. An earlier `&`
+  // started inside that second must not be taken for the job's.
+  JobSpec spec;
+  spec.started_ticks = tick_after(start_ticks(shell.pid()));
+  shell.write("sleep 969 &\n");
+  shell.write("echo \"early=$!\"\n");
+  pid_t early = std::atoi(until_marker(shell, "early=").c_str());
+  REQUIRE(early > 0);
+  REQUIRE(start_ticks(early) >= spec.started_ticks);
+  shell.write("bash -c 'echo job=$$; exec sleep 968'\n");
+  pid_t job = std::atoi(until_marker(shell, "job=").c_str());
+  REQUIRE(job > 0);
+  spec.group = job;
+  spec.root = ::getpid();
+  spec.shell = shell.pid();
+  StopReport report = run_stop(spec, StopTimings{});
+  CHECK(report.stopped);
+  CHECK(std::find(report.found.begin(), report.found.end(), job) != report.found.end());
+  CHECK(std::find(report.found.begin(), report.found.end(), early) == report.found.end());
+  CHECK_FALSE(alive(job));
+  CHECK(alive(early));
+}
+
 TEST_CASE("job stop: an ended job's leftovers go (its `&`, its daemon); earlier and later ones stay") {
   ScriptTree shell{ScriptTree::Interactive{}};
   REQUIRE(shell.pid() > 0);

@@ -12,6 +12,8 @@
 //     subreaper is where it went. One that an earlier command left behind started before;
 //   - every child of the shell that started at or after the job did: what the job's own
 //     line put in the background (`a & b`, `a & wait`: its own group under job control);
+//     while the job runs, only with `last_pid` known (not a far side's stop, whose start is
+//     a second early: an earlier `&` of that second would pass);
 //   - every descendant of those and of every process found before (a round's children of
 //     the job's known processes are the job's whatever their start time or group).
 // Not the shell, and not what an earlier command put in the background with `&` (its own
