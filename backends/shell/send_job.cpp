@@ -307,31 +307,24 @@ Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback
   // has, the window ending now.
   if (send->line_open && (params_.mark_nonce.empty() || shell_place_ == ShellPlace::unknown) && shell_owns_terminal())
     close_open_line();
-  if (send->line_open && phase_ == Phase::running && channel_ && !shell_exited() && !channel_->output_ended()) {
-    // Settled, but its line still runs: stopped as a running job (its foreground, what its
-    // line started), answered once its processes are gone (the send has settled already).
-    std::weak_ptr<SendState> weak = send;
-    auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
-                                  [weak](proc::StopReport report) {
-      if (auto s = weak.lock()) answer_stop(*s, to_result(report));
-    });
-    if (!job) return job.error();
-    send->stopping = std::move(*job);
-    send->stop_waiters.push_back(std::move(done));
-    return {};
-  }
-  if (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
-      send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0) {
+  // Settled, but its line still runs: stopped as a running job (its foreground, what its
+  // line started), answered once its processes are gone (the send has settled already).
+  const bool line_runs =
+      send->line_open && phase_ == Phase::running && channel_ && !shell_exited() && !channel_->output_ended();
+  if (!line_runs && (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
+                     send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0)) {
     // Nothing can be looked for (a far channel: its pids are not numbered here): answered as
     // an ended job with nothing stopped, as docs/remote.md says.
     post_to_loop(send->loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }
+  proc::JobTimes times{.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid};
+  if (!line_runs) {  // its window ends at its end
+    times.ended_ticks = send->ended_ticks;
+    times.ended_last_pid = send->ended_last_pid;
+  }
   std::weak_ptr<SendState> weak = send;
-  auto job = channel_->stop_job(
-      {.started_ticks = send->started_ticks, .ended_ticks = send->ended_ticks, .last_pid = send->started_last_pid,
-       .ended_last_pid = send->ended_last_pid},
-      [weak](proc::StopReport report) {
+  auto job = channel_->stop_job(times, [weak](proc::StopReport report) {
     if (auto s = weak.lock()) answer_stop(*s, to_result(report));
   });
   if (!job) return job.error();
