@@ -429,6 +429,9 @@ def killed_after_a_read(repl_path, record_dir, state_dir):
             repl.close()
 
 
+RELAY = "script -q -c 'bash --norc -i' /dev/null"
+
+
 def through_a_relay(repl_path, record_dir, state_dir):
     # Under a relay the terminal is raw with echo off whatever the far side reads: the far
     # `read -s` cannot be seen, so nothing typed through the relay is recorded.
@@ -441,7 +444,9 @@ def through_a_relay(repl_path, record_dir, state_dir):
     try:
         opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "relay"})
         sid, path = opened["sessionId"], opened["recording"]["path"]
-        repl.ok({"id": 2, "op": "send", "sessionId": sid, "text": "script -q /dev/null"})
+        # The far shell is named: `script` alone runs $SHELL, /bin/sh (dash, no `read -s`)
+        # where SHELL is unset, as under CI.
+        repl.ok({"id": 2, "op": "send", "sessionId": sid, "text": RELAY})
         prompt = repl.ok({"id": 3, "op": "send", "sessionId": sid,
                           "text": "read -rs -p 'FarPassword: ' pw; echo; echo far-${#pw}-chars"})
         check("FarPassword:" in prompt["viewport"], prompt)
@@ -456,7 +461,7 @@ def through_a_relay(repl_path, record_dir, state_dir):
         repl.close()
     check(secret.encode() not in data, "the password typed through the relay is in the recording")
     markers = [e[2] for e in events if e[1] == "m"]
-    check(markers[0] == "script -q /dev/null" and markers[1:] == ["[input through a relay]"] * 2, markers)
+    check(markers[0] == RELAY and markers[1:] == ["[input through a relay]"] * 2, markers)
     inputs = [e[2] for e in events if e[1] == "i"]
     check(inputs[1:] == ["[input through a relay]"] * 2, inputs)
     output = "".join(e[2] for e in events if e[1] == "o")
