@@ -236,8 +236,7 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     return {};
   }
   std::weak_ptr<SendState> weak = send;
-  auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
-                                [weak](proc::StopReport report) {
+  auto job = channel_->stop_job(send->running_times(), [weak](proc::StopReport report) {
     // Called from the loop; the JobStop stays until the next stop or the send's end (this
     // closure is its member).
     auto s = weak.lock();
@@ -258,8 +257,7 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
 // report joins the cancel's answer, which waits for both (the send's settle, and this).
 void ShellSession::stop_line_processes(const std::shared_ptr<SendState>& send) {
   std::weak_ptr<SendState> weak = send;
-  auto job = channel_->stop_job({.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid},
-                                [weak](proc::StopReport report) {
+  auto job = channel_->stop_job(send->running_times(), [weak](proc::StopReport report) {
     auto s = weak.lock();
     if (!s || !s->stop_procs) return;
     s->stop_procs = false;
@@ -318,7 +316,7 @@ Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback
     post_to_loop(send->loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }
-  proc::JobTimes times{.started_ticks = send->started_ticks, .ended_ticks = 0, .last_pid = send->started_last_pid};
+  proc::JobTimes times = send->running_times();
   if (!line_runs) {  // its window ends at its end
     times.ended_ticks = send->ended_ticks;
     times.ended_last_pid = send->ended_last_pid;

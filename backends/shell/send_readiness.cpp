@@ -157,6 +157,7 @@ Result<std::unique_ptr<BackendSendOperation>> ShellSession::start_send(SendReque
   send->loop = loop_;
   send->started_ticks = channel_->clock_ticks();
   send->started_last_pid = channel_->newest_pid();
+  send->started_input = channel_->bytes_queued();
   send_ = send;
   if (send->until_port) {
     send->port_since = ev_now(loop_);

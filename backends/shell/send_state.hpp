@@ -166,6 +166,12 @@ struct SendState {
   // what a stop counts as the job's own processes started at or after it.
   std::uint64_t started_ticks = 0;
   pid_t started_last_pid = 0;  // the channel's newest pid then (ProcessChannel::newest_pid)
+  std::uint64_t started_input = 0;  // its input count then (ProcessChannel::bytes_queued): the line starts here
+  // Those, for a stop while its line runs (ProcessChannel::stop_job).
+  proc::JobTimes running_times() const {
+    return {.started_ticks = started_ticks, .ended_ticks = 0, .last_pid = started_last_pid, .ended_last_pid = 0,
+            .input_at = started_input};
+  }
   // When it settled, in the same ticks, and the session it settled in (empty once that is
   // gone): a stop of the ended job still looks for what it left running (send_job.cpp).
   // A send that settled while its line still ran (its timeout, a match, quiet) has not

@@ -6,7 +6,8 @@ dshpty-repl --json with `--remote NAME=COMMAND`:
         double fork) waited for with `until: {port}` answers matched with its port and pid;
         `list` shows the job and its listener; its output reads by offset; `stop` ends it with
         proof (SIGINT first, nothing remaining, the port freed) and the session's next send
-        works; a job that ignores SIGINT and SIGTERM is stopped by SIGKILL; on a lingering
+        works; a job that ignores SIGINT and SIGTERM is stopped by SIGKILL; a running job's
+        own `&` is stopped with it and an `&` typed just before it is not; on a lingering
         session, the ssh client killed mid-stop: the stop answers at once that the job's end
         is unconfirmed (never a hang), and after the reconnect the job is gone and the
         session's next send works;
@@ -159,6 +160,46 @@ def stubborn_job(repl, sid):
     look(repl, "after-stub", sid, "echo alive")
 
 
+def running(argv):
+    """The pids whose command line is exactly `argv` (this machine is the far side too)."""
+    want, out = "\0".join(argv) + "\0", []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline") as f:
+                    if f.read() == want:
+                        out.append(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+def own_background(repl, sid, cleanup):
+    """A running job's own `&` goes with its stop; an `&` typed just before the job (the same
+    second, likely the same tick) stays: the far side knows the job's start from where its
+    line begins in the input (STOP's input_at), not from "so long ago"."""
+    tag = 7000 + int.from_bytes(os.urandom(2), "little") % 900
+    earlier, own, job = (["sleep", str(tag + k)] for k in (0, 1, 2))
+    look(repl, "earlier", sid, f"{' '.join(earlier)} &")
+    repl.ok({"id": "own", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
+             "text": f"{' '.join(own)} & sh -c 'echo own-ready; exec {' '.join(job)}'",
+             "until": {"output": "^own-ready$"}})
+    # The match is sh's echo, before its exec: the job's sleep is waited for.
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        before = {name: running(argv) for name, argv in (("earlier", earlier), ("own", own), ("job", job))}
+        if all(len(p) == 1 for p in before.values()):
+            break
+        check(time.monotonic() < deadline, before)
+    cleanup.extend(before["earlier"])
+    stop = repl.ok({"id": "own-stop", "op": "stop", "sendId": "own"})
+    check(stop["stopped"] is True and stop["signals"][:1] == ["SIGINT"], stop)
+    wait_gone(before["own"] + before["job"], "the job and its own `&`")
+    check(running(earlier) == before["earlier"], "the earlier `&` was stopped with the job")
+    look(repl, "after-own", sid, "kill %1; wait; echo after-own")
+    wait_gone(before["earlier"], "the earlier `&` after kill %1")
+
+
 def children_named(root, name):
     out, todo = [], [root]
     parents = {}
@@ -241,6 +282,7 @@ def run_ssh(repl_path, supervisor):
                 for title, case in (("a server by port, list, stop", lambda: server_job(repl, sid, cleanup)),
                                     ("output by offset", lambda: output_by_offset(repl, sid)),
                                     ("a job that ignores INT and TERM", lambda: stubborn_job(repl, sid)),
+                                    ("a running job's own `&`, not an earlier one", lambda: own_background(repl, sid, cleanup)),
                                     ("the link cut mid-stop", lambda: cut_mid_stop(repl_path, server, supervisor, cleanup))):
                     print(f"--- {title}", flush=True)
                     case()

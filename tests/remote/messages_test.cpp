@@ -325,10 +325,20 @@ TEST_CASE("the jobs frames round-trip; their lists stay within one frame") {
   REQUIRE(l);
   CHECK(l->seq == 9);
   every_cut_fails<Look>(bytes);
-  auto s = round_trip(Type::stop, Stop{3, 1500}, &bytes);
+  auto s = round_trip(Type::stop, Stop{3, 1500, std::nullopt}, &bytes);
   REQUIRE(s);
-  CHECK((s->seq == 3 && s->since_ms == 1500));
+  CHECK((s->seq == 3 && s->since_ms == 1500 && !s->input_at));
   every_cut_fails<Stop>(bytes);
+  // With input_at (a helper with kCapStopAt): read when present; cut short, no frame.
+  auto at = round_trip(Type::stop, Stop{4, 20, 1ull << 40}, &bytes);
+  REQUIRE(at);
+  CHECK((at->seq == 4 && at->since_ms == 20 && at->input_at == std::optional<std::uint64_t>(1ull << 40)));
+  const std::string stop_payload = bytes.substr(5);
+  for (std::size_t n = 0; n < stop_payload.size(); ++n) {
+    CAPTURE(n);
+    if (n != stop_payload.size() - 8) CHECK_FALSE(decode<Stop>(std::string_view(stop_payload).substr(0, n)));
+  }
+  CHECK_FALSE(decode<Stop>(stop_payload + "x"));
 
   auto seen = round_trip(Type::port_seen, PortSeen{7, 8080, 4242, "::1"}, &bytes);
   REQUIRE(seen);

@@ -60,6 +60,10 @@
 //   STOP     u32 seq, u32 since_ms       stop the terminal's foreground job, which started
 //                                        `since_ms` ago (proc/job_stop.hpp); answered by
 //                                        STOPPED once the stop ended
+//            [u64 input_at]              trailing, only to a helper with kCapStopAt: the
+//                                        job's line is IN's bytes from this offset (the
+//                                        helper's count, as ATTACHED's input_received), so
+//                                        its start is the moment the helper wrote them
 // helper -> host
 //   WELCOME      u32 version, u32 capabilities, str build   first, once
 //   STARTED      i32 shell pid (the far side's number)
@@ -162,6 +166,10 @@ inline constexpr std::uint32_t kCapJobs = 8;
 // The far side takes OPEN's limits and sends LIMIT_HIT (a host asking limits of a helper
 // without it fails the spawn saying so).
 inline constexpr std::uint32_t kCapLimits = 16;
+// The far side takes STOP's input_at: it notes its clock and newest pid at each IN, so a
+// running job's start is exact there (its own `&` found, an earlier one of the same second
+// left). A host never sends the longer STOP to a helper without it.
+inline constexpr std::uint32_t kCapStopAt = 32;
 
 // STATE flags.
 inline constexpr std::uint8_t kStateEcho = 1;

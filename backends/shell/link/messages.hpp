@@ -61,6 +61,7 @@ struct Look { std::uint32_t seq = 0; };
 struct Stop {
   std::uint32_t seq = 0;
   std::uint32_t since_ms = 0;  // the job started this long ago
+  std::optional<std::uint64_t> input_at;  // where its line starts in IN (kCapStopAt)
 };
 
 // ---- helper -> host ----------------------------------------------------------------------

@@ -57,9 +57,18 @@ template <> std::optional<Look> decode(std::string_view p) {
   return exactly<Look>(p, [](PayloadReader& r, Look& f) { return f.seq = r.u32(), true; });
 }
 
-void encode(std::string& out, const Stop& f) { FrameWriter(out).begin(Type::stop).u32(f.seq).u32(f.since_ms).end(); }
+void encode(std::string& out, const Stop& f) {
+  FrameWriter w(out);
+  w.begin(Type::stop).u32(f.seq).u32(f.since_ms);
+  if (f.input_at) w.u64(*f.input_at);
+  w.end();
+}
 template <> std::optional<Stop> decode(std::string_view p) {
-  return exactly<Stop>(p, [](PayloadReader& r, Stop& f) { return f.seq = r.u32(), f.since_ms = r.u32(), true; });
+  return exactly<Stop>(p, [](PayloadReader& r, Stop& f) {
+    f.seq = r.u32(), f.since_ms = r.u32();
+    if (!r.done() && !r.failed()) f.input_at = r.u64();
+    return true;
+  });
 }
 
 void encode(std::string& out, const PortSeen& f) {

@@ -198,8 +198,8 @@ bool JobStop::find() {
     // The shell's children of the job's time are what its line started: its commands (in
     // its groups) and its own `&` (a group of its own), while it runs as after its end. An
     // earlier `&` started before the job; a later command's after its end. While it runs
-    // only with the newest pid at its start known: a far side's start (its clock, a second
-    // early for the link) would take in an earlier `&` of that second.
+    // only with the newest pid at its start known: a far start told only "so long ago" (a
+    // second early for the link) would take in an earlier `&` of that second.
     const bool left = f.ppid == job_.root || (f.ppid == job_.shell && (!running || job_.last_pid > 0));
     const bool in_group = holds(groups_, f.pgrp) && (f.pgrp == job_.group || f.started >= job_.started_ticks);
     // A group or session a process of the job made: led by one found, or (an ended job) by a

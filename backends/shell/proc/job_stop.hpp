@@ -12,8 +12,8 @@
 //     subreaper is where it went. One that an earlier command left behind started before;
 //   - every child of the shell that started at or after the job did: what the job's own
 //     line put in the background (`a & b`, `a & wait`: its own group under job control);
-//     while the job runs, only with `last_pid` known (not a far side's stop, whose start is
-//     a second early: an earlier `&` of that second would pass);
+//     while the job runs, only with `last_pid` known (not a far side's stop told only "so
+//     long ago", whose start is a second early: an earlier `&` of that second would pass);
 //   - every descendant of those and of every process found before (a round's children of
 //     the job's known processes are the job's whatever their start time or group).
 // Not the shell, and not what an earlier command put in the background with `&` (its own
@@ -80,6 +80,9 @@ struct JobTimes {
   std::uint64_t ended_ticks = 0;  // 0 while it runs
   pid_t last_pid = 0;             // the newest pid at its start; 0: unknown
   pid_t ended_last_pid = 0;       // the newest pid at its end; 0: unknown
+  // The channel's input count when the job's line was queued (ProcessChannel::bytes_queued):
+  // its line is the input from here. A far side that noted each write knows its start from it.
+  std::uint64_t input_at = 0;
 };
 
 // The processes a command started at `started_ticks` made, in the session's tree under

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -142,6 +143,8 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   bool job_frame(const frames::Frame& f);
   void on_port_watch_tick();
   void answer_stop(std::uint32_t seq, const proc::StopReport& report);
+  void note_input(std::uint64_t at);
+  proc::JobTimes stop_times(const frames::Stop& stop) const;
   // ---- limits (bridge_limits.cpp) ---------------------------------------------------------
   // OPEN's limits: the session's cgroups below this helper's own, in `launch`
   // (`placement` keeps the directories' fds until the spawn). False, with START_FAILED
@@ -198,6 +201,15 @@ class Bridge final : private ChannelEvents, private link::FrameLink::Events {
   PortWatch port_watch_;
   Timer port_watch_timer_;
   std::map<std::uint32_t, std::unique_ptr<proc::StopHandle>> stops_;  // STOPs under way
+  // Each IN's place in the input and the moment it was written: a STOP's input_at finds
+  // its job's start here (the newest kInputMarks).
+  struct InputMark {
+    std::uint64_t at = 0;  // the offset of its first byte (in_received_ before it)
+    std::uint64_t ticks = 0;
+    pid_t last_pid = 0;
+  };
+  static constexpr std::size_t kInputMarks = 256;
+  std::deque<InputMark> input_marks_;
 };
 
 // A message for a frame: an error's words may carry a path or an argv from OPEN, and a

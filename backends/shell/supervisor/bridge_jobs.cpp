@@ -60,16 +60,8 @@ bool Bridge::job_frame(const frames::Frame& f) {
         queue_flush();
         return true;
       }
-      // The job's start in this machine's clock: the host says how long ago it wrote the
-      // job's line. Its IN took the link's one-way time to get here and this STOP may have
-      // been quicker, so the start is taken a second earlier: an orphan an earlier command
-      // left in that second looks like the job's (the hole proc/job_stop.hpp names, widened).
-      const auto hz = static_cast<std::uint64_t>(::sysconf(_SC_CLK_TCK));
-      const std::uint64_t now = proc::boot_ticks_now();
-      const std::uint64_t back = (static_cast<std::uint64_t>(s->since_ms) * hz + 999) / 1000 + hz;
-      const std::uint64_t started = now > back ? now - back : 0;
       const std::uint32_t seq = s->seq;
-      auto stop = channel_->stop_job({.started_ticks = started}, [this, seq](proc::StopReport report) { answer_stop(seq, report); });
+      auto stop = channel_->stop_job(stop_times(*s), [this, seq](proc::StopReport report) { answer_stop(seq, report); });
       if (!stop) {
         link_.queue(frames::Stopped{.seq = seq, .refused = clip(stop.error()->message), .stopped = false,
                                     .signals = {}, .remaining = {}});
@@ -82,6 +74,33 @@ bool Bridge::job_frame(const frames::Frame& f) {
     default:
       return false;
   }
+}
+
+void Bridge::note_input(std::uint64_t at) {
+  if (input_marks_.size() == kInputMarks) input_marks_.pop_front();
+  input_marks_.push_back({.at = at, .ticks = proc::boot_ticks_now(), .last_pid = proc::newest_pid()});
+}
+
+// The job's start in this machine's clock. Exact when the host said where its line starts in
+// the input and that write is still noted: the moment the IN holding its first byte was
+// written, with the newest pid then (so its line's own `&` is found while it runs). Else the
+// host says how long ago it wrote the line: its IN took the link's one-way time to get here
+// and this STOP may have been quicker, so the start is taken a second earlier, with no pid:
+// an orphan an earlier command left in that second looks like the job's (the hole
+// proc/job_stop.hpp names, widened), and the shell's children are not looked at while the
+// job runs.
+proc::JobTimes Bridge::stop_times(const frames::Stop& stop) const {
+  if (stop.input_at && !input_marks_.empty() && input_marks_.front().at <= *stop.input_at &&
+      *stop.input_at < in_received_) {
+    const InputMark* found = &input_marks_.front();
+    for (const InputMark& m : input_marks_)
+      if (m.at <= *stop.input_at) found = &m;
+    return {.started_ticks = found->ticks, .last_pid = found->last_pid};
+  }
+  const auto hz = static_cast<std::uint64_t>(::sysconf(_SC_CLK_TCK));
+  const std::uint64_t now = proc::boot_ticks_now();
+  const std::uint64_t back = (static_cast<std::uint64_t>(stop.since_ms) * hz + 999) / 1000 + hz;
+  return {.started_ticks = now > back ? now - back : 0};
 }
 
 void Bridge::answer_stop(std::uint32_t seq, const proc::StopReport& report) {

@@ -49,7 +49,7 @@ Bridge::~Bridge() {
 frames::Welcome Bridge::welcome() const {
   return {frames::kProtocolVersion,
           (proc::StdinProbe::supported() ? frames::kCapProvesReaders : 0) | frames::kCapTakeBack |
-              frames::kCapKeepsShown | frames::kCapJobs | frames::kCapLimits,
+              frames::kCapKeepsShown | frames::kCapJobs | frames::kCapLimits | frames::kCapStopAt,
           frames::helper_build()};
 }
 
@@ -204,6 +204,7 @@ void Bridge::on_frame(const frames::Frame& f) {
       // takes it for output that followed the write.
       drain(ProcessChannel::kProbeDrainReads);
       begin_hold();
+      note_input(in_received_ - bytes.size());
       channel_->write(bytes);
       return;
     }
