@@ -21,6 +21,7 @@ Loopback only; every wait has a deadline; what a case starts is gone when it end
 here: a skip (77) with the reason."""
 
 import os
+import re
 import shlex
 import socket
 import sys
@@ -236,8 +237,10 @@ def cut_mid_stop(repl_path, server, supervisor, cleanup):
             # The cut comes once the far side has the stop (its SIGINT was taken): cut while the
             # request was still in ssh's buffers, the far side never had it and the job ran on
             # (seen under load: 'job stub did not end', or the stop refused with the link down).
+            # The trap's own line, not the echo of the typed command, which holds "got-int" too
+            # (the job's output starts with it: waiting for the word alone cut at once).
             seen, offset, n = "", 0, 0
-            while "got-int" not in seen:
+            while not re.search(r"(?m)^got-int\r?$", seen):
                 n += 1
                 out = repl.ok({"id": f"stub-int-{n}", "op": "output", "sendId": "stub", "offset": offset,
                                "waitMs": 20000})
