@@ -5,6 +5,7 @@ shutdown and EOF leave no process behind."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,15 +40,16 @@ def overlapping(repl):
     # A live send, and while it runs: output, read, list, another send, then cancel.
     repl.request({"id": "long", "op": "send", "sessionId": "pty-1",
                   "text": "echo started-long; sleep 300", "timeoutMs": 600000})
-    # Wait until the sleep is running: its first output arrived.
+    # Wait until the sleep is running: its first output arrived (the echo's own line, not the
+    # typed line's echo, which holds the word too).
     seen = ""
     deadline = time.monotonic() + DEADLINE_S
     i = 0
-    while "started-long" not in seen and time.monotonic() < deadline:
+    while not re.search(r"(?m)^started-long\r?$", seen) and time.monotonic() < deadline:
         i += 1
         seen += repl.ok({"id": f"out-{i}", "op": "output", "sendId": "long"})["delta"]
         time.sleep(0.01)  # polling a condition with a deadline
-    check("started-long" in seen, f"no output from the live send: {seen!r}")
+    check(re.search(r"(?m)^started-long\r?$", seen), f"no output from the live send: {seen!r}")
     check(repl.ok({"id": 11, "op": "read", "sessionId": "pty-1"})["totalLines"] >= 1, "read during a send")
     check(len(repl.ok({"id": 12, "op": "list"})["sessions"]) == 1, "list during a send")
     error = repl.error({"id": 13, "op": "send", "sessionId": "pty-1", "text": "echo no"}, "SEND_ACTIVE")
@@ -139,11 +141,11 @@ def cancel_then_send(repl):
     seen = ""
     deadline = time.monotonic() + DEADLINE_S
     i = 0
-    while "cs-started" not in seen and time.monotonic() < deadline:
+    while not re.search(r"(?m)^cs-started\r?$", seen) and time.monotonic() < deadline:
         i += 1
         seen += repl.ok({"id": f"cs-out-{i}", "op": "output", "sendId": "cs-long"})["delta"]
         time.sleep(0.01)  # polling a condition with a deadline
-    check("cs-started" in seen, f"no output from the live send: {seen!r}")
+    check(re.search(r"(?m)^cs-started\r?$", seen), f"no output from the live send: {seen!r}")
     repl.send_raw(b'{"id":"cs-cancel","op":"cancel","sendId":"cs-long"}\n'
                   b'{"id":"cs-after","op":"send","sessionId":"pty-1","text":"echo after-cancel"}\n')
     check(repl.response("cs-cancel")["result"] == {"cancelled": True}, "the cancel")
