@@ -5,16 +5,20 @@ limits.KIND); a fork loop under limits.pids 64 stops at the cap and the send res
 `list` say limitHit pids, while a neighbour says nothing; the text face's open takes
 --limit-pids and prints [limit: pids]. Close leaves no session cgroup, and neither does a
 host killed with SIGKILL (its helpers kill the trees and remove the cgroups), unconfined or
-confined. A confined session under limits.memory that fills its /dev/shm past the limit is ended by the OOM
+confined; and one a host killed mid-open left (empty, unlocked) goes at the next host's
+first limited open, while a locked one or one holding a process stays. A confined session under limits.memory that fills its /dev/shm past the limit is ended by the OOM
 killer, the send and `list` say so (SIGKILL, limitHit memory), and nothing of what it wrote
 is left on the host. A machine where no
 cgroup can be made reports the cgroup cases skipped, with the reason.
 
 Usage: limits_e2e.py DSHPTY_REPL"""
 
+import fcntl
 import os
 import shutil
+import subprocess
 import sys
+import time
 import traceback
 
 import repl_harness
@@ -203,6 +207,60 @@ def test_tmpfs(path):
         check(not left, f"session cgroups left behind: {left}")
 
 
+def test_leftovers_swept(path):
+    # What a host killed between making a session cgroup and spawning its helper left (empty,
+    # locked by nobody) goes at the next host's first limited open in that parent; a
+    # directory some live session holds (flocked) stays, and so does one with a process in it.
+    own = SessionCgroups(os.getpid()).parents
+    pids_parents = [p for p in own if "/pids" in p or os.path.exists(f"{p}/cgroup.controllers")]
+    if not pids_parents:
+        print("SKIP: no pids hierarchy here", flush=True)
+        return SKIP
+    parent, tag = pids_parents[0], os.urandom(4).hex()
+    made = {kind: f"{parent}/dshpty-1-{kind}{tag}" for kind in ("leftover", "locked", "busy")}
+    try:
+        for d in made.values():
+            os.mkdir(d)
+    except OSError as e:
+        for d in made.values():
+            if os.path.isdir(d):
+                os.rmdir(d)
+        print(f"SKIP: no cgroup can be made in {parent}: {e}", flush=True)
+        return SKIP
+    held = os.open(made["locked"], os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    sleeper = subprocess.Popen(["sleep", "300"])
+    repl = None
+    try:
+        with open(f"{made['busy']}/cgroup.procs", "w") as f:
+            f.write(str(sleeper.pid))
+        repl = JsonRepl(path, ["--limit-pids", "64"])
+        r = repl.call({"id": 1, "op": "open", "type": "shell", "name": "sweeper", "limits": {"pids": 20}})
+        if not r["ok"]:
+            print(f"SKIP: no cgroup can be made here: {r['error']['message']}", flush=True)
+            return SKIP
+        check(not os.path.exists(made["leftover"]), f"{made['leftover']} was not swept")
+        check(os.path.isdir(made["locked"]), "a locked session cgroup was removed")
+        check(os.path.isdir(made["busy"]), "a session cgroup with a process in it was removed")
+        repl.ok({"id": 2, "op": "close", "sessionId": r["result"]["sessionId"]})
+        return 0
+    finally:
+        if repl:
+            repl.close()
+        os.close(held)
+        sleeper.kill()
+        sleeper.wait()
+        for d in made.values():
+            for _ in range(100000):  # bounded: the killed sleep leaves the cgroup as it exits
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.001)  # polling a condition with a bound
+
+
 def test_text(path):
     # The text face: the open flag, the send's and the list's [limit: pids].
     out = run_text_script(path, "open shell capped --limit-pids 64\nsend capped --timeout 140000 --idle 140000 " + STORM + "\nlist\n")
@@ -217,7 +275,7 @@ def test_text(path):
 if __name__ == "__main__":
     path = sys.argv[1]
     results = []
-    for test in (test_json, test_host_killed, test_host_killed_confined, test_tmpfs, test_text):
+    for test in (test_json, test_host_killed, test_host_killed_confined, test_leftovers_swept, test_tmpfs, test_text):
         print(f"--- {test.__name__}", flush=True)
         results.append(test(path))
     if all(r == SKIP for r in results):

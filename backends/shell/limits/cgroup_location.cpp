@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "limits/cgroup_wire.hpp"
+#include "limits/leftover_sweep.hpp"
 
 namespace dshpty::shell::limits {
 
@@ -238,7 +239,11 @@ std::optional<std::string> own_cgroup_dir(std::string_view controller) {
   return found->dir;
 }
 
-Result<Placement> place_session_cgroups(const Limits& limits) {
+namespace {
+
+// One try at the session's cgroups; *taken when a directory just made was locked by a sweep
+// of another host before this one could (it removes it: try again under another name).
+Result<Placement> place_once(const Limits& limits, bool* taken) {
   Placement p;
   p.name = session_name_prefix() + random_suffix();
   p.made = std::make_unique<SessionDirs>();
@@ -270,14 +275,21 @@ Result<Placement> place_session_cgroups(const Limits& limits) {
                     "the host's own limit");
       }
     }
+    sweep_leftovers(dir.get(), found->dir);
     // The session's own directory: the only thing made here. A failure after this point
     // removes what was made (p.made's destructor).
     if (::mkdirat(dir.get(), p.name.c_str(), 0755) < 0) {
       return fail("cannot create the session cgroup " + found->dir + "/" + p.name, errno);
     }
     p.made->add(found->dir + "/" + p.name, kind);
-    proc::UniqueFd session(::openat(dir.get(), p.name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (!session.valid()) return fail("cannot open the session cgroup " + found->dir + "/" + p.name, errno);
+    // Locked at once (limits/leftover_sweep.hpp), and still this name's once locked.
+    proc::UniqueFd session(::openat(dir.get(), p.name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    struct stat self {}, named {};
+    if (!session.valid() || !lock_session_dir(session.get()) || ::fstat(session.get(), &self) < 0 ||
+        ::fstatat(dir.get(), p.name.c_str(), &named, AT_SYMLINK_NOFOLLOW) < 0 || self.st_ino != named.st_ino) {
+      *taken = true;
+      return fail("cannot open the session cgroup " + found->dir + "/" + p.name, errno);
+    }
     kinds.push_back(kind);
     p.dirs.push_back(std::move(session));
   }
@@ -300,6 +312,16 @@ Result<Placement> place_session_cgroups(const Limits& limits) {
     p.helper_args.push_back(std::to_string(quota < 1000 ? 1000 : quota));
   }
   return p;
+}
+
+}  // namespace
+
+Result<Placement> place_session_cgroups(const Limits& limits) {
+  for (int attempt = 1;; ++attempt) {
+    bool taken = false;
+    auto placed = place_once(limits, &taken);
+    if (placed || !taken || attempt == 3) return placed;
+  }
 }
 
 }  // namespace dshpty::shell::limits

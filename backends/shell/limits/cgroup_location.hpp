@@ -52,7 +52,8 @@ class SessionDirs {
 
 // What one session needs: the directories made, the helper's command-line flags
 // (limits/cgroup_wire.hpp) and the directory fds they name, in order (they become fds
-// kCgroupFdBase...). The fds are O_PATH, CLOEXEC; the caller keeps them until the helper
+// kCgroupFdBase...). The fds are directories opened O_RDONLY, CLOEXEC and flocked (the helper
+// inherits the lock: limits/leftover_sweep.hpp); the caller keeps them until the helper
 // is spawned.
 struct Placement {
   std::string name;                      // the session cgroup's name
