@@ -18,12 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import traceback
 
 import repl_harness
 from repl_harness import JsonRepl, check, run_text_script, wait_gone
-from session_cgroups import SessionCgroups
+from session_cgroups import SessionCgroups, remove_dir
 
 # The storm: bash retries a refused fork (1+2+4+8 s) before it gives the loop up; the
 # sleeps end soon after (the shell then forks again for its prompt), bounding the test.
@@ -251,14 +250,7 @@ def test_leftovers_swept(path):
         sleeper.kill()
         sleeper.wait()
         for d in made.values():
-            for _ in range(100000):  # bounded: the killed sleep leaves the cgroup as it exits
-                try:
-                    os.rmdir(d)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.001)  # polling a condition with a bound
+            remove_dir(d)
 
 
 def test_text(path):

@@ -57,12 +57,17 @@ class SessionCgroups:
                             pass
             except OSError:
                 pass
-            for _ in range(100000):  # bounded: the killed leave as they exit
-                try:
-                    os.rmdir(path)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    pass
+            remove_dir(path)
         return left
+
+
+def remove_dir(path):
+    """Removes an emptied cgroup directory, retried while the killed leave it as they exit."""
+    for _ in range(100000):  # bounded
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            pass
