@@ -277,8 +277,9 @@ Result<Placement> place_once(const Limits& limits, bool* taken) {
     }
     sweep_leftovers(dir.get(), found->dir);
     // The session's own directory: the only thing made here. A failure after this point
-    // removes what was made (p.made's destructor).
-    if (::mkdirat(dir.get(), p.name.c_str(), 0755) < 0) {
+    // removes what was made (p.made's destructor). The host's user's alone: another user
+    // who could open it could also hold its lock, and fail this open (or a sweep).
+    if (::mkdirat(dir.get(), p.name.c_str(), 0700) < 0) {
       return fail("cannot create the session cgroup " + found->dir + "/" + p.name, errno);
     }
     p.made->add(found->dir + "/" + p.name, kind);
