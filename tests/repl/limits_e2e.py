@@ -208,8 +208,9 @@ def test_tmpfs(path):
 
 def test_leftovers_swept(path):
     # What a host killed between making a session cgroup and spawning its helper left (empty,
-    # locked by nobody) goes at the next host's first limited open in that parent; a
-    # directory some live session holds (flocked) stays, and so does one with a process in it.
+    # locked by nobody, perhaps holding a nested host's own leftover) goes at the next host's
+    # first limited open in that parent; a directory some live session holds (flocked)
+    # stays, and so does one with a process in it.
     own = SessionCgroups(os.getpid()).parents
     pids_parents = [p for p in own if "/pids" in p or os.path.exists(f"{p}/cgroup.controllers")]
     if not pids_parents:
@@ -217,11 +218,13 @@ def test_leftovers_swept(path):
         return SKIP
     parent, tag = pids_parents[0], os.urandom(4).hex()
     made = {kind: f"{parent}/dshpty-1-{kind}{tag}" for kind in ("leftover", "locked", "busy")}
+    # A nested host's leftover inside an outer one (dshpty run inside a limited session).
+    made["nested"] = f"{made['leftover']}/dshpty-2-nested{tag}"
     try:
         for d in made.values():
             os.mkdir(d)
     except OSError as e:
-        for d in made.values():
+        for d in reversed(made.values()):
             if os.path.isdir(d):
                 os.rmdir(d)
         print(f"SKIP: no cgroup can be made in {parent}: {e}", flush=True)
@@ -238,7 +241,7 @@ def test_leftovers_swept(path):
         if not r["ok"]:
             print(f"SKIP: no cgroup can be made here: {r['error']['message']}", flush=True)
             return SKIP
-        check(not os.path.exists(made["leftover"]), f"{made['leftover']} was not swept")
+        check(not os.path.exists(made["leftover"]), f"{made['leftover']} (and the one nested in it) was not swept")
         check(os.path.isdir(made["locked"]), "a locked session cgroup was removed")
         check(os.path.isdir(made["busy"]), "a session cgroup with a process in it was removed")
         repl.ok({"id": 2, "op": "close", "sessionId": r["result"]["sessionId"]})
@@ -249,7 +252,7 @@ def test_leftovers_swept(path):
         os.close(held)
         sleeper.kill()
         sleeper.wait()
-        for d in made.values():
+        for d in reversed(made.values()):
             remove_dir(d)
 
 

@@ -3,12 +3,13 @@
 // host die, removes it; a host killed between the two left it empty for good (4 of 19 kills
 // 6-14 ms into a limited open). So every live session's cgroup is flocked from the moment it
 // is made, by the host and then by its helper (the lock is the open directory's, which the
-// helper inherits), and a host's first limited open in a parent cgroup removes the
-// `dshpty-*` directories there that nobody locks: the kernel refuses to remove one that
-// holds a process or a child cgroup. What a pid cannot do across pid namespaces (is its
-// maker alive?) the lock does.
+// helper inherits), and a host's limited open in a parent cgroup (at most once a minute)
+// removes the `dshpty-*` directories there that nobody locks, and those a nested host made
+// in them: the kernel refuses to remove one that holds a process or a child cgroup. What a
+// pid cannot tell across pid namespaces (is its maker alive?) the lock does.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace dshpty::shell::limits {
@@ -17,8 +18,12 @@ namespace dshpty::shell::limits {
 // another holds it (a sweep that found it empty and unlocked, and is removing it).
 bool lock_session_dir(int fd);
 
-// Once per parent and process: removes the unlocked `dshpty-*` directories below `parent`
-// (an fd of it), best effort. `where` names the parent for the once-only rule.
+// How often one process sweeps one parent.
+inline constexpr std::chrono::seconds kSweepEvery{60};
+
+// At most once every kSweepEvery per parent and process: removes the unlocked `dshpty-*`
+// directories below `parent` (an fd of it), and those nested in them, best effort. `where`
+// names the parent for that rule.
 void sweep_leftovers(int parent, const std::string& where);
 
 }  // namespace dshpty::shell::limits
