@@ -168,6 +168,13 @@ void ShellSession::close_open_line() {
   send->ended_ticks = channel_ ? channel_->clock_ticks() : 0;
   send->ended_last_pid = channel_ ? channel_->newest_pid() : 0;
   if (send->stopping) send->stopping->job_ended(send->ended_ticks, send->ended_last_pid);
+  // The live send typed its line ahead behind this one's command: its own starts only now.
+  // What this line started before its end (a `sleep 1; b &` whose `&` came after that write)
+  // is this line's, never the typed-ahead job's (adversary round 6 F1).
+  if (send_ && send_ != send && send_->typed_behind && send->ended_ticks >= send_->started_ticks) {
+    send_->started_ticks = send->ended_ticks;
+    send_->started_last_pid = send->ended_last_pid;
+  }
 }
 
 // A stopped job that is over as a job (its text taken back, or ^C typed through a relay):

@@ -167,10 +167,12 @@ struct SendState {
   std::uint64_t started_ticks = 0;
   pid_t started_last_pid = 0;  // the channel's newest pid then (ProcessChannel::newest_pid)
   std::uint64_t started_input = 0;  // its input count then (ProcessChannel::bytes_queued): the line starts here
-  // Those, for a stop while its line runs (ProcessChannel::stop_job).
+  // Those, for a stop while its line runs (ProcessChannel::stop_job). A line typed ahead
+  // behind a running command starts when that command's line ends (close_open_line moves
+  // its start there), not at its write: no input offset says that.
   proc::JobTimes running_times() const {
     return {.started_ticks = started_ticks, .ended_ticks = 0, .last_pid = started_last_pid, .ended_last_pid = 0,
-            .input_at = started_input};
+            .input_at = typed_behind ? std::nullopt : std::optional<std::uint64_t>(started_input)};
   }
   // When it settled, in the same ticks, and the session it settled in (empty once that is
   // gone): a stop of the ended job still looks for what it left running (send_job.cpp).

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,8 +82,9 @@ struct JobTimes {
   pid_t last_pid = 0;             // the newest pid at its start; 0: unknown
   pid_t ended_last_pid = 0;       // the newest pid at its end; 0: unknown
   // The channel's input count when the job's line was queued (ProcessChannel::bytes_queued):
-  // its line is the input from here. A far side that noted each write knows its start from it.
-  std::uint64_t input_at = 0;
+  // its line is the input from here. A far side that noted each write knows its start from
+  // it. None for a line typed ahead behind a running command: its write is not its start.
+  std::optional<std::uint64_t> input_at;
 };
 
 // The processes a command started at `started_ticks` made, in the session's tree under

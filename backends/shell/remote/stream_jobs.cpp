@@ -112,7 +112,7 @@ Result<std::unique_ptr<proc::StopHandle>> StreamChannel::stop_job(proc::JobTimes
   frames::Stop stop{.seq = seq, .since_ms = static_cast<std::uint32_t>(std::min<std::uint64_t>(since_ms, UINT32_MAX)),
                     .input_at = std::nullopt};
   // In the far side's count of input (every host's): it knows when it wrote that byte.
-  if (has(frames::kCapStopAt)) stop.input_at = in_base_ + times.input_at;
+  if (has(frames::kCapStopAt) && times.input_at) stop.input_at = in_base_ + *times.input_at;
   link_.post(stop);
   return std::unique_ptr<proc::StopHandle>(std::make_unique<FarStop>(std::move(wait)));
 }

@@ -95,12 +95,14 @@ proc::JobTimes Bridge::stop_times(const frames::Stop& stop) const {
     const InputMark* found = &input_marks_.front();
     for (const InputMark& m : input_marks_)
       if (m.at <= *stop.input_at) found = &m;
-    return {.started_ticks = found->ticks, .last_pid = found->last_pid};
+    return {.started_ticks = found->ticks, .ended_ticks = 0, .last_pid = found->last_pid, .ended_last_pid = 0,
+            .input_at = std::nullopt};
   }
   const auto hz = static_cast<std::uint64_t>(::sysconf(_SC_CLK_TCK));
   const std::uint64_t now = proc::boot_ticks_now();
   const std::uint64_t back = (static_cast<std::uint64_t>(stop.since_ms) * hz + 999) / 1000 + hz;
-  return {.started_ticks = now > back ? now - back : 0};
+  return {.started_ticks = now > back ? now - back : 0, .ended_ticks = 0, .last_pid = 0, .ended_last_pid = 0,
+          .input_at = std::nullopt};
 }
 
 void Bridge::answer_stop(std::uint32_t seq, const proc::StopReport& report) {
