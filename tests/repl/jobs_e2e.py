@@ -8,6 +8,7 @@ session with its network on (skipped with the reason where bubblewrap cannot run
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -293,6 +294,33 @@ def stop_typed_ahead(repl, sid, work, shell):
     os.unlink(fifo)
 
 
+def stop_typed_ahead_started(repl, sid, work, shell):
+    """A job typed ahead behind a line still running, started once that line ended: its stop
+    leaves the `&` the earlier line started after the job's write (adversary round 6 F1). The
+    earlier line waits on a FIFO the test opens, so nothing here depends on timing."""
+    fifo = os.path.join(work, f"earlier-{shell}.fifo")
+    os.mkfifo(fifo)
+    front = repl.ok({"id": "earlier", "op": "send", "sessionId": sid, "idleMs": 300,
+                     "text": f"cat {fifo} >/dev/null; sleep 1081 &"})
+    check(front["waitReason"] == "inferred_idle", front)
+    repl.request({"id": "later", "op": "send", "sessionId": sid, "background": True,
+                  "text": "printf '%s-%s\\n' started 42; sleep 1082", "until": {"output": "^started-42$"}})
+    with open(fifo, "w"):
+        pass  # the earlier line goes on: its `&`, its end, then the job typed behind it
+    matched = repl.response("later")
+    check(matched.get("ok") and matched["result"]["match"] == {"output": "started-42"}, matched)
+    earlier, job = pid_of("sleep 1081"), pid_of("sleep 1082")
+    stop = repl.ok({"id": "later-stop", "op": "stop", "sendId": "later"})
+    check(stop["stopped"] is True and stop["signals"][:1] == ["SIGINT"], stop)
+    check(not pid_alive(job), f"the typed-ahead job's command {job} survived its stop")
+    check(pid_alive(earlier), "the earlier line's & was stopped with the job typed behind it")
+    read_all(repl, "later", "later-read")
+    os.kill(earlier, signal.SIGKILL)
+    wait_gone([earlier], "the earlier line's & after kill")
+    look(repl, "later-after", sid, "echo fine")
+    os.unlink(fifo)
+
+
 def match(seen, program, args):
     head, _, rest = seen.partition("\0")
     return os.path.basename(head).startswith(program) and rest == args
@@ -425,6 +453,7 @@ def run(repl_path, shell, sandbox=None):
             amps = [server_job(repl, sid, shell, 1, second, confined=bool(sandbox))]
             if not sandbox:
                 stop_typed_ahead(repl, sid, work, shell)
+                stop_typed_ahead_started(repl, sid, work, shell)
                 amps.append(stop_ended(repl, sid, shell, amps[0]))
                 stop_own_line(repl, sid, work, shell, amps[0])
             if shell == "bash" and not sandbox:
