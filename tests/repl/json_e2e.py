@@ -345,10 +345,39 @@ def test_lingering_hint(repl_path):
         shutil.rmtree(state, ignore_errors=True)
 
 
+def test_helper_killed(repl_path):
+    """A session's helper killed (SIGKILL): `list` says the session is lost, as a send's
+    SESSION_EXITED does, and a close says the tree's end is unconfirmed; the shell's tree
+    goes with the helper here (it was its parent)."""
+    repl = JsonRepl(repl_path)
+    try:
+        opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "orphaned"})
+        sid = opened["sessionId"]
+        with open(f"/proc/{repl.proc.pid}/task/{repl.proc.pid}/children") as f:
+            helpers = [int(p) for p in f.read().split()]
+        check(len(helpers) == 1, f"one helper: {helpers}")
+        os.kill(helpers[0], 9)
+        deadline, n = time.monotonic() + DEADLINE_S, 0
+        while True:
+            n += 1
+            status = repl.ok({"id": f"list-{n}", "op": "list"})["sessions"][0]["status"]
+            if status["kind"] != "running":
+                break
+            check(time.monotonic() < deadline, "list said running long after the helper died")
+            time.sleep(0.01)  # polling a condition with a deadline
+        check(status["kind"] == "lost" and "without reporting quiescence" in status["reason"], status)
+        repl.error({"id": 2, "op": "send", "sessionId": sid, "text": "true"}, "SESSION_EXITED")
+        closed = repl.error({"id": 3, "op": "close", "sessionId": sid}, "BACKEND_FAILED")
+        check("may still be running" in closed["message"], closed)
+        wait_gone([opened["pid"]], "the shell of a killed helper")
+    finally:
+        repl.close()
+
+
 if __name__ == "__main__":
     path = sys.argv[1]
     for test in (test_main_flow, test_eof_is_shutdown, test_truncation, test_confined_open, test_strict_json,
-                 test_lingering_hint):
+                 test_lingering_hint, test_helper_killed):
         print(f"--- {test.__name__}", flush=True)
         test(path)
     print("ok")

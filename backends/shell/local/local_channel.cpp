@@ -679,11 +679,13 @@ void LocalChannel::check_forced_end() {
 }
 
 LossWords LocalChannel::word_loss(const Error& cause) const {
-  // The helper died without proving the tree gone: a close says so in its words; the
-  // status does not change (the shell's own exit may still be reported).
+  // The helper died without proving the tree gone: a close says so in its words, and so
+  // does the status (list said `running` while a send said SESSION_EXITED: adversary round 6
+  // F7). An exit it reported before it died was read first and stays the status.
   return LossWords{cause,
                    make_error(Code::BACKEND_FAILED, "PTY supervisor " + launch_.plan.helper_path + " exited during start-up"),
-                   ""};
+                   "the PTY supervisor exited without reporting quiescence: the session's processes may still "
+                   "be running"};
 }
 
 ChannelFactory local_channel_factory(LocalLaunch launch) {
