@@ -63,19 +63,24 @@ def read_all(repl, job, rid, offset=0, wait_ms=20000):
 
 def host_pid(pid, comm):
     """The host's number for `pid` as a confined session's pid namespace numbers it (its
-    NSpid line ends in it); `pid` itself when it is the host's own."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as f:
-                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        except OSError:
-            continue
-        nspids = fields.get("NSpid", "").split()
-        if len(nspids) > 1 and nspids[-1] == str(pid) and fields.get("Name") == comm:
-            return int(entry)
-    return pid
+    NSpid line ends in it). `$!` is said before the child's exec: until then its name is
+    the shell's, so the look is repeated until `comm` runs (its namespace number alone,
+    a small number, is some host process's too: pid 3 was a kernel thread)."""
+    deadline = time.monotonic() + 30
+    while True:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+            except OSError:
+                continue
+            nspids = fields.get("NSpid", "").split()
+            if len(nspids) > 1 and nspids[-1] == str(pid) and fields.get("Name") == comm:
+                return int(entry)
+        check(time.monotonic() < deadline, f"no {comm} numbered {pid} in a pid namespace")
+        time.sleep(0.01)  # polling a condition with a deadline
 
 
 def look(repl, rid, sid, text):
