@@ -348,8 +348,18 @@ def test_lingering_hint(repl_path):
 def test_helper_killed(repl_path):
     """A session's helper killed (SIGKILL): `list` says the session is lost, as a send's
     SESSION_EXITED does, and a close says the tree's end is unconfirmed; the shell's tree
-    goes with the helper here (it was its parent)."""
-    repl = JsonRepl(repl_path)
+    goes with the helper here (it was its parent). A helper killed so leaves its PYTHONSTARTUP
+    directory (docs/security.md): the host runs with a TMPDIR of the test's, removed after."""
+    tmp = tempfile.mkdtemp(prefix="dshpty-json-helper-")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = tmp
+    try:
+        repl = JsonRepl(repl_path)
+    finally:
+        if before is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = before
     try:
         opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "orphaned"})
         sid = opened["sessionId"]
@@ -372,6 +382,7 @@ def test_helper_killed(repl_path):
         wait_gone([opened["pid"]], "the shell of a killed helper")
     finally:
         repl.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
