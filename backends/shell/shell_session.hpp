@@ -289,8 +289,8 @@ class ShellSession final : public BackendSession,
     // since the write), or the shell itself while it holds the line (at the deadline, its
     // group in front); never a command the line was typed ahead of.
     bool own_command_only = false;
-    // A cancel's SIGINT already sent to group `sent_to`: looked at once more a tick later
-    // while what became of it is unsettled (ProcessChannel::signal_fate), or it missed (the
+    // A cancel's SIGINT already sent to group `sent_to`: looked at each tick while what
+    // became of it is unsettled (ProcessChannel::signal_fate), or it missed (the
     // command had exited, or was exiting, the shell not yet past it) and goes to the line's
     // next command once another group is in front, until the deadline (counted from the
     // miss).

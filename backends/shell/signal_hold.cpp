@@ -92,10 +92,19 @@ void ShellSession::release_held_signals() {
     // the line is over and its prompt settles the send. The next command gets it.
     if (it->own_command_only && own_started && shell_pid_ && front == *shell_pid_) hold = now < it->deadline;
     if (it->sent == HeldSignal::Sent::unsettled) {
-      // Sent a tick ago to a leader that ran with nothing pending: one still running took
-      // it; one that ended (or is ending) on its own since had dropped it.
-      if (it->send != send_ || !send_ || send_->settled ||
-          channel_->signal_fate(it->sent_to, it->signo) != proc::SignalFate::missed) {
+      // Sent to a leader that ran with nothing pending and no handler: it dies of it, or it
+      // had dropped it and ends on its own. Looked at each tick until it ends (its deadline
+      // bounds the looks).
+      if (it->send != send_ || !send_ || send_->settled) {
+        it = held_signals_.erase(it);
+        continue;
+      }
+      const proc::SignalFate fate = channel_->signal_fate(it->sent_to, it->signo);
+      if (fate == proc::SignalFate::unsettled && now < it->deadline) {
+        ++it;
+        continue;
+      }
+      if (fate != proc::SignalFate::missed) {
         it = held_signals_.erase(it);
         continue;
       }

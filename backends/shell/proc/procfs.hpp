@@ -171,6 +171,9 @@ inline unsigned long long status_mask(pid_t pid, const char* line) {
 // The signals a process ignores (SigIgn).
 inline unsigned long long ignored_signals(pid_t pid) { return status_mask(pid, "\nSigIgn:"); }
 
+// The signals a process has a handler for (SigCgt).
+inline unsigned long long caught_signals(pid_t pid) { return status_mask(pid, "\nSigCgt:"); }
+
 // The signals pending for a process: its own and its thread group's (SigPnd | ShdPnd).
 inline unsigned long long pending_signals(pid_t pid) {
   return status_mask(pid, "\nSigPnd:") | status_mask(pid, "\nShdPnd:");

@@ -173,8 +173,9 @@ std::vector<pid_t> processes_in_group(pid_t pgid, pid_t tree_root = 0);
 // exiting, whose status is not that signal's; or gone) and no other member of the group
 // lives. A shell between two commands of a list holds the first one's group in front for
 // a moment after it exited: a SIGINT then does nothing, and the list runs on. unsettled:
-// the leader runs and the signal is not pending: it took it (a handler), or it had begun
-// to exit and dropped it; a look a moment later tells. reached when it cannot be told.
+// the leader runs, the signal is not pending and the leader has no handler for it nor
+// ignores it: it is dying of it, or it had begun to exit and dropped it; how it ends tells.
+// reached when it cannot be told.
 enum class SignalFate { reached, missed, unsettled };
 SignalFate signal_fate(pid_t pgid, int signo);
 
