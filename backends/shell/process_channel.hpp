@@ -224,6 +224,11 @@ class ProcessChannel {
   virtual void kill_tree(std::chrono::milliseconds grace) = 0;
   // on_quiescent was reported.
   virtual bool quiescent() const = 0;
+  // After on_lost, a kill_tree may end what the loss left by other means (the session's
+  // cgroups: their members killed until none is left): ending while under way, then
+  // on_quiescent and ended once every one is proven gone, or on_lost again with the cause.
+  enum class LostTree { not_ended, ending, ended };
+  virtual LostTree lost_tree() const { return LostTree::not_ended; }
   // The helper did not prove the tree gone in time (it hangs, or a process of the session
   // took its control socket). A channel that can end the tree without it (a sandbox, whose
   // namespace dies with its init) kills it and says what it did; on_quiescent follows once

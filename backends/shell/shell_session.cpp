@@ -332,9 +332,15 @@ void ShellSession::begin_teardown() {
 
 void ShellSession::check_teardown() {
   if (phase_ != Phase::tearing_down) return;
+  // Lost (the helper died): the channel may still end what is left by other means, and
+  // prove it (on_quiescent: the close succeeds after all) or not (on_lost again).
   if (lost_) {
-    finish_teardown(lost_);
-    return;
+    const auto lost_tree = channel_->lost_tree();
+    if (lost_tree == ProcessChannel::LostTree::ending) return;
+    if (lost_tree != ProcessChannel::LostTree::ended) {
+      finish_teardown(lost_);
+      return;
+    }
   }
   if (!channel_->quiescent()) return;
   quiesce_timer_.stop();

@@ -5,7 +5,8 @@ limits.KIND); a fork loop under limits.pids 64 stops at the cap and the send res
 `list` say limitHit pids, while a neighbour says nothing; the text face's open takes
 --limit-pids and prints [limit: pids]. Close leaves no session cgroup, and neither does a
 host killed with SIGKILL (its helpers kill the trees and remove the cgroups), unconfined or
-confined; and one a host killed mid-open left (empty, unlocked) goes at the next host's
+confined; a session whose helper was killed leaves its cgroup's processes to its close,
+which ends them and removes the cgroup; and one a host killed mid-open left (empty, unlocked) goes at the next host's
 first limited open, while a locked one or one holding a process stays. A confined session under limits.memory that fills its /dev/shm past the limit is ended by the OOM
 killer, the send and `list` say so (SIGKILL, limitHit memory), and nothing of what it wrote
 is left on the host. A machine where no
@@ -16,6 +17,7 @@ Usage: limits_e2e.py DSHPTY_REPL"""
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -256,6 +258,48 @@ def test_leftovers_swept(path):
             remove_dir(d)
 
 
+def test_helper_killed(path):
+    # The session's helper dies by SIGKILL (an OOM kill, a stray kill) while a job of the
+    # session ignores the hang-up: nothing proves the tree gone through the helper any more,
+    # but the session's cgroup still holds the job. The session is lost, and its close ends
+    # what the cgroup holds, removes it and answers ok (adversary round 6 F6: the job and
+    # its cgroup outlived the close, which answered BACKEND_FAILED).
+    repl = JsonRepl(path, ["--limit-pids", "64"])
+    cgroups = SessionCgroups(repl.proc.pid)
+    job = []
+    try:
+        r = repl.call({"id": 1, "op": "open", "type": "shell", "name": "orphaned", "limits": {"pids": 16}})
+        if not r["ok"]:
+            print(f"SKIP: no cgroup can be made here: {r['error']['message']}", flush=True)
+            return SKIP
+        session = r["result"]["sessionId"]
+        sent = repl.ok({"id": 2, "op": "send", "sessionId": session,
+                        "text": "nohup sleep 300 >/dev/null 2>&1 & echo job-$!"})
+        job = [int(sent["viewport"].split("job-")[-1].split()[0])]
+        [helper] = children_of(repl.proc.pid)
+        os.kill(helper, signal.SIGKILL)
+        wait_gone([helper], "the killed helper")
+        listed = repl.ok({"id": 3, "op": "list"})["sessions"]
+        # The shell had the hang-up; the job ignores it and still runs, in the cgroup.
+        check(repl_harness.pid_alive(job[0]), "the job did not outlive its helper: nothing left for the close to end")
+        check(any(str(job[0]) in open(f"{c}/cgroup.procs").read().split() for c in cgroups.present()),
+              f"the job is not in its session cgroup {cgroups.present()}")
+        check(listed[0]["status"]["kind"] == "lost", listed)
+        closed = repl.call({"id": 4, "op": "close", "sessionId": session})
+        check(closed["ok"], closed)
+        wait_gone(job, "the lost session's job after its close")
+        check(not cgroups.present(), f"the close left {cgroups.present()}")
+        return 0
+    except Exception:
+        traceback.print_exc()
+        raise
+    finally:
+        repl.close()
+        repl_harness.kill_quietly(job)
+        left = cgroups.remove_left()
+        check(not left, f"session cgroups left behind: {left}")
+
+
 def test_text(path):
     # The text face: the open flag, the send's and the list's [limit: pids].
     out = run_text_script(path, "open shell capped --limit-pids 64\nsend capped --timeout 140000 --idle 140000 " + STORM + "\nlist\n")
@@ -270,7 +314,8 @@ def test_text(path):
 if __name__ == "__main__":
     path = sys.argv[1]
     results = []
-    for test in (test_json, test_host_killed, test_host_killed_confined, test_leftovers_swept, test_tmpfs, test_text):
+    for test in (test_json, test_host_killed, test_host_killed_confined, test_helper_killed, test_leftovers_swept,
+                 test_tmpfs, test_text):
         print(f"--- {test.__name__}", flush=True)
         results.append(test(path))
     if all(r == SKIP for r in results):

@@ -8,11 +8,13 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
 
 #include "limits/cgroup_wire.hpp"
+#include "proc/pidfd.hpp"
 #include "limits/leftover_sweep.hpp"
 
 namespace dshpty::shell::limits {
@@ -166,6 +168,40 @@ Status SessionDirs::remove() {
   kinds_ = std::move(left_kinds);
   if (first) return first;
   return {};
+}
+
+long SessionDirs::end_members() {
+  auto listed = [](const std::string& dir) -> std::optional<std::vector<pid_t>> {
+    const auto text = read_small(dir + "/cgroup.procs");
+    if (!text) return std::nullopt;
+    std::vector<pid_t> pids;
+    for (auto line : split(*text, '\n')) {
+      if (!line.empty()) pids.push_back(static_cast<pid_t>(std::strtol(std::string(line).c_str(), nullptr, 10)));
+    }
+    return pids;
+  };
+  long count = 0;
+  for (const std::string& dir : paths_) {
+    const auto first = listed(dir);
+    if (!first) {
+      if (errno == ENOENT) continue;  // removed already
+      return -1;
+    }
+    count += static_cast<long>(first->size());
+    if (first->empty()) continue;
+    std::vector<std::pair<pid_t, proc::UniqueFd>> pinned;
+    for (pid_t pid : *first) {
+      if (pid > 0) pinned.emplace_back(pid, proc::UniqueFd(sys::pidfd_open(pid, 0)));
+    }
+    const auto again = listed(dir);
+    if (!again) return errno == ENOENT ? count : -1;
+    for (auto& [pid, fd] : pinned) {
+      if (fd.valid() && std::find(again->begin(), again->end(), pid) != again->end()) {
+        (void)sys::pidfd_send_signal(fd.get(), SIGKILL);
+      }
+    }
+  }
+  return count;
 }
 
 SessionDirs::Counts SessionDirs::counts() const {

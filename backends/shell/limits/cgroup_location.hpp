@@ -37,6 +37,13 @@ class SessionDirs {
   // rmdir of each (one gone already counts as removed). BACKEND_FAILED naming the first
   // that stays: EBUSY says a process is still inside.
   Status remove();
+  // The helper died without proving the tree gone: ends what is still inside. Each process
+  // listed in a cgroup.procs is pinned by a pidfd, then SIGKILLed if the list still holds
+  // its pid (a pid that ended and was reused by a process elsewhere is never signalled).
+  // How many processes were listed, 0 once every directory is empty; -1 when a list
+  // cannot be read (errno). Called again until 0: a process forking meanwhile is met at
+  // the next call.
+  long end_members();
   // What the kernel counted so far: forks refused at pids.max, OOM kills. Read on demand
   // (the kernel notifies neither of a v1 pids refusal), zeros once removed.
   struct Counts {

@@ -62,6 +62,8 @@ std::string cgroup_step_words(std::int32_t step) {
 constexpr std::size_t kReadChunk = 64 * 1024;
 // Reads per call: bounded so a runaway producer cannot starve the host's loop.
 constexpr int kReadsPerEvent = 8;
+// How often a lost session's cgroups are looked at while their members are killed.
+constexpr std::chrono::milliseconds kEmptyingTick{5};
 
 SessionStatus status_from_wait(int wait_status) {
   if (WIFSIGNALED(wait_status)) return SessionStatus::exited_by_signal(WTERMSIG(wait_status));
@@ -78,6 +80,7 @@ LocalChannel::LocalChannel(struct ev_loop* loop, ChannelEvents& events, LocalLau
   ev_io_init(&pidfd_io_, &LocalChannel::on_pidfd_readable, -1, EV_READ);
   ev_io_init(&init_io_, &LocalChannel::on_init_readable, -1, EV_READ);
   master_read_.data = master_write_.data = control_io_.data = pidfd_io_.data = init_io_.data = this;
+  emptying_timer_.bind<&LocalChannel::empty_cgroups>(loop, this);
 }
 
 LocalChannel::~LocalChannel() { release(); }
@@ -182,6 +185,7 @@ void LocalChannel::release() {
   ev_io_stop(loop_, &control_io_);
   ev_io_stop(loop_, &pidfd_io_);
   ev_io_stop(loop_, &init_io_);
+  emptying_timer_.stop();
   init_pidfd_.reset();
   if (pidfd_.valid() && !helper_gone_) {
     // Best effort, never blocks: a helper still killing the tree becomes the host's zombie.
@@ -581,6 +585,8 @@ void LocalChannel::reap_helper() {
                                            status + (said.empty() ? "" : ": " + said)));
     // No on_quiescent: quiescent() already holds, which the teardown this starts reads.
   } else {
+    // A close already asked to end the tree: what a session cgroup holds is ended now.
+    if (kill_grace_) begin_emptying(*kill_grace_);
     events_.on_lost(make_error(Code::BACKEND_FAILED,
                                "PTY supervisor exited without reporting quiescence: the "
                                "session's processes may still be running"));
@@ -589,6 +595,8 @@ void LocalChannel::reap_helper() {
 
 void LocalChannel::kill_tree(std::chrono::milliseconds grace) {
   starts_again_ = kMaxStartsAgain;  // the session is ending: a failed start stays failed
+  if (!kill_grace_ || grace < *kill_grace_) kill_grace_ = grace;
+  if (helper_gone_ && !quiescent_reported_) begin_emptying(grace);
   if (helper_gone_ || quiescent_reported_ || !control_.valid()) return;
   proto::ControlMessage msg{proto::Type::kill, static_cast<std::int32_t>(grace.count()), 0};
   // EPIPE: the helper is gone; its pidfd reports that.
@@ -656,6 +664,45 @@ void LocalChannel::report_quiescent() {
     }
   }
   events_.on_quiescent();
+}
+
+// The helper died without proving the tree gone (killed, OOM): nothing of the session is
+// found through it any more, but a limited session's whole tree was born inside its
+// cgroups (the shell joined them before its exec), so what is still listed there is what
+// is left. Ended from the loop, never inside kill_tree: on_quiescent once they are empty
+// and removed (a second proof, as at every close of a limited session).
+void LocalChannel::begin_emptying(std::chrono::milliseconds grace) {
+  if (emptying_ != Emptying::no || !launch_.cgroups || launch_.cgroups->paths().empty()) return;
+  emptying_ = Emptying::running;
+  emptying_deadline_ = ev_now(loop_) + seconds(grace);
+  emptying_timer_.start(std::chrono::milliseconds(0), kEmptyingTick);
+}
+
+void LocalChannel::empty_cgroups() {
+  const long listed = launch_.cgroups->end_members();
+  if (listed == 0) {
+    emptying_timer_.stop();
+    quiescent_reported_ = true;
+    absorb_limit_counts();  // the last look before the counters go
+    if (Status st = launch_.cgroups->remove(); !st) {
+      emptying_ = Emptying::failed;
+      events_.on_lost(st.error());
+      return;
+    }
+    emptying_ = Emptying::proven;
+    events_.on_quiescent();
+    return;
+  }
+  const int err = errno;
+  if (listed > 0 && ev_now(loop_) < emptying_deadline_) return;  // killed: looked at again next tick
+  emptying_timer_.stop();
+  emptying_ = Emptying::failed;
+  events_.on_lost(make_error(Code::BACKEND_FAILED,
+                             "PTY supervisor exited without reporting quiescence, and the session cgroup" +
+                                 cgroup_words() +
+                                 (listed < 0 ? std::string(" could not be read: ") + std::strerror(err)
+                                             : " still held " + std::to_string(listed) +
+                                                   " processes after SIGKILL to each for the close's grace")));
 }
 
 std::optional<LimitHit> LocalChannel::limit_hit() const {

@@ -17,6 +17,7 @@
 #include "process_channel.hpp"
 #include "link/protocol.hpp"
 #include "limits/cgroup_location.hpp"
+#include "loop/timer.hpp"
 #include "proc/stdin_probe.hpp"
 #include "proc/unique_fd.hpp"
 
@@ -64,6 +65,12 @@ class LocalChannel final : public ProcessChannel {
   bool foreground_relays_input() const override { return relaying_input_; }
   void kill_tree(std::chrono::milliseconds grace) override;
   bool quiescent() const override { return quiescent_reported_ && helper_gone_; }
+  // The helper died without proving the tree gone: a limited session's cgroups hold what is
+  // left, and kill_tree empties them (adversary round 6 F6: a `nohup sleep &` outlived it).
+  LostTree lost_tree() const override {
+    return emptying_ == Emptying::running ? LostTree::ending
+                                          : emptying_ == Emptying::proven ? LostTree::ended : LostTree::not_ended;
+  }
   // A sandbox only: SIGKILLs the namespace's init (the helper) through a pidfd.
   std::optional<std::string> force_end() override;
   void release() override;
@@ -131,6 +138,10 @@ class LocalChannel final : public ProcessChannel {
   std::string cgroup_words() const;
   // force_end's proof: the outer bwrap reaped and the namespace's init gone.
   void check_forced_end();
+  // A tick of emptying the session's cgroups (lost_tree): SIGKILL to what is listed,
+  // until none is (then they are removed: on_quiescent) or the grace ran out (on_lost).
+  void begin_emptying(std::chrono::milliseconds grace);
+  void empty_cgroups();
 
   struct ev_loop* loop_;
   ChannelEvents& events_;
@@ -153,6 +164,11 @@ class LocalChannel final : public ProcessChannel {
   // pid. Its exit as init comes only after every other process of the namespace is gone.
   enum class Forced { no, waiting, proven };
   Forced forced_ = Forced::no;
+  enum class Emptying { no, running, proven, failed };
+  Emptying emptying_ = Emptying::no;
+  ev_tstamp emptying_deadline_ = 0;
+  std::optional<std::chrono::milliseconds> kill_grace_;  // kill_tree was asked, with this grace
+  Timer emptying_timer_;
   UniqueFd init_pidfd_;
   ev_io init_io_{};
 
