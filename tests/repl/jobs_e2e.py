@@ -24,9 +24,19 @@ DAEMON = "sh -c '(setsid {server} &); exec sleep 1000'"
 EXPORT = {"bash": "export KEEP=kept-{n}", "zsh": "export KEEP=kept-{n}", "fish": "set -gx KEEP kept-{n}"}
 # zsh's and fish's `wait` with no job named waits for every background job, the earlier `&`
 # too (zsh holds the shell's SIGINT until then): theirs names the job's own.
-WAIT = {"bash": "sleep 973 & wait", "zsh": "sleep 973 & wait $!", "fish": "sleep 973 & wait $last_pid"}
-AMP = {"bash": "sleep 999 & echo amp-pid=$!", "zsh": "sleep 999 & echo amp-pid=$!",
-       "fish": "sleep 999 & echo amp-pid=$last_pid"}
+# The dialects' runs go in parallel and pid_of finds a process by its command line: each run
+# sleeps for lengths of its own (a run found another's `sleep 1081` and saw it killed by that
+# run's own cleanup). S(k) is run-unique and still a long sleep.
+RUN_BASE = (os.getpid() % 90000 + 10000) * 1000
+
+
+def S(k):
+    return RUN_BASE + k
+
+
+WAIT = {"bash": f"sleep {S(973)} & wait", "zsh": f"sleep {S(973)} & wait $!", "fish": f"sleep {S(973)} & wait $last_pid"}
+AMP = {"bash": f"sleep {S(999)} & echo amp-pid=$!", "zsh": f"sleep {S(999)} & echo amp-pid=$!",
+       "fish": f"sleep {S(999)} & echo amp-pid=$last_pid"}
 
 
 def free_port():
@@ -306,19 +316,19 @@ def stop_typed_ahead_started(repl, sid, work, shell):
     fifo = os.path.join(work, f"earlier-{shell}.fifo")
     os.mkfifo(fifo)
     front = repl.ok({"id": "earlier", "op": "send", "sessionId": sid, "idleMs": 300,
-                     "text": f"cat {fifo} >/dev/null; sleep 1081 &"})
+                     "text": f"cat {fifo} >/dev/null; sleep {S(1081)} &"})
     check(front["waitReason"] == "inferred_idle", front)
     repl.request({"id": "later", "op": "send", "sessionId": sid, "background": True,
-                  "text": "printf '%s-%s\\n' started 42; sleep 1082", "until": {"output": "^started-42$"}})
+                  "text": f"printf '%s-%s\\n' started 42; sleep {S(1082)}", "until": {"output": "^started-42$"}})
     with open(fifo, "w"):
         pass  # the earlier line goes on: its `&`, its end, then the job typed behind it
     matched = repl.response("later")
     check(matched.get("ok") and matched["result"]["match"] == {"output": "started-42"}, matched)
-    earlier, job = pid_of("sleep 1081"), pid_of("sleep 1082")
+    earlier, job = pid_of(f"sleep {S(1081)}"), pid_of(f"sleep {S(1082)}")
     stop = repl.ok({"id": "later-stop", "op": "stop", "sendId": "later"})
     check(stop["stopped"] is True and stop["signals"][:1] == ["SIGINT"], stop)
     check(not pid_alive(job), f"the typed-ahead job's command {job} survived its stop")
-    check(pid_alive(earlier), "the earlier line's & was stopped with the job typed behind it")
+    check(pid_alive(earlier), f"the earlier line's & was stopped with the job typed behind it: {stop} earlier={earlier} job={job}")
     read_all(repl, "later", "later-read")
     os.kill(earlier, signal.SIGKILL)
     wait_gone([earlier], "the earlier line's & after kill")
@@ -368,7 +378,7 @@ def stop_ended(repl, sid, shell, earlier):
         check(time.monotonic() < deadline, f"the daemon never listened on {port}")
         time.sleep(0.05)  # polling a condition with a deadline
     server = pid_of(f"python3 -m http.server {port} --bind 127.0.0.1")
-    later = look(repl, "daemon-later", sid, AMP[shell].replace("999", "998"))
+    later = look(repl, "daemon-later", sid, AMP[shell].replace(str(S(999)), str(S(998))))
     later = int(later["viewport"].split("amp-pid=")[-1].split()[0])
     stop = repl.ok({"id": "daemon-stop", "op": "stop", "sendId": "daemon"})
     check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], stop)
@@ -396,10 +406,10 @@ def stop_own_line(repl, sid, work, shell, earlier):
     its line ran on (what the line starts then is still its); an earlier `&` job stays, and
     so does the command a job settled behind without starting its line.
     Each stop comes once the process it must end is seen, so nothing depends on timing."""
-    for n, text in enumerate(("sleep 971 & sleep 972", WAIT[shell])):
+    for n, text in enumerate((f"sleep {S(971)} & sleep {S(972)}", WAIT[shell])):
         repl.ok({"id": f"own-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
-        mine = pid_of(f"sleep {971 + 2 * n}")
-        front = pid_of("sleep 972") if n == 0 else None
+        mine = pid_of(f"sleep {S(971 + 2 * n)}")
+        front = pid_of(f"sleep {S(972)}") if n == 0 else None
         stop = repl.ok({"id": f"own-{n}-stop", "op": "stop", "sendId": f"own-{n}"})
         check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], (text, stop))
         check(not pid_alive(mine), f"{text!r}: its own & {mine} survived the stop")
@@ -410,12 +420,12 @@ def stop_own_line(repl, sid, work, shell, earlier):
     fifo = os.path.join(work, f"settled-{shell}.fifo")
     os.mkfifo(fifo)
     repl.ok({"id": "late", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 300,
-             "text": f"cat {fifo} >/dev/null; sleep 975"})
+             "text": f"cat {fifo} >/dev/null; sleep {S(975)}"})
     _, _, last = read_all(repl, "late", "late-read")
     check(last["result"]["waitReason"] == "timeout", last)
     with open(fifo, "w"):
         pass
-    after = pid_of("sleep 975")
+    after = pid_of(f"sleep {S(975)}")
     stop = repl.ok({"id": "late-stop", "op": "stop", "sendId": "late"})
     check(stop["stopped"] is True and stop["remaining"] == [] and stop["signals"][:1] == ["SIGINT"], stop)
     check(not pid_alive(after), f"the settled job's next command {after} survived the stop")

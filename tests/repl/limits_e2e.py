@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 
 import repl_harness
@@ -263,8 +264,19 @@ def test_helper_killed(path):
     # session ignores the hang-up: nothing proves the tree gone through the helper any more,
     # but the session's cgroup still holds the job. The session is lost, and its close ends
     # what the cgroup holds, removes it and answers ok (adversary round 6 F6: the job and
-    # its cgroup outlived the close, which answered BACKEND_FAILED).
-    repl = JsonRepl(path, ["--limit-pids", "64"])
+    # its cgroup outlived the close, which answered BACKEND_FAILED). A helper killed so leaves
+    # its PYTHONSTARTUP directory (docs/security.md): the host runs with a TMPDIR of the
+    # test's, removed after.
+    tmp = tempfile.mkdtemp(prefix="dshpty-limits-helper-")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = tmp
+    try:
+        repl = JsonRepl(path, ["--limit-pids", "64"])
+    finally:
+        if before is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = before
     cgroups = SessionCgroups(repl.proc.pid)
     job = []
     try:
@@ -296,6 +308,7 @@ def test_helper_killed(path):
     finally:
         repl.close()
         repl_harness.kill_quietly(job)
+        shutil.rmtree(tmp, ignore_errors=True)
         left = cgroups.remove_left()
         check(not left, f"session cgroups left behind: {left}")
 
