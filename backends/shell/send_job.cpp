@@ -125,6 +125,7 @@ void ShellSession::send_settled(const std::shared_ptr<SendState>& settled) {
   } else {
     send.ended_ticks = channel_ ? channel_->clock_ticks() : 0;
     send.ended_last_pid = channel_ ? channel_->newest_pid() : 0;
+    send.ended_input = channel_ ? channel_->bytes_queued() : 0;
     // A stop still under way: what starts from here on is a later command's.
     if (send.stopping) send.stopping->job_ended(send.ended_ticks, send.ended_last_pid);
   }
@@ -167,6 +168,7 @@ void ShellSession::close_open_line() {
   send->line_open = false;
   send->ended_ticks = channel_ ? channel_->clock_ticks() : 0;
   send->ended_last_pid = channel_ ? channel_->newest_pid() : 0;
+  send->ended_input = channel_ ? channel_->bytes_queued() : 0;
   if (send->stopping) send->stopping->job_ended(send->ended_ticks, send->ended_last_pid);
   // The live send typed its line ahead behind this one's command: its own starts only now.
   // What this line started before its end (a `sleep 1; b &` whose `&` came after that write)
@@ -193,9 +195,12 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
   // read first: the mark may be in it). Without marks nothing says, and the job counts as
   // the command in front.
   bool not_started = false;
-  if (send->write_started() && !shell_owns_terminal() && !params_.mark_nonce.empty()) {
+  if (send->write_started() && !params_.mark_nonce.empty()) {
+    // The output so far first, whoever is in front: a C mark in it says the line started.
     channel_->read_available();
     if (send->settled) return stop_ended(send, std::move(done));
+  }
+  if (send->write_started() && !shell_owns_terminal() && !params_.mark_nonce.empty()) {
     if (!send->landed() || !prompt_watch_.command_started()) {
       const bool reading = channel_->foreground_reading();
       // A relay in front (ssh, script: waiting on another input beside the terminal, not
@@ -221,9 +226,13 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     // The line's command started and the shell runs it itself (`a & wait`, a loop between
     // its commands): what the line started (its `&`) is stopped too, the cancel's SIGINT
     // ending the shell's part.
-    if (send->landed() && shell_owns_terminal() && !not_started && !params_.mark_nonce.empty() &&
-        prompt_watch_.command_started())
-      stop_line_processes(send);
+    // Not started yet as far as the output told (its C still on its way, or the line still
+    // being read): from its C on. Skipped before, the cancel alone answered stopped while the
+    // line's own `&` ran on (`sleep N & wait $!`, 2 of 150 under load, zsh).
+    if (send->write_started() && shell_owns_terminal() && !not_started && !params_.mark_nonce.empty()) {
+      if (send->landed() && prompt_watch_.command_started()) stop_line_processes(send);
+      else send->stop_line_on_start = true;
+    }
     cancel_send(*send);
     if (!send->settled && send->taken_back > 0 && shell_owns_terminal()) {
       // Taken back whole at the prompt it was typed at, nothing in front: the send settles
@@ -279,7 +288,18 @@ void ShellSession::stop_line_processes(const std::shared_ptr<SendState>& send) {
     }
     if (!result.stopped || s->settled) answer_stop(*s, *s->stop_report);
   });
-  if (!job) return;  // the cancel alone, as before
+  if (!job) {
+    // The cancel goes on alone, but the answer cannot say the line's processes are gone
+    // (seen: a far link cut as the stop came, the far foreground known only as the shell's
+    // from before the cut; the cancel's SIGINT ended the line's command after the reconnect
+    // and the stop answered stopped: true while the line's own `&` ran on).
+    if (send->stop_report) {
+      send->stop_report->stopped = false;
+      send->stop_report->remaining.push_back(
+          {.pid = 0, .command = {}, .why = "what the line started could not be looked for: " + job.error()->message});
+    }
+    return;
+  }
   send->stopping = std::move(*job);
   send->stop_procs = true;
 }
@@ -314,17 +334,24 @@ Status ShellSession::stop_ended(const std::shared_ptr<SendState>& send, Callback
     close_open_line();
   // Settled, but its line still runs: stopped as a running job (its foreground, what its
   // line started), answered once its processes are gone (the send has settled already).
-  const bool line_runs =
-      send->line_open && phase_ == Phase::running && channel_ && !shell_exited() && !channel_->output_ended();
-  if (!line_runs && (phase_ != Phase::running || !channel_ || shell_exited() || channel_->output_ended() ||
-                     send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0)) {
-    // Nothing can be looked for (a far channel: its pids are not numbered here): answered as
-    // an ended job with nothing stopped, as docs/remote.md says.
+  const bool alive = phase_ == Phase::running && channel_ && !shell_exited() && !channel_->output_ended();
+  const bool line_runs = send->line_open && alive;
+  // A far job (its pids are not numbered here, so its end cannot bound a window there) with
+  // nothing typed to the session since it ended: no later command can have started
+  // anything, so what started since its line began is its, as while it ran, and the far side
+  // looks so (adversary round 6 F2: a job's own `&` ran on after a stop during a link cut
+  // had ended its foreground, and the stop after the reconnect answered without looking).
+  const bool far_untouched_since = !line_runs && alive && send->ended_ticks != 0 && channel_->newest_pid() == 0 &&
+                                   channel_->bytes_queued() == send->ended_input;
+  if (!line_runs && !far_untouched_since &&
+      (!alive || send->ended_ticks == 0 || channel_->clock_ticks() == 0 || channel_->newest_pid() == 0)) {
+    // Nothing can be looked for (a far channel after a later command): answered as an ended
+    // job with nothing stopped, as docs/remote.md says.
     post_to_loop(send->loop, [done = std::move(done)] { done(StopResult{.stopped = true, .signals = {}, .remaining = {}}); });
     return {};
   }
   proc::JobTimes times = send->running_times();
-  if (!line_runs) {  // its window ends at its end
+  if (!line_runs && !far_untouched_since) {  // its window ends at its end
     times.ended_ticks = send->ended_ticks;
     times.ended_last_pid = send->ended_last_pid;
   }

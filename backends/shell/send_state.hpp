@@ -181,6 +181,7 @@ struct SendState {
   // (ShellSession::close_open_line), and a stop meanwhile stops it as a running job.
   std::uint64_t ended_ticks = 0;
   pid_t ended_last_pid = 0;  // the channel's newest pid then: what a later command started is newer
+  std::uint64_t ended_input = 0;  // the channel's input count then: nothing typed since while it holds
   bool line_open = false;
   std::weak_ptr<ShellSession* const> ended_in;
   // A stop under way (Send::stop), and the callers that wait for it to end.
@@ -189,6 +190,9 @@ struct SendState {
   // A stop's cancel of a line the shell runs itself (`a & wait`) also stops what the line
   // started: true while that JobStop runs; the answer waits for it as for the settle.
   bool stop_procs = false;
+  // A stop's cancel of a line the shell held in front before its command started (its C not
+  // seen yet): what the line starts is stopped from its C on (ShellSession::on_sanitized).
+  bool stop_line_on_start = false;
   std::vector<Callback<StopResult>> stop_waiters;
   bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }
   bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }

@@ -200,6 +200,11 @@ void ShellSession::on_sanitized(const text::SanitizedText& chunk) {
   // Every mark, whenever it comes: what counts for a send is what came since its write
   // landed (the watch is reset then).
   prompt_watch_.observe(chunk);
+  // A stop waits for the line's start to stop what it starts (ShellSession::stop_send).
+  if (send_ && send_->stop_line_on_start && !send_->settled && prompt_watch_.command_started()) {
+    send_->stop_line_on_start = false;
+    stop_line_processes(send_);
+  }
   if (!chunk.markers.empty()) {
     const ShellPlace place = chunk.markers.back().kind == 'C' ? ShellPlace::command : ShellPlace::prompt;
     if (place == ShellPlace::command && shell_place_ != ShellPlace::command) command_since_ = ev_now(loop_);

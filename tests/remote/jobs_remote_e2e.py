@@ -7,7 +7,8 @@ dshpty-repl --json with `--remote NAME=COMMAND`:
         `list` shows the job and its listener; its output reads by offset; `stop` ends it with
         proof (SIGINT first, nothing remaining, the port freed) and the session's next send
         works; a job that ignores SIGINT and SIGTERM is stopped by SIGKILL; a running job's
-        own `&` is stopped with it and an `&` typed just before it is not; on a lingering
+        own `&` is stopped with it and an `&` typed just before it is not, and so is an ended
+        job's while nothing was typed since its end; on a lingering
         session, the ssh client killed mid-stop: the stop answers at once that the job's end
         is unconfirmed (never a hang), and after the reconnect the job is gone and the
         session's next send works;
@@ -201,6 +202,28 @@ def own_background(repl, sid, cleanup):
     wait_gone(before["earlier"], "the earlier `&` after kill %1")
 
 
+def ended_own_background(repl, sid, cleanup):
+    """An ended job's own `&` goes with a stop of it while nothing was typed to the session
+    since its end (no later command can have started anything): the far side looks as for a
+    running job. An `&` typed just before the job stays."""
+    tag = 8000 + int.from_bytes(os.urandom(2), "little") % 900
+    earlier, own = (["sleep", str(tag + k)] for k in (0, 1))
+    look(repl, "earlier-e", sid, f"{' '.join(earlier)} &")
+    repl.ok({"id": "ended", "op": "send", "sessionId": sid, "background": True, "timeoutMs": 60000,
+             "text": f"{' '.join(own)} & echo ended-$((6*7))"})
+    text, _ = read_all(repl, "ended", "ended-read")
+    check("ended-42" in text, text)
+    before = {name: running(argv) for name, argv in (("earlier", earlier), ("own", own))}
+    check(all(len(p) == 1 for p in before.values()), before)
+    cleanup.extend(before["earlier"] + before["own"])
+    stop = repl.ok({"id": "ended-stop", "op": "stop", "sendId": "ended"})
+    check(stop["stopped"] is True and stop["signals"][:1] == ["SIGINT"], stop)
+    wait_gone(before["own"], "the ended job's own `&`")
+    check(running(earlier) == before["earlier"], "the earlier `&` was stopped with the ended job")
+    look(repl, "after-ended", sid, "kill %1; wait; echo after-ended")
+    wait_gone(before["earlier"], "the earlier `&` after kill %1")
+
+
 def children_named(root, name):
     out, todo = [], [root]
     parents = {}
@@ -286,6 +309,7 @@ def run_ssh(repl_path, supervisor):
                                     ("output by offset", lambda: output_by_offset(repl, sid)),
                                     ("a job that ignores INT and TERM", lambda: stubborn_job(repl, sid)),
                                     ("a running job's own `&`, not an earlier one", lambda: own_background(repl, sid, cleanup)),
+                                    ("an ended job's own `&`, nothing typed since", lambda: ended_own_background(repl, sid, cleanup)),
                                     ("the link cut mid-stop", lambda: cut_mid_stop(repl_path, server, supervisor, cleanup))):
                     print(f"--- {title}", flush=True)
                     case()
