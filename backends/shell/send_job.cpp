@@ -135,6 +135,15 @@ void ShellSession::send_settled(const std::shared_ptr<SendState>& settled) {
     // one whose line never started a command (its SIGINT waited for that start).
     const bool never_started = send.typed_behind && !prompt_watch_.command_started();
     if (send.taken_back > 0 || !send.write_started() || never_started) send.stop_report->signals.clear();
+    // The line ran and is over: what it left running is looked for once more, its whole
+    // window (a stop's look at its C came before its `&` forked); the answer waits for it.
+    if (send.stop_line_at_end && send.taken_back == 0 && !never_started && send.ended_ticks != 0 &&
+        prompt_watch_.command_started() && phase_ == Phase::running && channel_ && !shell_exited() &&
+        !channel_->output_ended()) {
+      send.stop_line_at_end = false;
+      stop_line_processes(settled, /*at_end=*/true);
+      if (send.stop_procs) return;
+    }
     send.stop_report->taken_back_bytes = send.taken_back;
     answer_stop(send, *send.stop_report);
   }
@@ -232,6 +241,7 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
     if (send->write_started() && shell_owns_terminal() && !not_started && !params_.mark_nonce.empty()) {
       if (send->landed() && prompt_watch_.command_started()) stop_line_processes(send);
       else send->stop_line_on_start = true;
+      send->stop_line_at_end = true;
     }
     cancel_send(*send);
     if (!send->settled && send->taken_back > 0 && shell_owns_terminal()) {
@@ -271,9 +281,17 @@ Status ShellSession::stop_send(const std::shared_ptr<SendState>& send, Callback<
 
 // The processes of a line the shell runs itself, stopped beside the stop's cancel: their
 // report joins the cancel's answer, which waits for both (the send's settle, and this).
-void ShellSession::stop_line_processes(const std::shared_ptr<SendState>& send) {
+void ShellSession::stop_line_processes(const std::shared_ptr<SendState>& send, bool at_end) {
   std::weak_ptr<SendState> weak = send;
-  auto job = channel_->stop_job(send->running_times(), [weak](proc::StopReport report) {
+  proc::JobTimes times = send->running_times();
+  // At its end, its window ends there; a far side is told nothing of ends (its pids are not
+  // numbered here), but at the moment of the end nothing was typed since: it looks as while
+  // the line ran (ShellSession::stop_ended).
+  if (at_end && channel_->newest_pid() != 0) {
+    times.ended_ticks = send->ended_ticks;
+    times.ended_last_pid = send->ended_last_pid;
+  }
+  auto job = channel_->stop_job(times, [weak](proc::StopReport report) {
     auto s = weak.lock();
     if (!s || !s->stop_procs) return;
     s->stop_procs = false;

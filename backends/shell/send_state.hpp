@@ -193,6 +193,10 @@ struct SendState {
   // A stop's cancel of a line the shell held in front before its command started (its C not
   // seen yet): what the line starts is stopped from its C on (ShellSession::on_sanitized).
   bool stop_line_on_start = false;
+  // ... and once the line is over (the send settled at its prompt), a last look over its
+  // whole window before the answer: what it started after the look above (`a & wait`'s `a`
+  // forked after its C) is still its.
+  bool stop_line_at_end = false;
   std::vector<Callback<StopResult>> stop_waiters;
   bool waits_for_condition() const noexcept { return until_output.has_value() || until_port.has_value(); }
   bool waits_out_quiet() const noexcept { return background || until_output.has_value() || until_port.has_value(); }

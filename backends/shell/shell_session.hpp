@@ -330,7 +330,8 @@ class ShellSession final : public BackendSession,
   void send_settled(const std::shared_ptr<SendState>& settled);
   Status stop_send(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void stop_through_relay(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
-  void stop_line_processes(const std::shared_ptr<SendState>& send);
+  // `at_end`: the line is over (its send settled): a last look over its whole window.
+  void stop_line_processes(const std::shared_ptr<SendState>& send, bool at_end = false);
   Status stop_ended(const std::shared_ptr<SendState>& send, Callback<StopResult> done);
   void end_as_job(SendState& send);
   // A send that settled while its line still ran (a timeout, a match, quiet): its window

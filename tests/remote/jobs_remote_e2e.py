@@ -224,6 +224,25 @@ def ended_own_background(repl, sid, cleanup):
     wait_gone(before["earlier"], "the earlier `&` after kill %1")
 
 
+def own_amp_at_once(repl, sid, cleanup):
+    """A stop right after the ack of `sleep N & wait $!` (the far shell runs the line itself):
+    once it answers `stopped`, the sleep is gone and does not start after."""
+    for n in range(6):
+        argv = ["sleep", str(9000 + int.from_bytes(os.urandom(2), "little") % 900)]
+        repl.ok({"id": f"amp-once-{n}", "op": "send", "sessionId": sid, "background": True,
+                 "text": f"{' '.join(argv)} & wait $!"})
+        stop = repl.ok({"id": f"amp-once-{n}-stop", "op": "stop", "sendId": f"amp-once-{n}"})
+        check(stop["stopped"] is True and stop["remaining"] == [], stop)
+        left = running(argv)
+        cleanup.extend(left)
+        check(not left, f"round {n}: the line's `&` still runs after {stop}")
+        read_all(repl, f"amp-once-{n}", f"amp-once-{n}-read")
+        left = running(argv)
+        cleanup.extend(left)
+        check(not left, f"round {n}: the line's `&` started after {stop}")
+    look(repl, "amp-once-after", sid, "echo fine")
+
+
 def children_named(root, name):
     out, todo = [], [root]
     parents = {}
@@ -310,6 +329,7 @@ def run_ssh(repl_path, supervisor):
                                     ("a job that ignores INT and TERM", lambda: stubborn_job(repl, sid)),
                                     ("a running job's own `&`, not an earlier one", lambda: own_background(repl, sid, cleanup)),
                                     ("an ended job's own `&`, nothing typed since", lambda: ended_own_background(repl, sid, cleanup)),
+                                    ("`sleep N & wait $!` stopped at once", lambda: own_amp_at_once(repl, sid, cleanup)),
                                     ("the link cut mid-stop", lambda: cut_mid_stop(repl_path, server, supervisor, cleanup))):
                     print(f"--- {title}", flush=True)
                     case()

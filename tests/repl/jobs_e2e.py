@@ -240,6 +240,38 @@ def stop_at_once(repl, sid):
     look(repl, "early-after", sid, "echo fine")
 
 
+def stop_own_amp_at_once(repl, sid, shell):
+    """A stop right after the ack of a line the shell runs itself with its own `&`
+    (`sleep N & wait`): wherever the stop lands (before the write, the line taken back, the
+    shell reading it, its `&` forked or not yet), once it answers `stopped` nothing of the
+    line runs, nor starts after. Before: the look at the line's start could come before its
+    `&` forked, and the sleep outlived a `stopped: true`."""
+    for n in range(12):
+        k = S(1100 + n)
+        text = WAIT[shell].replace(str(S(973)), str(k))
+        repl.ok({"id": f"amp-once-{n}", "op": "send", "sessionId": sid, "background": True, "text": text})
+        stop = repl.ok({"id": f"amp-once-{n}-stop", "op": "stop", "sendId": f"amp-once-{n}"})
+        check(stop["stopped"] is True and stop["remaining"] == [], stop)
+        check(not alive_named(f"sleep {k}"), f"round {n}: `{text}` still runs after {stop}")
+        read_all(repl, f"amp-once-{n}", f"amp-once-{n}-read")
+        check(not alive_named(f"sleep {k}"), f"round {n}: `{text}` started after {stop}")
+    look(repl, "amp-once-after", sid, "echo fine")
+
+
+def alive_named(cmdline):
+    """Whether a live process has exactly this command line (words), looked at once."""
+    words = cmdline.split()
+    want = "\0".join(words[1:]) + "\0"
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline") as f:
+                if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def server_job(repl, sid, shell, n, second=None, confined=False):
     """A server started as a job, waited for by port; reachable from a second session;
     stopped whole; its port freed; the shell's state kept; an earlier `&` job left alone."""
@@ -471,6 +503,7 @@ def run(repl_path, shell, sandbox=None):
                 stop_typed_ahead_started(repl, sid, work, shell)
                 amps.append(stop_ended(repl, sid, shell, amps[0]))
                 stop_own_line(repl, sid, work, shell, amps[0])
+                stop_own_amp_at_once(repl, sid, shell)
             if shell == "bash" and not sandbox:
                 until_runs_on(repl, sid)
                 exits_first(repl, sid)

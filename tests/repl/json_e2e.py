@@ -351,15 +351,7 @@ def test_helper_killed(repl_path):
     goes with the helper here (it was its parent). A helper killed so leaves its PYTHONSTARTUP
     directory (docs/security.md): the host runs with a TMPDIR of the test's, removed after."""
     tmp = tempfile.mkdtemp(prefix="dshpty-json-helper-")
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = tmp
-    try:
-        repl = JsonRepl(repl_path)
-    finally:
-        if before is None:
-            del os.environ["TMPDIR"]
-        else:
-            os.environ["TMPDIR"] = before
+    repl = JsonRepl(repl_path, tmpdir=tmp)
     try:
         opened = repl.ok({"id": 1, "op": "open", "type": "shell", "name": "orphaned"})
         sid = opened["sessionId"]

@@ -264,19 +264,9 @@ def test_helper_killed(path):
     # session ignores the hang-up: nothing proves the tree gone through the helper any more,
     # but the session's cgroup still holds the job. The session is lost, and its close ends
     # what the cgroup holds, removes it and answers ok (adversary round 6 F6: the job and
-    # its cgroup outlived the close, which answered BACKEND_FAILED). A helper killed so leaves
-    # its PYTHONSTARTUP directory (docs/security.md): the host runs with a TMPDIR of the
-    # test's, removed after.
+    # its cgroup outlived the close, which answered BACKEND_FAILED).
     tmp = tempfile.mkdtemp(prefix="dshpty-limits-helper-")
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = tmp
-    try:
-        repl = JsonRepl(path, ["--limit-pids", "64"])
-    finally:
-        if before is None:
-            del os.environ["TMPDIR"]
-        else:
-            os.environ["TMPDIR"] = before
+    repl = JsonRepl(path, ["--limit-pids", "64"], tmpdir=tmp)
     cgroups = SessionCgroups(repl.proc.pid)
     job = []
     try:

@@ -55,11 +55,14 @@ def kill_quietly(pids):
 class JsonRepl:
     """dshpty-repl --json on pipes."""
 
-    def __init__(self, repl, extra_args=()):
+    def __init__(self, repl, extra_args=(), tmpdir=None):
+        """tmpdir: the host's TMPDIR (a case that kills a helper: it leaves its PYTHONSTARTUP
+        directory there, docs/security.md; the case removes it after)."""
+        env = None if tmpdir is None else dict(os.environ, TMPDIR=tmpdir)
         self.proc = subprocess.Popen(
             [repl, "--json", *extra_args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr,
-            start_new_session=True)
+            start_new_session=True, env=env)
         self.buffer = b""
         self.responses = []
         self.raw_lines = []  # every response line as it came, for byte-exact checks
