@@ -260,16 +260,7 @@ def stop_own_amp_at_once(repl, sid, shell):
 
 def alive_named(cmdline):
     """Whether a live process has exactly this command line (words), looked at once."""
-    words = cmdline.split()
-    want = "\0".join(words[1:]) + "\0"
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline") as f:
-                if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
-                    return True
-        except OSError:
-            continue
-    return False
+    return bool(live_named(cmdline))
 
 
 def server_job(repl, sid, shell, n, second=None, confined=False):
@@ -373,20 +364,29 @@ def match(seen, program, args):
     return os.path.basename(head).startswith(program) and rest == args
 
 
-def pid_of(cmdline):
-    """The pid of the one process whose command line is `cmdline` (words), polled for."""
+def live_named(cmdline):
+    """The live processes whose command line is `cmdline` (words), looked at once."""
     # argv[0] as the command line says it, or the full path a launcher (a pyenv shim) put there.
     words = cmdline.split()
     want = "\0".join(words[1:]) + "\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline") as f:
+                if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def pid_of(cmdline):
+    """The pid of the one process whose command line is `cmdline` (words), polled for."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        for entry in os.listdir("/proc"):
-            try:
-                with open(f"/proc/{entry}/cmdline") as f:
-                    if entry.isdigit() and match(f.read(), words[0], want) and pid_alive(int(entry)):
-                        return int(entry)
-            except OSError:
-                continue
+        found = live_named(cmdline)
+        if found:
+            return found[0]
         time.sleep(0.02)  # polling a condition with a deadline
     check(False, f"no process {cmdline!r}")
 

@@ -54,8 +54,8 @@ SignalFate signal_fate(pid_t pgid, int signo) {
     // second look, its touch still 'R').
     if (signo < 1 || signo > 64) return SignalFate::reached;
     const unsigned long long bit = 1ULL << (signo - 1);
-    if ((procfs::pending_signals(pgid) & bit) != 0) return SignalFate::reached;
-    if (((procfs::caught_signals(pgid) | procfs::ignored_signals(pgid)) & bit) != 0) return SignalFate::reached;
+    const procfs::SignalMasks masks = procfs::signal_masks(pgid);
+    if (((masks.pending | masks.caught | masks.ignored) & bit) != 0) return SignalFate::reached;
     return SignalFate::unsettled;
   }
   int status = 0;

@@ -150,12 +150,10 @@ inline bool exit_status(pid_t pid, int& out) {
   return false;
 }
 
-// A signal mask line of /proc/<pid>/status ("SigIgn:", "SigPnd:", "ShdPnd:"): a hex mask
-// with bit signo-1 for each. 0 when the process is gone (or pid is none).
-inline unsigned long long status_mask(pid_t pid, const char* line) {
-  char buf[2048];
-  if (pid <= 0 || read_small(Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return 0;
-  const char* p = std::strstr(buf, line);
+// A signal mask line of a /proc/<pid>/status text ("SigIgn:", "SigPnd:", "ShdPnd:"): a hex
+// mask with bit signo-1 for each. 0 when the line is not there.
+inline unsigned long long mask_in(const char* status, const char* line) {
+  const char* p = std::strstr(status, line);
   if (!p) return 0;
   p += std::strlen(line);
   while (*p == ' ' || *p == '\t') ++p;
@@ -168,16 +166,23 @@ inline unsigned long long status_mask(pid_t pid, const char* line) {
   return mask;
 }
 
-// The signals a process ignores (SigIgn).
-inline unsigned long long ignored_signals(pid_t pid) { return status_mask(pid, "\nSigIgn:"); }
-
-// The signals a process has a handler for (SigCgt).
-inline unsigned long long caught_signals(pid_t pid) { return status_mask(pid, "\nSigCgt:"); }
-
-// The signals pending for a process: its own and its thread group's (SigPnd | ShdPnd).
-inline unsigned long long pending_signals(pid_t pid) {
-  return status_mask(pid, "\nSigPnd:") | status_mask(pid, "\nShdPnd:");
+// A process's signal masks, from one read of its status. Zeros when it is gone (or pid is
+// none).
+struct SignalMasks {
+  unsigned long long pending = 0;  // its own and its thread group's (SigPnd | ShdPnd)
+  unsigned long long ignored = 0;  // SigIgn
+  unsigned long long caught = 0;   // SigCgt: a handler is set
+};
+inline SignalMasks signal_masks(pid_t pid) {
+  char buf[2048];
+  if (pid <= 0 || read_small(Path(pid).text("/status").c_str(), buf, sizeof buf) <= 0) return {};
+  return {.pending = mask_in(buf, "\nSigPnd:") | mask_in(buf, "\nShdPnd:"),
+          .ignored = mask_in(buf, "\nSigIgn:"),
+          .caught = mask_in(buf, "\nSigCgt:")};
 }
+
+// The signals a process ignores (SigIgn).
+inline unsigned long long ignored_signals(pid_t pid) { return signal_masks(pid).ignored; }
 
 // Calls visit(id) -> bool (true stops) for every numeric entry of the directory `path`,
 // through getdents64 on a stack buffer (opendir() would malloc 32 KiB). False when the
